@@ -1,0 +1,73 @@
+/** Assembles the HTTP application: open operational routes, docs, then authenticated API routes. */
+import express, { type Express } from 'express';
+import { createRequire } from 'node:module';
+import type { Config } from '../config.ts';
+import type { Pool } from '../db/pool.ts';
+import type { EntityService } from '../entities/entityService.ts';
+import type { Logger } from '../log.ts';
+import type { TokenService } from '../auth/tokens.ts';
+import { SvcError } from '../errors.ts';
+import { authenticate } from './auth.ts';
+import { errorHandler } from './errorHandler.ts';
+import { healthRoutes } from './health.ts';
+import { createMetrics } from './metrics.ts';
+import { entityRoutes } from './rest/entityRoutes.ts';
+import { openapiDocument } from './rest/openapiDocument.ts';
+import { tokenRoutes } from './rest/tokenRoutes.ts';
+
+export interface AppDeps {
+  config: Config;
+  pool: Pool;
+  entities: EntityService;
+  tokens: TokenService;
+  log: Logger;
+}
+
+const SWAGGER_PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><title>svc API</title>
+<link rel="stylesheet" href="./swagger-ui.css"></head>
+<body><div id="ui"></div>
+<script src="./swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '/openapi/v3/api-docs', dom_id: '#ui', deepLinking: true, docExpansion: 'none' });</script>
+</body></html>`;
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const metrics = createMetrics(deps.pool);
+  app.use(metrics.middleware);
+  app.use((req, res, next) => {
+    const start = Date.now();
+    res.on('finish', () => deps.log.debug({ method: req.method, url: req.originalUrl, status: res.statusCode, ms: Date.now() - start }, 'request'));
+    next();
+  });
+  app.use(healthRoutes(deps.pool, metrics));
+
+  // The API documentation holds no data: it is open, so the browsable page works without a token.
+  const doc = JSON.stringify(openapiDocument());
+  app.get('/openapi/v3/api-docs', (_req, res) => {
+    res.type('application/json').send(doc);
+  });
+  const swaggerDir = (createRequire(import.meta.url)('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
+  app.get(['/openapi/swagger-ui', '/openapi/swagger-ui/', '/openapi/swagger-ui/index.html'], (req, res) => {
+    if (!req.path.endsWith('/') && !req.path.endsWith('.html')) return res.redirect(301, '/openapi/swagger-ui/');
+    res.type('html').send(SWAGGER_PAGE);
+  });
+  app.use('/openapi/swagger-ui', express.static(swaggerDir, { index: false }));
+
+  // Every API body is JSON whatever its Content-Type says (curl -d sends form encoding by default).
+  const api = express.Router();
+  api.use(express.json({ limit: deps.config.maxBodyBytes, strict: false, type: () => true }));
+  api.use(authenticate(deps.tokens, deps.config.authEnabled));
+  api.use(entityRoutes(deps.entities, 'v2'));
+  api.use(entityRoutes(deps.entities, 'v3'));
+  api.use(tokenRoutes(deps.tokens));
+  app.use(api);
+
+  app.use((req) => {
+    throw SvcError.notFound(`No route for ${req.method} ${req.path}`);
+  });
+  app.use(errorHandler(deps.log));
+  return app;
+}

@@ -1,0 +1,52 @@
+/**
+ * Bearer-token authentication and role checks for API routes. `/health`, `/ready`, `/metrics` and the
+ * API documentation are mounted outside it.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import { SvcError } from '../errors.ts';
+import { allows, type Principal, type Role, type TokenService } from '../auth/tokens.ts';
+
+const ANONYMOUS: Principal = { actor: 'urn:li:corpuser:anonymous', role: 'admin', tokenId: 'none' };
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+  }
+}
+
+/** Authenticates every request (when enabled); the principal is put on `req.principal`. */
+export function authenticate(tokens: TokenService, enabled: boolean) {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    if (!enabled) {
+      req.principal = ANONYMOUS;
+      return next();
+    }
+    const header = req.headers.authorization;
+    const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
+    if (!match) {
+      throw new SvcError('UNAUTHORIZED', header ? 'The Authorization header must be "Bearer <token>"' : 'Missing Authorization header: send "Authorization: Bearer <token>"');
+    }
+    req.principal = await tokens.authenticate(match[1]!);
+    next();
+  };
+}
+
+/** The role a request needs, from its method: reads need reader, writes writer. */
+export function roleFor(method: string): Role {
+  return method === 'GET' || method === 'HEAD' || method === 'OPTIONS' ? 'reader' : 'writer';
+}
+
+/** Fails with FORBIDDEN unless the request's principal has at least `need`. */
+export function requireRole(req: Request, need: Role, operation: string): void {
+  const p = req.principal!;
+  if (!allows(p.role, need)) {
+    throw new SvcError('FORBIDDEN', `${p.actor} is unauthorized to ${operation} entities. (role ${p.role}; ${operation} needs ${need})`);
+  }
+}
+
+/** Middleware form of {@link requireRole} using the method's role. */
+export function authorizeByMethod(req: Request, _res: Response, next: NextFunction): void {
+  const need = roleFor(req.method);
+  requireRole(req, need, need === 'reader' ? 'READ' : 'UPDATE');
+  next();
+}

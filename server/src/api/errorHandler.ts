@@ -1,0 +1,66 @@
+/**
+ * The one place where failures become HTTP responses: the status comes from the error code table;
+ * bodies follow DataHub's OpenAPI forms (see DECISIONS.md, Wire behaviour).
+ */
+import type { NextFunction, Request, Response } from 'express';
+import { SvcError, toSvcError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { stringifyJson } from './json.ts';
+
+/** The JSON body for an error; undefined means an empty body (404). */
+export function errorBody(err: SvcError): Record<string, unknown> | undefined {
+  switch (err.code) {
+    case 'NOT_FOUND':
+      return undefined;
+    case 'INVALID_URN':
+      return { error: err.message };
+    case 'VALIDATION':
+    case 'BAD_REQUEST':
+    case 'PRECONDITION':
+      return { error: 'Validation Error', message: err.message };
+    case 'INTERNAL':
+      return { error: 'Internal server error occurred' };
+    case 'UNAUTHORIZED':
+      return { error: 'Unauthorized', message: err.message };
+    case 'FORBIDDEN':
+      return { error: err.message };
+    case 'PAYLOAD_TOO_LARGE':
+      return { error: 'Payload Too Large', message: err.message };
+    default:
+      return { error: err.code, message: err.message };
+  }
+}
+
+/** Body-parser failures are caller mistakes: malformed JSON and oversized bodies. */
+function fromBodyParser(err: unknown): SvcError | undefined {
+  const e = err as { type?: string; limit?: number; message?: string } | undefined;
+  if (e?.type === 'entity.parse.failed') return new SvcError('BAD_REQUEST', `Malformed JSON in the request body: ${e.message}`, { cause: err });
+  if (e?.type === 'entity.too.large') {
+    return new SvcError('PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${e.limit} bytes`, { cause: err });
+  }
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new SvcError('UNSUPPORTED_MEDIA_TYPE', String(e.message));
+  return undefined;
+}
+
+export function sendError(res: Response, err: SvcError): void {
+  if (err.code === 'NOT_FOUND') res.setHeader('Not-Found-Reason', err.notFoundReason ?? 'ENTITY');
+  if (err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
+  const body = errorBody(err);
+  res.status(err.httpStatus);
+  if (body === undefined) res.end();
+  else res.type('application/json').send(stringifyJson(body));
+}
+
+export function errorHandler(log: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const svcErr = fromBodyParser(err) ?? toSvcError(err);
+    if (svcErr.code === 'INTERNAL' || svcErr.code === 'UNAVAILABLE') {
+      log.error({ err: svcErr.cause ?? svcErr, method: req.method, url: req.originalUrl }, 'request failed');
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendError(res, svcErr);
+  };
+}

@@ -1,0 +1,24 @@
+/** `/health` (the process is up), `/ready` (database reachable, migrations applied), `/metrics`. */
+import { Router } from 'express';
+import type { Pool } from '../db/pool.ts';
+import { migrationsDone } from '../db/migrate.ts';
+import type { Metrics } from './metrics.ts';
+
+export function healthRoutes(pool: Pool, metrics: Metrics): Router {
+  const router = Router();
+  router.get('/health', (_req, res) => {
+    res.json({ status: 'UP' });
+  });
+  router.get('/ready', async (_req, res) => {
+    try {
+      const migrated = await migrationsDone(pool);
+      res.status(migrated ? 200 : 503).json({ status: migrated ? 'READY' : 'NOT_READY', database: 'UP', migrations: migrated ? 'DONE' : 'PENDING' });
+    } catch {
+      res.status(503).json({ status: 'NOT_READY', database: 'DOWN' });
+    }
+  });
+  router.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  return router;
+}

@@ -1,0 +1,17 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { stringifyJson } from './json.ts';
+
+test('renders doubles of typed values with a decimal point', () => {
+  const text = stringifyJson({ properties: [{ propertyUrn: 'urn:li:structuredProperty:x', values: [{ double: 60 }, { double: 0.5 }, { double: 1e21 }] }] });
+  assert.equal(text, '{"properties":[{"propertyUrn":"urn:li:structuredProperty:x","values":[{"double":60.0},{"double":0.5},{"double":1e+21}]}]}');
+  assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify({ properties: [{ propertyUrn: 'urn:li:structuredProperty:x', values: [{ double: 60 }, { double: 0.5 }, { double: 1e21 }] }] })));
+});
+
+test('leaves other numbers alone and drops undefined like JSON.stringify', () => {
+  assert.equal(stringifyJson({ version: 3, a: undefined, b: [1, undefined], d: new Date(0) }), '{"version":3,"b":[1,null],"d":"1970-01-01T00:00:00.000Z"}');
+});
+
+test('renders negative integral doubles', () => {
+  assert.equal(stringifyJson({ double: -2 }), '{"double":-2.0}');
+});

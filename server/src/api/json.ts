@@ -1,0 +1,42 @@
+/**
+ * JSON output with DataHub's number rendering: the `double` branch of a typed value always carries a
+ * decimal point (`{"double": 60.0}`, never `60`), on every read, because Postgres' jsonb keeps `60.0`
+ * as `60` and clients compare the text.
+ */
+
+/** Serialises `value` like JSON.stringify, writing integral numbers under a `double` key as `n.0`. */
+export function stringifyJson(value: unknown): string {
+  return write(value, undefined) ?? 'null';
+}
+
+function write(v: unknown, key: string | undefined): string | undefined {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(v);
+    case 'number':
+      if (!Number.isFinite(v)) return 'null';
+      return key === 'double' ? doubleText(v) : String(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'object': {
+      if (Array.isArray(v)) return `[${v.map((x) => write(x, undefined) ?? 'null').join(',')}]`;
+      const toJSON = (v as { toJSON?: () => unknown }).toJSON;
+      if (typeof toJSON === 'function') return write(toJSON.call(v), key);
+      const parts: string[] = [];
+      for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+        const s = write(x, k);
+        if (s !== undefined) parts.push(`${JSON.stringify(k)}:${s}`);
+      }
+      return `{${parts.join(',')}}`;
+    }
+    default:
+      return undefined; // undefined, functions, symbols are left out, as JSON.stringify does
+  }
+}
+
+/** `60` → `60.0`; numbers JSON already writes with a fraction or an exponent stay as they are. */
+export function doubleText(n: number): string {
+  const s = String(n);
+  return /[.eE]/.test(s) ? s : `${s}.0`;
+}

@@ -1,0 +1,23 @@
+/** Token management (admin only): `POST /api/tokens`, `GET /api/tokens`, `DELETE /api/tokens/:id`. */
+import { Router } from 'express';
+import type { TokenService } from '../../auth/tokens.ts';
+import { requireRole } from '../auth.ts';
+import { stringifyJson } from '../json.ts';
+
+export function tokenRoutes(tokens: TokenService): Router {
+  const router = Router();
+  router.use('/api/tokens', (req, _res, next) => {
+    requireRole(req, 'admin', 'MANAGE_TOKENS');
+    next();
+  });
+  router.post('/api/tokens', async (req, res) => {
+    res.status(201).type('application/json').send(stringifyJson(await tokens.create(req.body, req.principal!)));
+  });
+  router.get('/api/tokens', async (_req, res) => {
+    res.type('application/json').send(stringifyJson({ tokens: await tokens.list() }));
+  });
+  router.delete('/api/tokens/:id', async (req, res) => {
+    res.type('application/json').send(stringifyJson(await tokens.revoke(req.params.id)));
+  });
+  return router;
+}

@@ -1,0 +1,142 @@
+/**
+ * API tokens: the root token (from `SVC_ADMIN_TOKEN`, or generated once and saved under
+ * `SVC_DATA_DIR`) and tokens an admin creates, stored as SHA-256 hashes with a role.
+ */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SvcError, Violations } from '../errors.ts';
+import type { Pool } from '../db/pool.ts';
+import { dbError } from '../entities/aspectStore.ts';
+
+export const ROLES = ['reader', 'writer', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Who a request acts as, once its token checked out. */
+export interface Principal {
+  /** Actor URN recorded in audit stamps, e.g. `urn:li:corpuser:ingest-bot`. */
+  actor: string;
+  role: Role;
+  tokenId: string;
+}
+
+export interface TokenInfo {
+  id: string;
+  name: string;
+  role: Role;
+  createdAt: string;
+  createdBy: string;
+  revokedAt: string | null;
+}
+
+const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** How long a verified token is trusted without asking the database again (revocation here is immediate). */
+const CACHE_MS = 5_000;
+
+/**
+ * Resolves the root token: the configured one, else the one saved under `dataDir`, else a new one
+ * that is saved there (mode 600); `generated` tells the caller to print it, once.
+ */
+export function rootToken(configured: string | undefined, dataDir: string): { token: string; generated: boolean } {
+  if (configured) return { token: configured, generated: false };
+  const path = join(dataDir, 'admin-token');
+  if (existsSync(path)) return { token: readFileSync(path, 'utf8').trim(), generated: false };
+  mkdirSync(dataDir, { recursive: true });
+  const token = `svc_${randomBytes(32).toString('base64url')}`;
+  writeFileSync(path, `${token}\n`, { mode: 0o600 });
+  return { token, generated: true };
+}
+
+export class TokenService {
+  private readonly rootHash: Buffer;
+  private readonly cache = new Map<string, { principal: Principal; until: number }>();
+
+  constructor(
+    private readonly pool: Pool,
+    root: string,
+  ) {
+    this.rootHash = Buffer.from(hash(root), 'hex');
+  }
+
+  /** The principal of a bearer token; UNAUTHORIZED when it is unknown or revoked. */
+  async authenticate(token: string): Promise<Principal> {
+    const h = hash(token);
+    if (timingSafeEqual(Buffer.from(h, 'hex'), this.rootHash)) {
+      return { actor: 'urn:li:corpuser:admin', role: 'admin', tokenId: 'root' };
+    }
+    const cached = this.cache.get(h);
+    if (cached && cached.until > Date.now()) return cached.principal;
+    let rows: { id: string; name: string; role: Role }[];
+    try {
+      rows = (await this.pool.query('SELECT id, name, role FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL', [h])).rows;
+    } catch (err) {
+      throw dbError(err);
+    }
+    const row = rows[0];
+    if (!row) throw new SvcError('UNAUTHORIZED', 'The bearer token is not valid (unknown or revoked)');
+    const principal: Principal = { actor: `urn:li:corpuser:${row.name}`, role: row.role, tokenId: row.id };
+    this.cache.set(h, { principal, until: Date.now() + CACHE_MS });
+    return principal;
+  }
+
+  /** Creates a token; the secret is returned once and only its hash is kept. */
+  async create(input: unknown, by: Principal): Promise<TokenInfo & { token: string }> {
+    const v = new Violations();
+    const { name, role, ...rest } = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) v.add('body must be an object {"name", "role"}');
+    if (typeof name !== 'string' || !NAME.test(name)) v.add('name: must be 1-64 characters of letters, digits, ".", "_" or "-", starting with a letter or digit');
+    if (!ROLES.includes(role as Role)) v.add(`role: must be one of ${ROLES.join(', ')}`);
+    for (const k of Object.keys(rest)) v.add(`unknown field "${k}"`);
+    v.throwIfAny();
+    const token = `svc_${randomBytes(32).toString('base64url')}`;
+    const id = randomUUID();
+    try {
+      const { rows } = await this.pool.query(
+        'INSERT INTO api_tokens (id, name, role, token_hash, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+        [id, name, role, hash(token), by.actor],
+      );
+      return { ...toInfo(rows[0]), token };
+    } catch (err) {
+      throw dbError(err);
+    }
+  }
+
+  async list(): Promise<TokenInfo[]> {
+    try {
+      const { rows } = await this.pool.query('SELECT * FROM api_tokens ORDER BY created_at, id');
+      return rows.map(toInfo);
+    } catch (err) {
+      throw dbError(err);
+    }
+  }
+
+  /** Revokes a token at once (for this server; other replicas within the cache time). */
+  async revoke(id: string): Promise<TokenInfo> {
+    let rows: Record<string, unknown>[];
+    try {
+      rows = (await this.pool.query('UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *', [id])).rows;
+    } catch (err) {
+      throw dbError(err);
+    }
+    if (!rows[0]) throw SvcError.notFound(`No token with id ${id}`);
+    this.cache.clear();
+    return toInfo(rows[0]);
+  }
+}
+
+function toInfo(r: Record<string, unknown>): TokenInfo {
+  return {
+    id: r.id as string,
+    name: r.name as string,
+    role: r.role as Role,
+    createdAt: (r.created_at as Date).toISOString(),
+    createdBy: r.created_by as string,
+    revokedAt: r.revoked_at ? (r.revoked_at as Date).toISOString() : null,
+  };
+}
+
+/** What a role may do: readers read, writers write aspects, admins also hard-delete, truncate and manage tokens. */
+export function allows(role: Role, need: Role): boolean {
+  return ROLES.indexOf(role) >= ROLES.indexOf(need);
+}

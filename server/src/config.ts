@@ -1,0 +1,70 @@
+/**
+ * Configuration: read from the environment once, validated, and documented here (the README's
+ * configuration table mirrors this list).
+ */
+import { resolve } from 'node:path';
+
+export interface Config {
+  /** `PORT`: HTTP port (default 8080). */
+  port: number;
+  /** `SVC_DATA_DIR`: embedded Postgres data and generated secrets (default `./data`). */
+  dataDir: string;
+  /** `DATABASE_URL`: Postgres connection; unset means the embedded Postgres under `dataDir`. */
+  databaseUrl: string | undefined;
+  /** `SEARCH_BACKEND`: `postgres` (default) or `opensearch`. */
+  searchBackend: 'postgres' | 'opensearch';
+  /** `OPENSEARCH_URL`: OpenSearch endpoint, required when `searchBackend` is `opensearch`. */
+  opensearchUrl: string | undefined;
+  /** `SVC_AUTH_ENABLED`: require `Authorization: Bearer` on every API route (default true). */
+  authEnabled: boolean;
+  /** `SVC_ADMIN_TOKEN`: the root token; unset means generated on first start and saved under `dataDir`. */
+  adminToken: string | undefined;
+  /** `SVC_DB_POOL_SIZE`: maximum Postgres connections of the server (default 20). */
+  dbPoolSize: number;
+  /** `SVC_LOG_LEVEL`: pino log level (default `info`). */
+  logLevel: string;
+  /** `SVC_MAX_BODY_BYTES`: largest accepted request body (default 5 MB). */
+  maxBodyBytes: number;
+}
+
+export class ConfigError extends Error {}
+
+function bool(name: string, raw: string | undefined, dflt: boolean): boolean {
+  if (raw === undefined || raw === '') return dflt;
+  if (/^(true|1|yes)$/i.test(raw)) return true;
+  if (/^(false|0|no)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function int(name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+/** Reads and validates the configuration from `env`; throws {@link ConfigError} naming the bad setting. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const searchBackend = env.SEARCH_BACKEND || 'postgres';
+  if (searchBackend !== 'postgres' && searchBackend !== 'opensearch') {
+    throw new ConfigError(`SEARCH_BACKEND must be "postgres" or "opensearch", got "${searchBackend}"`);
+  }
+  const opensearchUrl = env.OPENSEARCH_URL || undefined;
+  if (searchBackend === 'opensearch' && !opensearchUrl) {
+    throw new ConfigError('SEARCH_BACKEND=opensearch needs OPENSEARCH_URL');
+  }
+  return {
+    port: int('PORT', env.PORT, 8080, 0, 65535),
+    dataDir: resolve(env.SVC_DATA_DIR || './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    searchBackend,
+    opensearchUrl,
+    authEnabled: bool('SVC_AUTH_ENABLED', env.SVC_AUTH_ENABLED, true),
+    adminToken: env.SVC_ADMIN_TOKEN || undefined,
+    dbPoolSize: int('SVC_DB_POOL_SIZE', env.SVC_DB_POOL_SIZE, 20, 1, 1000),
+    logLevel: env.SVC_LOG_LEVEL || 'info',
+    maxBodyBytes: int('SVC_MAX_BODY_BYTES', env.SVC_MAX_BODY_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * An exclusive lock on a data directory: a lock file created atomically, holding the owner's pid and
+ * start time. A lock whose owner is gone (crash, kill -9) is taken over; a live owner means refusal.
+ */
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export interface DirLock {
+  release(): void;
+}
+
+export class DirLockedError extends Error {}
+
+/** `/proc/<pid>/stat` field 22: the process start time, which tells a reused pid apart. */
+function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+export function acquireDirLock(path: string): DirLock {
+  const me = `${process.pid} ${startTime(process.pid) ?? ''}\n`;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeSync(fd, me);
+      closeSync(fd);
+      let released = false;
+      return {
+        release() {
+          if (released) return;
+          released = true;
+          rmSync(path, { force: true });
+        },
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const [pidText, started] = readFileSync(path, 'utf8').trim().split(' ');
+    const pid = Number(pidText);
+    if (Number.isInteger(pid) && pid > 0 && startTime(pid) !== undefined && startTime(pid) === started) {
+      throw new DirLockedError(
+        `SVC_DATA_DIR ${dirname(path)} is in use by another svc server (pid ${pid}); stop it or set SVC_DATA_DIR to another directory`,
+      );
+    }
+    rmSync(path, { force: true }); // stale: its owner is gone
+  }
+  throw new DirLockedError(`could not lock ${path}`);
+}

@@ -1,0 +1,196 @@
+/**
+ * SQL over the `aspects` and `timeseries_aspects` tables. Plain functions taking a pool or a
+ * transaction's client, so callers decide the transaction boundaries.
+ */
+import type { DatabaseError } from 'pg';
+import { SvcError } from '../errors.ts';
+import type { Db } from '../db/pool.ts';
+
+export interface StoredAspect {
+  urn: string;
+  aspect: string;
+  version: number;
+  value: unknown;
+  systemMetadata: Record<string, unknown>;
+  createdOn: Date;
+  createdBy: string;
+}
+
+export type WriteMode = 'upsert' | 'create' | 'create_entity';
+export type WriteOutcome = 'created' | 'updated' | 'unchanged';
+
+export interface AspectWrite {
+  urn: string;
+  aspect: string;
+  keyAspect: string;
+  key: Record<string, string>;
+  value: unknown;
+  systemMetadata: Record<string, unknown>;
+  actor: string;
+  mode: WriteMode;
+}
+
+interface Row {
+  urn: string;
+  aspect: string;
+  version: number;
+  metadata: unknown;
+  system_metadata: Record<string, unknown>;
+  created_on: Date;
+  created_by: string;
+}
+
+const COLUMNS = 'urn, aspect, version, metadata, system_metadata, created_on, created_by';
+
+function toAspect(r: Row): StoredAspect {
+  return {
+    urn: r.urn,
+    aspect: r.aspect,
+    version: r.version,
+    value: r.metadata,
+    systemMetadata: r.system_metadata,
+    createdOn: r.created_on,
+    createdBy: r.created_by,
+  };
+}
+
+/** Wraps driver errors: svc's own preconditions (SQLSTATE SV412) become PRECONDITION, the rest UNAVAILABLE/INTERNAL. */
+export function dbError(err: unknown): SvcError {
+  if (err instanceof SvcError) return err;
+  const code = (err as DatabaseError | undefined)?.code;
+  if (code === 'SV412') return new SvcError('PRECONDITION', (err as Error).message, { cause: err });
+  if (code === 'ECONNREFUSED' || code === '57P01' || code === '57P03' || code === 'ECONNRESET') {
+    return new SvcError('UNAVAILABLE', 'The database is not reachable', { cause: err });
+  }
+  return new SvcError('INTERNAL', 'Internal server error occurred', { cause: err });
+}
+
+async function q<T extends object>(db: Db, sql: string, params: unknown[]): Promise<T[]> {
+  try {
+    return (await db.query<T>(sql, params)).rows;
+  } catch (err) {
+    throw dbError(err);
+  }
+}
+
+/** Latest versions of the given aspects (all aspects when `aspects` is undefined) of the given URNs. */
+export async function latestAspects(db: Db, urns: string[], aspects?: string[]): Promise<StoredAspect[]> {
+  if (urns.length === 0) return [];
+  const rows = aspects
+    ? await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = ANY($1) AND version = 0 AND aspect = ANY($2)`, [urns, aspects])
+    : await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = ANY($1) AND version = 0`, [urns]);
+  return rows.map(toAspect);
+}
+
+/** One version of one aspect (0 = latest). */
+export async function aspectVersion(db: Db, urn: string, aspect: string, version: number): Promise<StoredAspect | undefined> {
+  const rows = await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = $1 AND aspect = $2 AND version = $3`, [urn, aspect, version]);
+  return rows[0] && toAspect(rows[0]);
+}
+
+/** Writes one aspect through `svc_write_aspect` (see migration 001): one round trip, history kept. */
+export async function writeAspect(db: Db, w: AspectWrite): Promise<WriteOutcome> {
+  const rows = await q<{ outcome: WriteOutcome }>(
+    db,
+    'SELECT svc_write_aspect($1, $2, $3, $4, $5, $6, $7, $8) AS outcome',
+    [w.urn, w.aspect, w.keyAspect, JSON.stringify(w.key), JSON.stringify(w.value), JSON.stringify(w.systemMetadata), w.actor, w.mode],
+  );
+  return rows[0]!.outcome;
+}
+
+/** Takes the entity's write lock until the transaction ends (the same lock `svc_write_aspect` takes). */
+export async function lockEntity(tx: Db, urn: string): Promise<void> {
+  await q(tx, 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [urn]);
+}
+
+/** Deletes every version of one aspect; returns the number of rows removed. */
+export async function deleteAspectRows(db: Db, urn: string, aspect: string): Promise<number> {
+  const rows = await q<{ n: number }>(
+    db,
+    'WITH d AS (DELETE FROM aspects WHERE urn = $1 AND aspect = $2 RETURNING 1) SELECT count(*)::int AS n FROM d',
+    [urn, aspect],
+  );
+  return rows[0]!.n;
+}
+
+/** Deletes every aspect (all versions) and every time series entry of an entity. */
+export async function deleteEntityRows(db: Db, urn: string): Promise<number> {
+  const rows = await q<{ n: number }>(
+    db,
+    `WITH a AS (DELETE FROM aspects WHERE urn = $1 RETURNING 1),
+          t AS (DELETE FROM timeseries_aspects WHERE urn = $1 RETURNING 1)
+     SELECT (SELECT count(*) FROM a)::int + (SELECT count(*) FROM t)::int AS n`,
+    [urn],
+  );
+  return rows[0]!.n;
+}
+
+export interface ScrollPage {
+  urns: string[];
+  /** The last URN of the page when more may follow. */
+  next: string | undefined;
+}
+
+/**
+ * One page of the URNs of an entity type (those with a latest key aspect) in URN order, after `after`.
+ * Soft-deleted entities (status.removed = true) are left out unless `includeSoftDeleted`.
+ */
+export async function scrollUrns(
+  db: Db,
+  keyAspect: string,
+  opts: { after?: string; limit: number; descending: boolean; includeSoftDeleted: boolean },
+): Promise<ScrollPage> {
+  const cmp = opts.descending ? '<' : '>';
+  const order = opts.descending ? 'DESC' : 'ASC';
+  const softDelete = opts.includeSoftDeleted
+    ? ''
+    : `AND NOT EXISTS (SELECT 1 FROM aspects s WHERE s.urn = k.urn AND s.aspect = 'status' AND s.version = 0
+                         AND s.metadata::jsonb @> '{"removed": true}')`;
+  const rows = await q<{ urn: string }>(
+    db,
+    `SELECT k.urn FROM aspects k
+      WHERE k.aspect = $1 AND k.version = 0 AND ($2::text IS NULL OR k.urn ${cmp} $2) ${softDelete}
+      ORDER BY k.urn ${order} LIMIT $3`,
+    [keyAspect, opts.after ?? null, opts.limit + 1],
+  );
+  const urns = rows.slice(0, opts.limit).map((r) => r.urn);
+  return { urns, next: rows.length > opts.limit ? urns[urns.length - 1] : undefined };
+}
+
+/** Appends one time series entry. */
+export async function insertTimeseries(
+  db: Db,
+  e: { entityType: string; aspect: string; urn: string; timestampMillis: number; value: unknown; systemMetadata: unknown; actor: string },
+): Promise<void> {
+  await q(
+    db,
+    `INSERT INTO timeseries_aspects (entity_type, aspect, urn, timestamp_millis, metadata, system_metadata, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [e.entityType, e.aspect, e.urn, e.timestampMillis, JSON.stringify(e.value), JSON.stringify(e.systemMetadata), e.actor],
+  );
+}
+
+/** The latest entry (by timestampMillis) of each given time series aspect of an entity. */
+export async function latestTimeseries(db: Db, urns: string[], aspects: string[]): Promise<StoredAspect[]> {
+  if (urns.length === 0 || aspects.length === 0) return [];
+  const rows = await q<Row>(
+    db,
+    `SELECT DISTINCT ON (urn, aspect) urn, aspect, 0 AS version, metadata, system_metadata, created_on, created_by
+       FROM timeseries_aspects WHERE urn = ANY($1) AND aspect = ANY($2)
+      ORDER BY urn, aspect, timestamp_millis DESC, id DESC`,
+    [urns, aspects],
+  );
+  return rows.map(toAspect);
+}
+
+/** Deletes the latest entry of a time series aspect of an entity (DataHub's DELETE of a timeseries aspect). */
+export async function deleteLatestTimeseries(db: Db, urn: string, aspect: string): Promise<number> {
+  const rows = await q<{ n: number }>(
+    db,
+    `WITH d AS (DELETE FROM timeseries_aspects WHERE id = (
+        SELECT id FROM timeseries_aspects WHERE urn = $1 AND aspect = $2 ORDER BY timestamp_millis DESC, id DESC LIMIT 1)
+      RETURNING 1) SELECT count(*)::int AS n FROM d`,
+    [urn, aspect],
+  );
+  return rows[0]!.n;
+}

@@ -1,0 +1,328 @@
+/**
+ * The entity core: read, write, patch and delete aspects of registry entities. REST v2/v3 (and later
+ * GraphQL, the CLI and the operator) are thin adapters over these functions; every rule lives here.
+ */
+import { SvcError, Violations } from '../errors.ts';
+import { inTransaction, type Pool } from '../db/pool.ts';
+import { registry, type AspectSpec, type EntityUrn, type EntitySpec } from '../registry/registry.ts';
+import {
+  aspectVersion,
+  deleteAspectRows,
+  deleteEntityRows,
+  deleteLatestTimeseries,
+  insertTimeseries,
+  latestAspects,
+  latestTimeseries,
+  lockEntity,
+  scrollUrns,
+  writeAspect,
+  type StoredAspect,
+  type WriteMode,
+} from './aspectStore.ts';
+import { applyPatch, parsePatchBody } from './jsonPatch.ts';
+
+export type { StoredAspect, WriteMode } from './aspectStore.ts';
+
+/** Who is acting: recorded as the audit stamp's actor. */
+export interface Actor {
+  urn: string;
+}
+
+/** One aspect write as a surface received it. */
+export interface AspectInput {
+  urn: string;
+  aspect: string;
+  value: unknown;
+  systemMetadata?: unknown;
+}
+
+/** An entity as read: its URN and the latest value of each aspect asked for that it has. */
+export interface EntityRecord {
+  urn: string;
+  aspects: Map<string, StoredAspect>;
+}
+
+export interface ListOptions {
+  aspects?: string[];
+  count: number;
+  scrollId?: string;
+  descending: boolean;
+  includeSoftDeleted: boolean;
+}
+
+export const MAX_PAGE = 1000;
+
+interface CheckedWrite {
+  target: EntityUrn;
+  aspect: AspectSpec;
+  value: unknown;
+  systemMetadata: Record<string, unknown>;
+}
+
+export class EntityService {
+  constructor(private readonly pool: Pool) {}
+
+  /**
+   * Resolves a URN given in a path under `/{entityName}/…`: the URN must parse, and its type must be
+   * the path's entity type.
+   */
+  resolve(entityName: string, urn: string): EntityUrn {
+    const spec = registry.entity(entityName);
+    const target = registry.resolveUrn(urn);
+    if (target.spec !== spec) {
+      throw SvcError.validation([`urn ${urn} is of entity type ${target.spec.name}, but the path names ${spec.name}`]);
+    }
+    return target;
+  }
+
+  /** The entity with the given aspects (all when undefined); undefined when it does not exist. */
+  async getEntity(target: EntityUrn, aspectNames?: string[]): Promise<EntityRecord | undefined> {
+    const [record] = await this.getEntities(target.spec, [target.urn], aspectNames);
+    return record;
+  }
+
+  private async getEntities(spec: EntitySpec, urns: string[], aspectNames?: string[]): Promise<EntityRecord[]> {
+    const wanted = aspectNames?.map((a) => registry.aspect(spec, a));
+    const versioned = wanted?.filter((a) => !a.timeseries).map((a) => a.name);
+    const timeseries = (wanted ?? registry.aspectsOf(spec)).filter((a) => a.timeseries).map((a) => a.name);
+    // The key aspect is read even when not asked for: it is what says the entity exists.
+    const names = versioned && [...new Set([...versioned, spec.keyAspect])];
+    const rows = [...(await latestAspects(this.pool, urns, names)), ...(await latestTimeseries(this.pool, urns, timeseries))];
+    const byUrn = new Map<string, Map<string, StoredAspect>>();
+    for (const row of rows) {
+      if (!byUrn.has(row.urn)) byUrn.set(row.urn, new Map());
+      byUrn.get(row.urn)!.set(row.aspect, row);
+    }
+    const records: EntityRecord[] = [];
+    for (const urn of urns) {
+      const aspects = byUrn.get(urn);
+      if (!aspects?.has(spec.keyAspect)) continue;
+      if (wanted && !wanted.some((a) => a.name === spec.keyAspect)) aspects.delete(spec.keyAspect);
+      records.push({ urn, aspects: orderAspects(spec, aspects) });
+    }
+    return records;
+  }
+
+  /** One version (0 = latest) of one aspect; undefined when absent. */
+  async getAspect(target: EntityUrn, aspectName: string, version = 0): Promise<StoredAspect | undefined> {
+    const aspect = registry.aspect(target.spec, aspectName);
+    if (aspect.timeseries) {
+      if (version !== 0) throw SvcError.validation([`version: time series aspect ${aspect.name} has no versions`]);
+      return (await latestTimeseries(this.pool, [target.urn], [aspect.name]))[0];
+    }
+    return aspectVersion(this.pool, target.urn, aspect.name, version);
+  }
+
+  /** Whether the entity (or one of its aspects) exists; soft-deleted entities count only with `includeSoftDeleted`. */
+  async exists(target: EntityUrn, aspectName: string | undefined, includeSoftDeleted: boolean): Promise<boolean> {
+    const aspects = [target.spec.keyAspect, 'status'];
+    const stored = await latestAspects(this.pool, [target.urn], aspects);
+    if (!stored.some((a) => a.aspect === target.spec.keyAspect)) return false;
+    const status = stored.find((a) => a.aspect === 'status')?.value as { removed?: boolean } | undefined;
+    if (!includeSoftDeleted && status?.removed === true) return false;
+    if (aspectName === undefined) return true;
+    return (await this.getAspect(target, aspectName)) !== undefined;
+  }
+
+  /** A page of entities of one type in URN order, with a scroll id for the next page. */
+  async list(spec: EntitySpec, opts: ListOptions): Promise<{ entities: EntityRecord[]; scrollId: string | undefined }> {
+    const after = opts.scrollId === undefined ? undefined : decodeScrollId(opts.scrollId);
+    const page = await scrollUrns(this.pool, spec.keyAspect, {
+      after,
+      limit: Math.min(Math.max(opts.count, 1), MAX_PAGE),
+      descending: opts.descending,
+      includeSoftDeleted: opts.includeSoftDeleted,
+    });
+    const entities = await this.getEntities(spec, page.urns, opts.aspects);
+    return { entities, scrollId: page.next === undefined ? undefined : encodeScrollId(page.next) };
+  }
+
+  /**
+   * Writes aspects, all or nothing: every item is validated first (every violation reported in one
+   * error), then all are written in one transaction. Returns the written aspects grouped by entity.
+   */
+  async write(inputs: AspectInput[], mode: WriteMode, actor: Actor): Promise<EntityRecord[]> {
+    const checked = this.check(inputs);
+    const now = Date.now();
+    const results = await inTransaction(this.pool, async (tx) => {
+      const written: StoredAspect[] = [];
+      for (const w of checked) {
+        const systemMetadata = { ...w.systemMetadata, lastObserved: now };
+        if (w.aspect.timeseries) {
+          // A time series only grows: CREATE of the aspect means nothing for it, CREATE_ENTITY still applies.
+          await writeAspect(tx, { ...keyWrite(w.target, systemMetadata, actor), mode: mode === 'create_entity' ? mode : 'upsert' });
+          await insertTimeseries(tx, {
+            entityType: w.target.spec.name,
+            aspect: w.aspect.name,
+            urn: w.target.urn,
+            timestampMillis: (w.value as { timestampMillis: number }).timestampMillis,
+            value: w.value,
+            systemMetadata,
+            actor: actor.urn,
+          });
+        } else {
+          await writeAspect(tx, {
+            urn: w.target.urn,
+            aspect: w.aspect.name,
+            keyAspect: w.target.spec.keyAspect,
+            key: registry.keyAspectValue(w.target),
+            value: w.value,
+            systemMetadata,
+            actor: actor.urn,
+            mode,
+          });
+        }
+        written.push({
+          urn: w.target.urn,
+          aspect: w.aspect.name,
+          version: 0,
+          value: w.value,
+          systemMetadata,
+          createdOn: new Date(now),
+          createdBy: actor.urn,
+        });
+      }
+      return written;
+    });
+    return groupByUrn(results);
+  }
+
+  /** Validates write inputs, collecting every violation before failing. */
+  private check(inputs: AspectInput[]): CheckedWrite[] {
+    const v = new Violations();
+    const out: CheckedWrite[] = [];
+    for (const input of inputs) {
+      const target = registry.resolveUrn(input.urn);
+      let aspect: AspectSpec;
+      try {
+        aspect = registry.aspect(target.spec, input.aspect);
+      } catch (err) {
+        if (err instanceof SvcError) err.violations.forEach((m) => v.add(m));
+        continue;
+      }
+      const problems = registry.validate(aspect, input.value);
+      problems.forEach((m) => v.add(m));
+      if (problems.length === 0 && aspect.keyOf) {
+        const expected = registry.keyAspectValue(target);
+        if (JSON.stringify(sortKeys(input.value)) !== JSON.stringify(sortKeys(expected))) {
+          v.add(`${aspect.name}: a key aspect must match the urn ${input.urn}: ${JSON.stringify(expected)}`);
+        }
+      }
+      const sm = input.systemMetadata;
+      if (sm !== undefined && (typeof sm !== 'object' || sm === null || Array.isArray(sm))) {
+        v.add(`${aspect.name}.systemMetadata: must be an object`);
+      }
+      out.push({ target, aspect, value: input.value, systemMetadata: { runId: 'no-run-id-provided', ...(sm as object | undefined) } });
+    }
+    v.throwIfAny();
+    return out;
+  }
+
+  /**
+   * Applies a JSON Patch to the latest value of an aspect under the entity's lock (so concurrent
+   * patches of one entity never lose each other's changes); the result is validated like a full write.
+   * A missing aspect starts from its empty template (e.g. `{"properties": []}`).
+   */
+  async patch(target: EntityUrn, aspectName: string, body: unknown, actor: Actor): Promise<StoredAspect> {
+    const aspect = registry.aspect(target.spec, aspectName);
+    if (aspect.timeseries || aspect.keyOf) throw SvcError.validation([`${aspect.name} cannot be patched`]);
+    const { ops, arrayPrimaryKeys } = parsePatchBody(body);
+    const now = Date.now();
+    return inTransaction(this.pool, async (tx) => {
+      await lockEntity(tx, target.urn);
+      const current = await aspectVersion(tx, target.urn, aspect.name, 0);
+      const next = applyPatch(current?.value ?? emptyTemplate(aspect), ops, arrayPrimaryKeys);
+      const problems = registry.validate(aspect, next);
+      if (problems.length) throw SvcError.validation(problems);
+      const systemMetadata = { runId: 'no-run-id-provided', lastObserved: now };
+      await writeAspect(tx, {
+        urn: target.urn,
+        aspect: aspect.name,
+        keyAspect: target.spec.keyAspect,
+        key: registry.keyAspectValue(target),
+        value: next,
+        systemMetadata,
+        actor: actor.urn,
+        mode: 'upsert',
+      });
+      return { urn: target.urn, aspect: aspect.name, version: 0, value: next, systemMetadata, createdOn: new Date(now), createdBy: actor.urn };
+    });
+  }
+
+  /** Hard-deletes an entity: every aspect, every version, every time series entry. Missing is fine. */
+  async deleteEntity(target: EntityUrn): Promise<number> {
+    return inTransaction(this.pool, async (tx) => {
+      await lockEntity(tx, target.urn);
+      return deleteEntityRows(tx, target.urn);
+    });
+  }
+
+  /**
+   * Deletes one aspect (every version). Deleting the key aspect deletes the entity; for a time series
+   * aspect only the latest entry goes (as DataHub).
+   */
+  async deleteAspect(target: EntityUrn, aspectName: string): Promise<number> {
+    const aspect = registry.aspect(target.spec, aspectName);
+    if (aspect.keyOf) return this.deleteEntity(target);
+    return inTransaction(this.pool, async (tx) => {
+      await lockEntity(tx, target.urn);
+      return aspect.timeseries ? deleteLatestTimeseries(tx, target.urn, aspect.name) : deleteAspectRows(tx, target.urn, aspect.name);
+    });
+  }
+}
+
+function keyWrite(target: EntityUrn, systemMetadata: Record<string, unknown>, actor: Actor) {
+  const key = registry.keyAspectValue(target);
+  return {
+    urn: target.urn,
+    aspect: target.spec.keyAspect,
+    keyAspect: target.spec.keyAspect,
+    key,
+    value: key,
+    systemMetadata,
+    actor: actor.urn,
+  };
+}
+
+/** The value a patch starts from when the aspect does not exist yet: its required arrays empty. */
+function emptyTemplate(aspect: AspectSpec): Record<string, unknown> {
+  const schema = aspect.schema as { required?: string[]; properties?: Record<string, { type?: string }> };
+  const out: Record<string, unknown> = {};
+  for (const field of schema.required ?? []) {
+    if (schema.properties?.[field]?.type === 'array') out[field] = [];
+  }
+  return out;
+}
+
+function orderAspects(spec: EntitySpec, aspects: Map<string, StoredAspect>): Map<string, StoredAspect> {
+  const order = [spec.keyAspect, ...spec.aspects];
+  return new Map([...aspects.entries()].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b)));
+}
+
+function groupByUrn(rows: StoredAspect[]): EntityRecord[] {
+  const out = new Map<string, EntityRecord>();
+  for (const r of rows) {
+    if (!out.has(r.urn)) out.set(r.urn, { urn: r.urn, aspects: new Map() });
+    out.get(r.urn)!.aspects.set(r.aspect, r);
+  }
+  return [...out.values()];
+}
+
+function sortKeys(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  return Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function encodeScrollId(lastUrn: string): string {
+  return Buffer.from(JSON.stringify({ after: lastUrn })).toString('base64url');
+}
+
+function decodeScrollId(scrollId: string): string {
+  try {
+    const { after } = JSON.parse(Buffer.from(scrollId, 'base64url').toString('utf8')) as { after?: unknown };
+    if (typeof after === 'string') return after;
+  } catch {
+    // fall through to the validation error
+  }
+  throw SvcError.validation([`scrollId: "${scrollId}" is not a scroll id returned by this endpoint`]);
+}

@@ -1,0 +1,86 @@
+/**
+ * The one error type of svc: a closed set of codes, one table from code to HTTP status and GraphQL
+ * `extensions.code`. Every surface (REST, GraphQL, CLI, operator) turns failures into these.
+ */
+
+export const ERROR_CODES = {
+  VALIDATION: { http: 400, graphql: 'BAD_REQUEST' },
+  BAD_REQUEST: { http: 400, graphql: 'BAD_REQUEST' },
+  INVALID_URN: { http: 400, graphql: 'BAD_REQUEST' },
+  UNAUTHORIZED: { http: 401, graphql: 'UNAUTHORIZED' },
+  FORBIDDEN: { http: 403, graphql: 'FORBIDDEN' },
+  NOT_FOUND: { http: 404, graphql: 'NOT_FOUND' },
+  CONFLICT: { http: 409, graphql: 'CONFLICT' },
+  PRECONDITION: { http: 412, graphql: 'PRECONDITION_FAILED' },
+  PAYLOAD_TOO_LARGE: { http: 413, graphql: 'BAD_REQUEST' },
+  UNSUPPORTED_MEDIA_TYPE: { http: 415, graphql: 'BAD_REQUEST' },
+  UNAVAILABLE: { http: 503, graphql: 'SERVICE_UNAVAILABLE' },
+  INTERNAL: { http: 500, graphql: 'SERVER_ERROR' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Why something was not found, sent as the `Not-Found-Reason` header (DataHub's values). */
+export type NotFoundReason = 'ENTITY' | 'ASPECT';
+
+export interface SvcErrorOptions {
+  cause?: unknown;
+  /** Every violation found, for VALIDATION errors; the message joins them. */
+  violations?: string[];
+  notFoundReason?: NotFoundReason;
+}
+
+/** A failure with a code from the closed set; `message` is safe to show to the caller (except INTERNAL). */
+export class SvcError extends Error {
+  readonly code: ErrorCode;
+  readonly violations: string[];
+  readonly notFoundReason: NotFoundReason | undefined;
+
+  constructor(code: ErrorCode, message: string, opts: SvcErrorOptions = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'SvcError';
+    this.code = code;
+    this.violations = opts.violations ?? [];
+    this.notFoundReason = opts.notFoundReason;
+  }
+
+  get httpStatus(): number {
+    return ERROR_CODES[this.code].http;
+  }
+
+  /** A VALIDATION error carrying every violation; the message lists them all, joined by "; ". */
+  static validation(violations: string[]): SvcError {
+    return new SvcError('VALIDATION', violations.join('; '), { violations });
+  }
+
+  static invalidUrn(urn: string, cause?: unknown): SvcError {
+    return new SvcError('INVALID_URN', `Invalid urn!: ${urn}`, { cause });
+  }
+
+  static notFound(message: string, reason: NotFoundReason = 'ENTITY'): SvcError {
+    return new SvcError('NOT_FOUND', message, { notFoundReason: reason });
+  }
+}
+
+/** Turns any throwable into an SvcError; unknown ones become INTERNAL with the original as cause. */
+export function toSvcError(err: unknown): SvcError {
+  if (err instanceof SvcError) return err;
+  return new SvcError('INTERNAL', 'Internal server error occurred', { cause: err });
+}
+
+/**
+ * Collects violations across a validation pass, so a request learns every problem at once.
+ * `throwIfAny` raises one VALIDATION error carrying all of them.
+ */
+export class Violations {
+  readonly items: string[] = [];
+  add(message: string): void {
+    this.items.push(message);
+  }
+  get empty(): boolean {
+    return this.items.length === 0;
+  }
+  throwIfAny(): void {
+    if (this.items.length > 0) throw SvcError.validation(this.items);
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * JSON Schemas (draft-07, checked by ajv) of every aspect svc knows. They follow DataHub's PDL models;
+ * unknown fields are rejected so a typo is reported instead of silently stored.
+ */
+
+type Schema = Record<string, unknown>;
+
+const str: Schema = { type: 'string' };
+const bool: Schema = { type: 'boolean' };
+const long: Schema = { type: 'integer' };
+const num: Schema = { type: 'number' };
+const strMap: Schema = { type: 'object', additionalProperties: { type: 'string' } };
+const strList: Schema = { type: 'array', items: { type: 'string' } };
+
+function record(properties: Record<string, Schema>, required: string[] = [], open = false): Schema {
+  return { type: 'object', properties, required, additionalProperties: open };
+}
+
+/** `{time, actor, impersonator?, message?}`. */
+export const auditStamp = record({ time: long, actor: str, impersonator: str, message: str }, ['time', 'actor']);
+
+/** A typed value: exactly one of `{"string": …}` or `{"double": …}` (Pegasus union wire form). */
+export const primitivePropertyValue: Schema = {
+  type: 'object',
+  properties: { string: str, double: num },
+  additionalProperties: false,
+  minProperties: 1,
+  maxProperties: 1,
+};
+
+const timeStamp = record({ time: long, actor: str }, ['time']);
+
+const timeseriesBase: Record<string, Schema> = {
+  timestampMillis: long,
+  eventGranularity: record({ unit: { enum: ['SECOND', 'MINUTE', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] }, multiple: long }, ['unit']),
+  partitionSpec: record({ partition: str, type: str, timePartition: record({ startTimeMillis: long, durationMillis: long }, [], true) }, [], true),
+  messageId: str,
+};
+
+/** Aspect name → schema. Key aspects are built from the entity registry, not listed here. */
+export const ASPECT_SCHEMAS: Record<string, Schema> = {
+  status: record({ removed: bool }),
+  subTypes: record({ typeNames: strList }, ['typeNames']),
+  structuredProperties: record(
+    {
+      properties: {
+        type: 'array',
+        items: record(
+          {
+            propertyUrn: str,
+            values: { type: 'array', items: primitivePropertyValue },
+            created: auditStamp,
+            lastModified: auditStamp,
+            attribution: { type: 'object' },
+          },
+          ['propertyUrn', 'values'],
+        ),
+      },
+    },
+    ['properties'],
+  ),
+  propertyDefinition: record(
+    {
+      qualifiedName: str,
+      displayName: str,
+      valueType: str,
+      typeQualifier: { type: 'object', additionalProperties: strList },
+      allowedValues: { type: 'array', items: record({ value: primitivePropertyValue, description: str }, ['value']) },
+      cardinality: { enum: ['SINGLE', 'MULTIPLE'] },
+      entityTypes: strList,
+      description: str,
+      searchConfiguration: { type: 'object' },
+      immutable: bool,
+      version: str,
+      created: auditStamp,
+      lastModified: auditStamp,
+    },
+    ['qualifiedName', 'valueType', 'entityTypes'],
+  ),
+  dataTypeInfo: record({ qualifiedName: str, displayName: str, description: str }, ['qualifiedName']),
+  entityTypeInfo: record({ qualifiedName: str, displayName: str, description: str }, ['qualifiedName']),
+  datasetProperties: record({
+    customProperties: strMap,
+    externalUrl: str,
+    name: str,
+    qualifiedName: str,
+    description: str,
+    uri: str,
+    created: timeStamp,
+    lastModified: timeStamp,
+    tags: strList,
+  }),
+  schemaMetadata: record(
+    {
+      schemaName: str,
+      platform: str,
+      version: long,
+      created: auditStamp,
+      lastModified: auditStamp,
+      deleted: auditStamp,
+      dataset: str,
+      cluster: str,
+      hash: str,
+      platformSchema: { type: 'object' },
+      fields: {
+        type: 'array',
+        items: record({ fieldPath: str, type: { type: 'object' }, nativeDataType: str, nullable: bool, description: str }, ['fieldPath', 'type', 'nativeDataType'], true),
+      },
+      primaryKeys: strList,
+      foreignKeysSpecs: { type: 'object' },
+      foreignKeys: { type: 'array' },
+    },
+    ['schemaName', 'platform', 'version', 'hash', 'platformSchema', 'fields'],
+  ),
+  dataFlowInfo: record(
+    { name: str, description: str, project: str, customProperties: strMap, externalUrl: str, created: timeStamp, lastModified: timeStamp, env: str },
+    ['name'],
+  ),
+  dataJobInfo: record(
+    {
+      name: str,
+      type: { anyOf: [str, { type: 'object' }] },
+      description: str,
+      customProperties: strMap,
+      externalUrl: str,
+      flowUrn: str,
+      created: timeStamp,
+      lastModified: timeStamp,
+      status: str,
+      env: str,
+    },
+    ['name', 'type'],
+  ),
+  datasetProfile: record(
+    {
+      ...timeseriesBase,
+      rowCount: long,
+      columnCount: long,
+      sizeInBytes: long,
+      fieldProfiles: { type: 'array', items: record({ fieldPath: str }, ['fieldPath'], true) },
+    },
+    ['timestampMillis'],
+  ),
+  datasetUsageStatistics: record(
+    {
+      ...timeseriesBase,
+      uniqueUserCount: long,
+      totalSqlQueries: long,
+      topSqlQueries: strList,
+      userCounts: { type: 'array', items: record({ user: str, count: long, userEmail: str }, ['count'], true) },
+      fieldCounts: { type: 'array', items: record({ fieldPath: str, count: long }, ['fieldPath', 'count']) },
+    },
+    ['timestampMillis'],
+  ),
+  operation: record(
+    {
+      ...timeseriesBase,
+      actor: str,
+      operationType: { enum: ['INSERT', 'UPDATE', 'DELETE', 'CREATE', 'ALTER', 'DROP', 'CUSTOM', 'UNKNOWN'] },
+      customOperationType: str,
+      numAffectedRows: long,
+      affectedDatasets: strList,
+      sourceType: { enum: ['DATA_PROCESS', 'DATA_PLATFORM', 'MANUAL'] },
+      customProperties: strMap,
+      lastUpdatedTimestamp: long,
+      queries: strList,
+    },
+    ['timestampMillis', 'operationType', 'lastUpdatedTimestamp'],
+  ),
+};
+
+/** Aspects stored as time series (one entry per timestamp) rather than as versioned aspects. */
+export const TIMESERIES_ASPECTS = new Set(['datasetProfile', 'datasetUsageStatistics', 'operation']);
+
+export { num as numberSchema };

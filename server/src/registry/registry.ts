@@ -1,0 +1,141 @@
+/**
+ * Lookups over the declared registry: entity and aspect names (case-insensitive on input, as DataHub),
+ * URN → entity spec and key aspect, and compiled validators for every aspect.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { SvcError } from '../errors.ts';
+import { parseUrn, type Urn } from '../urn/urn.ts';
+import { ASPECT_SCHEMAS, TIMESERIES_ASPECTS } from './aspectSchemas.ts';
+import { ENTITIES, type EntitySpec } from './entities.ts';
+
+export type { EntitySpec } from './entities.ts';
+
+export interface AspectSpec {
+  name: string;
+  schema: Record<string, unknown>;
+  timeseries: boolean;
+  /** Set for key aspects: the entity whose key this is. */
+  keyOf?: EntitySpec;
+}
+
+/** A URN resolved against the registry. */
+export interface EntityUrn extends Urn {
+  urn: string;
+  spec: EntitySpec;
+}
+
+function keySchema(spec: EntitySpec): Record<string, unknown> {
+  const properties = Object.fromEntries(spec.keyFields.map((f) => [f.name, { type: 'string' }]));
+  return { type: 'object', properties, required: spec.keyFields.map((f) => f.name), additionalProperties: false };
+}
+
+class Registry {
+  readonly entities: readonly EntitySpec[] = ENTITIES;
+  private readonly entityByLower = new Map<string, EntitySpec>();
+  private readonly aspectByLower = new Map<string, AspectSpec>();
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  constructor() {
+    const ajv = new Ajv({ allErrors: true, strict: true });
+    for (const [name, schema] of Object.entries(ASPECT_SCHEMAS)) {
+      this.addAspect({ name, schema, timeseries: TIMESERIES_ASPECTS.has(name) }, ajv);
+    }
+    for (const spec of ENTITIES) {
+      this.entityByLower.set(spec.name.toLowerCase(), spec);
+      this.addAspect({ name: spec.keyAspect, schema: keySchema(spec), timeseries: false, keyOf: spec }, ajv);
+      for (const a of spec.aspects) {
+        if (!this.aspectByLower.has(a.toLowerCase())) throw new Error(`registry: ${spec.name} names unknown aspect ${a}`);
+      }
+    }
+  }
+
+  private addAspect(spec: AspectSpec, ajv: Ajv): void {
+    this.aspectByLower.set(spec.name.toLowerCase(), spec);
+    this.validators.set(spec.name, ajv.compile(spec.schema));
+  }
+
+  /** The entity spec for a name in any case; NOT_FOUND-free: throws VALIDATION naming the known types. */
+  entity(name: string): EntitySpec {
+    const spec = this.entityByLower.get(name.toLowerCase());
+    if (!spec) {
+      throw SvcError.validation([`Unknown entity type "${name}"; expected one of: ${ENTITIES.map((e) => e.name).join(', ')}`]);
+    }
+    return spec;
+  }
+
+  findEntity(name: string): EntitySpec | undefined {
+    return this.entityByLower.get(name.toLowerCase());
+  }
+
+  /** The aspect `name` (any case) of entity `spec`, including its key aspect; VALIDATION error if it has none such. */
+  aspect(spec: EntitySpec, name: string): AspectSpec {
+    const a = this.aspectByLower.get(name.toLowerCase());
+    if (!a || (a.name !== spec.keyAspect && !spec.aspects.includes(a.name))) {
+      throw SvcError.validation([
+        `Unknown aspect "${name}" for entity type ${spec.name}; expected one of: ${[spec.keyAspect, ...spec.aspects].join(', ')}`,
+      ]);
+    }
+    return a;
+  }
+
+  /** Every aspect of an entity type, key first. */
+  aspectsOf(spec: EntitySpec): AspectSpec[] {
+    return [spec.keyAspect, ...spec.aspects].map((n) => this.aspectByLower.get(n.toLowerCase())!);
+  }
+
+  /**
+   * Parses a URN and resolves its entity type; an unparsable URN, an unknown type or a tuple of the
+   * wrong shape for the type is INVALID_URN (`Invalid urn!: <urn>`).
+   */
+  resolveUrn(raw: string): EntityUrn {
+    const parsed = parseUrn(raw);
+    const spec = this.entityByLower.get(parsed.entityType.toLowerCase());
+    if (!spec || spec.name !== parsed.entityType) throw SvcError.invalidUrn(raw, new Error('unknown entity type'));
+    if (spec.keyFields.length > 1 && parsed.parts.length !== spec.keyFields.length) {
+      throw SvcError.invalidUrn(raw, new Error(`expected ${spec.keyFields.length} tuple parts`));
+    }
+    if (spec.keyFields.length === 1 && parsed.parts.length !== 1) {
+      // A single-field key keeps a parenthesised id whole, e.g. urn:li:tag:(a,b) has name "(a,b)".
+      parsed.parts = [parsed.id];
+    }
+    spec.keyFields.forEach((f, i) => {
+      if (f.urnOf) {
+        const inner = parseUrn(parsed.parts[i]!);
+        if (inner.entityType !== f.urnOf) throw SvcError.invalidUrn(raw, new Error(`${f.name} must be a ${f.urnOf} urn`));
+      }
+    });
+    return { ...parsed, urn: raw, spec };
+  }
+
+  /** The key aspect value of a URN, e.g. `{platform, name, origin}` for a dataset. */
+  keyAspectValue(u: EntityUrn): Record<string, string> {
+    return Object.fromEntries(u.spec.keyFields.map((f, i) => [f.name, u.parts[i]!]));
+  }
+
+  /** Validates an aspect value against its schema; returns every violation, prefixed with the aspect name. */
+  validate(aspect: AspectSpec, value: unknown): string[] {
+    const fn = this.validators.get(aspect.name)!;
+    if (fn(value)) return [];
+    return (fn.errors ?? []).map((e) => describe(aspect.name, e));
+  }
+}
+
+function describe(aspect: string, e: ErrorObject): string {
+  const at = `${aspect}${e.instancePath.replace(/\//g, '.')}`;
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `${at}: unknown field "${(e.params as { additionalProperty: string }).additionalProperty}"`;
+    case 'required':
+      return `${at}: missing required field "${(e.params as { missingProperty: string }).missingProperty}"`;
+    case 'enum':
+      return `${at}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'minProperties':
+    case 'maxProperties':
+      return `${at}: a typed value must have exactly one key, "string" or "double"`;
+    default:
+      return `${at}: ${e.message ?? 'is invalid'}`;
+  }
+}
+
+/** The process-wide registry (it is static data). */
+export const registry = new Registry();

@@ -1,0 +1,195 @@
+/**
+ * `npm test`: typechecks, provisions the real components the selected tests need (from the cache when
+ * warm), starts them on free loopback ports, runs the tests with `node --test` (file lists passed
+ * explicitly), stops everything, and prints one closing line `tests: N passed, N failed, N skipped`.
+ *
+ *   npm test                          every suite
+ *   npm test -- test/server/x.test.ts only those files (their components are started as needed)
+ *
+ * `SVC_TEST_REQUIRE=all` (set by CI) makes a component that cannot be provisioned fail the run;
+ * otherwise the suites needing it are skipped with one line saying what is missing.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import type { Component } from './harness/component.ts';
+
+type ComponentName = 'postgres' | 'embedded-postgres' | 'opensearch' | 'kube' | 'helm';
+
+interface Suite {
+  name: string;
+  files: string[];
+  needs: ComponentName[];
+}
+
+const ROOT = resolve(import.meta.dirname, '..');
+const PROVISIONED: Partial<Record<ComponentName, string>> = { postgres: 'postgres', opensearch: 'opensearch', kube: 'kube', helm: 'helm' };
+
+function findTests(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      if (name === 'node_modules' || name.startsWith('.')) continue;
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (name.endsWith('.test.ts')) out.push(relative(ROOT, p));
+    }
+  };
+  walk(join(ROOT, dir));
+  return out.sort();
+}
+
+/** The components an infra smoke test needs, from its file name. */
+function infraNeeds(file: string): ComponentName[] {
+  if (/opensearch/.test(file)) return ['opensearch'];
+  if (/kube|crds/.test(file)) return ['kube'];
+  if (/helm/.test(file)) return ['helm'];
+  if (/postgres/.test(file)) return ['postgres'];
+  return [];
+}
+
+function suites(selected: string[] | undefined): Suite[] {
+  const pick = (files: string[]) => (selected ? files.filter((f) => selected.includes(f)) : files);
+  const unit = pick(findTests('server'));
+  const server = pick(findTests('test/server'));
+  const infra = pick(findTests('test/infra'));
+  const out: Suite[] = [];
+  if (unit.length) out.push({ name: 'unit', files: unit, needs: [] });
+  if (server.length) {
+    out.push({ name: 'server on Debian Postgres 15', files: server, needs: ['postgres'] });
+    out.push({ name: 'server on embedded Postgres', files: server, needs: ['embedded-postgres'] });
+  }
+  const byNeeds = new Map<string, string[]>();
+  for (const f of infra) {
+    const key = infraNeeds(f).join(',');
+    byNeeds.set(key, [...(byNeeds.get(key) ?? []), f]);
+  }
+  for (const [key, files] of byNeeds) out.push({ name: `infra ${key || 'plain'}`, files, needs: key ? (key.split(',') as ComponentName[]) : [] });
+  return out;
+}
+
+/** Runs the provisioning script for the given components; returns the env it printed, or why it failed. */
+function provision(names: string[]): { env: Record<string, string> } | { error: string } {
+  const res = spawnSync('bash', [join(ROOT, 'test/infra/provision.sh'), ...names], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (res.status !== 0) return { error: `provisioning ${names.join(', ')} failed (exit ${res.status})` };
+  const env: Record<string, string> = {};
+  for (const line of res.stdout.split('\n')) {
+    const m = line.match(/^([A-Z_][A-Z0-9_]*)=(.*)$/);
+    if (m) env[m[1]!] = m[2]!;
+  }
+  return { env };
+}
+
+/** Harness module and start function of each component (loaded only when a suite needs it). */
+const STARTERS: Record<ComponentName, [module: string, fn: string]> = {
+  postgres: ['./harness/postgres.ts', 'startDebianPostgres'],
+  'embedded-postgres': ['./harness/postgres.ts', 'startEmbeddedTestPostgres'],
+  opensearch: ['./harness/opensearch.ts', 'startOpenSearch'],
+  kube: ['./harness/kube.ts', 'startKube'],
+  helm: ['./harness/helm.ts', 'helmComponent'],
+};
+
+async function startComponent(name: ComponentName): Promise<Component> {
+  const [modulePath, fn] = STARTERS[name];
+  const mod = (await import(modulePath)) as Record<string, () => Promise<Component>>;
+  return mod[fn]!();
+}
+
+interface Counts {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+/** Runs `node --test` on the files, echoing its TAP output and counting its summary lines. */
+function runNodeTest(files: string[], env: Record<string, string>): Promise<Counts> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', ...files], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
+    let buffer = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      process.stdout.write(chunk);
+      buffer += chunk;
+    });
+    child.on('close', (code) => {
+      const num = (label: string) => Number(buffer.match(new RegExp(`^# ${label} (\\d+)$`, 'm'))?.[1] ?? 0);
+      counts.passed = num('pass');
+      counts.failed = num('fail') + num('cancelled');
+      counts.skipped = num('skipped') + num('todo');
+      if (code !== 0 && counts.failed === 0) counts.failed = 1; // a crash outside any test
+      done(counts);
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2).map((a) => relative(ROOT, resolve(a)));
+  const require = process.env.SVC_TEST_REQUIRE === 'all';
+  const total: Counts = { passed: 0, failed: 0, skipped: 0 };
+
+  process.stdout.write('# typecheck (tsc --noEmit)\n');
+  const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', join(ROOT, 'tsconfig.json')], { stdio: 'inherit' });
+  if (tsc.status !== 0) {
+    process.stdout.write('typecheck failed\n');
+    return 1;
+  }
+
+  const plan = suites(args.length ? args : undefined);
+  const toProvision = [...new Set(plan.flatMap((s) => s.needs.map((n) => PROVISIONED[n]).filter((x): x is string => !!x)))];
+  const provisionedEnv: Record<string, string> = {};
+  const unavailable = new Map<string, string>();
+  for (const name of toProvision) {
+    const res = provision([name]);
+    if ('error' in res) unavailable.set(name, res.error);
+    else Object.assign(provisionedEnv, res.env);
+  }
+  Object.assign(process.env, provisionedEnv);
+
+  for (const suite of plan) {
+    const missing = suite.needs.filter((n) => unavailable.has(PROVISIONED[n] ?? ''));
+    if (missing.length) {
+      const why = missing.map((n) => unavailable.get(PROVISIONED[n]!)).join('; ');
+      if (require) {
+        process.stdout.write(`# suite "${suite.name}" FAILED: ${why} (SVC_TEST_REQUIRE=all)\n`);
+        total.failed += suite.files.length;
+        continue;
+      }
+      process.stdout.write(`# suite "${suite.name}" skipped: ${why}\n`);
+      total.skipped += suite.files.length;
+      continue;
+    }
+    process.stdout.write(`\n# suite "${suite.name}": ${suite.files.length} file(s)\n`);
+    const started: Component[] = [];
+    try {
+      const env: Record<string, string> = {};
+      for (const n of suite.needs) {
+        const c = await startComponent(n);
+        started.push(c);
+        Object.assign(env, c.env);
+      }
+      const counts = await runNodeTest(suite.files, env);
+      total.passed += counts.passed;
+      total.failed += counts.failed;
+      total.skipped += counts.skipped;
+    } catch (err) {
+      process.stdout.write(`# suite "${suite.name}" could not start its components: ${(err as Error).stack ?? String(err)}\n`);
+      total.failed += 1;
+    } finally {
+      for (const c of started.reverse()) await c.stop().catch((e: unknown) => process.stdout.write(`# stopping ${c.name} failed: ${String(e)}\n`));
+    }
+  }
+  process.stdout.write(`\ntests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);
+  return total.failed > 0 || total.passed === 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,294 @@
+/**
+ * The OpenAPI v2 and v3 entity endpoints: the shapes of datahub-behaviour.md §5 for status, datasetKey,
+ * propertyDefinition and structuredProperties, decimals in the raw text, versions, listing, deletes.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { enc, startTestServer, type TestServer } from '../support/testServer.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(async () => {
+  await s.close();
+});
+
+const PROP = 'urn:li:structuredProperty:io.acryl.privacy.retentionTime';
+const DATASET = 'urn:li:dataset:(urn:li:dataPlatform:hive,SampleHiveDataset,PROD)';
+const definition = {
+  qualifiedName: 'io.acryl.privacy.retentionTime',
+  valueType: 'urn:li:dataType:svc.number',
+  description: 'Retention Time is used to figure out how long to retain records in a dataset',
+  displayName: 'Retention Time',
+  cardinality: 'MULTIPLE',
+  entityTypes: ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.dataFlow'],
+  allowedValues: [
+    { value: { double: 30 }, description: '30 days, usually reserved for datasets that are ephemeral and contain pii' },
+    { value: { double: 60 }, description: 'Use this for datasets that drive monthly reporting but contain pii' },
+    { value: { double: 365 }, description: 'Use this for non-sensitive data that can be retained for longer' },
+  ],
+};
+
+async function text(res: Response, status: number): Promise<string> {
+  const body = await res.text();
+  assert.equal(res.status, status, body);
+  return body;
+}
+
+describe('propertyDefinition', () => {
+  test('v3 POST answers {urn, propertyDefinition: {value}} with decimals in the raw text', async () => {
+    const res = await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROP)}/propertyDefinition?createIfNotExists=false`, {
+      method: 'POST',
+      body: JSON.stringify({ value: definition }),
+    });
+    const raw = await text(res, 200);
+    assert.deepEqual(JSON.parse(raw), { urn: PROP, propertyDefinition: { value: definition } });
+    assert.match(raw, /\{"double":30\.0\}.*\{"double":60\.0\}.*\{"double":365\.0\}/);
+  });
+
+  test('v2 GET answers {value} with exactly what was stored, fields in the order written', async () => {
+    const raw = await text(await s.request(`/openapi/v2/entity/structuredProperty/${enc(PROP)}/propertyDefinition`), 200);
+    assert.equal(raw, JSON.stringify({ value: definition }).replace(/"double":(\d+)\}/g, '"double":$1.0}'));
+  });
+
+  test('v3 GET answers {urn, propertyDefinition: {value}}', async () => {
+    const raw = await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROP)}/propertyDefinition`), 200);
+    assert.deepEqual(JSON.parse(raw), { urn: PROP, propertyDefinition: { value: definition } });
+    assert.match(raw, /"double":60\.0/);
+  });
+
+  test('the key aspect is derived from the urn', async () => {
+    const res = await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROP)}/structuredPropertyKey`);
+    assert.deepEqual(JSON.parse(await text(res, 200)), { urn: PROP, structuredPropertyKey: { value: { id: 'io.acryl.privacy.retentionTime' } } });
+  });
+});
+
+describe('structuredProperties values', () => {
+  test('v3 POST sets them and answers {urn, structuredProperties: {value}}', async () => {
+    const value = { properties: [{ propertyUrn: PROP, values: [{ double: 60 }] }] };
+    const res = await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/structuredProperties?createIfNotExists=false`, {
+      method: 'POST',
+      body: '{"value":{"properties":[{"propertyUrn":"' + PROP + '","values":[{"double":60.0}]}]}}',
+    });
+    const raw = await text(res, 200);
+    assert.deepEqual(JSON.parse(raw), { urn: DATASET, structuredProperties: { value } });
+    assert.match(raw, /"values":\[\{"double":60\.0\}\]/);
+  });
+
+  test('v2 PATCH add upserts one property and answers {urn, aspects: {structuredProperties: {value}}}', async () => {
+    const other = 'urn:li:structuredProperty:io.acryl.privacy.retentionTime02';
+    const res = await s.request(`/openapi/v2/entity/dataset/${enc(DATASET)}/structuredProperties`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json-patch+json', accept: 'application/json' },
+      body: JSON.stringify({
+        patch: [{ op: 'add', path: `/properties/${other}`, value: { propertyUrn: other, values: [{ string: 'bar2' }] } }],
+        arrayPrimaryKeys: { properties: ['propertyUrn'] },
+      }),
+    });
+    const raw = await text(res, 200);
+    assert.deepEqual(JSON.parse(raw), {
+      urn: DATASET,
+      aspects: {
+        structuredProperties: {
+          value: {
+            properties: [
+              { propertyUrn: PROP, values: [{ double: 60 }] },
+              { propertyUrn: other, values: [{ string: 'bar2' }] },
+            ],
+          },
+        },
+      },
+    });
+    assert.match(raw, /"double":60\.0/);
+  });
+
+  test('v3 PATCH add on an existing key replaces its values, remove drops it', async () => {
+    const patch = (ops: unknown[]) =>
+      s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/structuredProperties`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json-patch+json' },
+        body: JSON.stringify({ patch: ops, arrayPrimaryKeys: { properties: ['propertyUrn'] } }),
+      });
+    const replaced = JSON.parse(await text(await patch([{ op: 'add', path: `/properties/${PROP}`, value: { propertyUrn: PROP, values: [{ double: 30 }, { double: 60 }] } }]), 200));
+    assert.deepEqual(replaced.structuredProperties.value.properties[0], { propertyUrn: PROP, values: [{ double: 30 }, { double: 60 }] });
+    assert.equal(replaced.structuredProperties.value.properties.length, 2);
+    const removed = JSON.parse(await text(await patch([{ op: 'remove', path: '/properties/urn:li:structuredProperty:io.acryl.privacy.retentionTime02' }]), 200));
+    assert.deepEqual(removed, { urn: DATASET, structuredProperties: { value: { properties: [{ propertyUrn: PROP, values: [{ double: 30 }, { double: 60 }] }] } } });
+  });
+
+  test('PATCH of an entity without the aspect starts from {"properties": []}', async () => {
+    const urn = 'urn:li:dataFlow:(airflow,patched_flow,prod)';
+    const res = await s.request(`/openapi/v3/entity/dataFlow/${enc(urn)}/structuredProperties`, {
+      method: 'PATCH',
+      body: JSON.stringify({ patch: [{ op: 'add', path: `/properties/${PROP}`, value: { propertyUrn: PROP, values: [{ double: 365 }] } }], arrayPrimaryKeys: { properties: ['propertyUrn'] } }),
+    });
+    assert.deepEqual(JSON.parse(await text(res, 200)), { urn, structuredProperties: { value: { properties: [{ propertyUrn: PROP, values: [{ double: 365 }] }] } } });
+  });
+});
+
+describe('status', () => {
+  test('v2 POST takes the bare aspect; v3 POST the {value} wrapper', async () => {
+    const v2 = await s.request(`/openapi/v2/entity/structuredProperty/${enc(PROP)}/status?systemMetadata=false&createIfNotExists=false`, {
+      method: 'POST',
+      body: JSON.stringify({ removed: true }),
+    });
+    assert.deepEqual(JSON.parse(await text(v2, 200)), { urn: PROP, aspects: { status: { value: { removed: true } } } });
+    const v3 = await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROP)}/status?systemMetadata=false&createIfNotExists=false`, {
+      method: 'POST',
+      body: JSON.stringify({ value: { removed: false } }),
+    });
+    assert.deepEqual(JSON.parse(await text(v3, 200)), { urn: PROP, status: { value: { removed: false } } });
+  });
+});
+
+describe('versions and system metadata', () => {
+  test('every write keeps the replaced version; version 0 is the latest', async () => {
+    const urn = 'urn:li:tag:versioned';
+    for (const removed of [true, false, true]) {
+      await text(await s.request(`/openapi/v3/entity/tag/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed } }) }), 200);
+    }
+    const at = async (version: number) =>
+      JSON.parse(await text(await s.request(`/openapi/v2/entity/tag/${enc(urn)}/status?version=${version}`), 200)).value;
+    assert.deepEqual(await at(0), { removed: true });
+    assert.deepEqual(await at(1), { removed: true });
+    assert.deepEqual(await at(2), { removed: false });
+    assert.equal((await s.request(`/openapi/v2/entity/tag/${enc(urn)}/status?version=3`)).status, 404);
+  });
+
+  test('system metadata and audit stamps appear only with systemMetadata=true', async () => {
+    const urn = 'urn:li:tag:with-run';
+    await text(
+      await s.request(`/openapi/v3/entity/tag/${enc(urn)}/status?createIfNotExists=false`, {
+        method: 'POST',
+        body: JSON.stringify({ value: { removed: false }, systemMetadata: { runId: 'ingest-42' } }),
+      }),
+      200,
+    );
+    const plain = JSON.parse(await text(await s.request(`/openapi/v3/entity/tag/${enc(urn)}?aspects=status`), 200));
+    assert.deepEqual(plain, { urn, status: { value: { removed: false } } });
+    const withSm = JSON.parse(await text(await s.request(`/openapi/v3/entity/tag/${enc(urn)}?aspects=status&systemMetadata=true`), 200));
+    assert.equal(withSm.status.systemMetadata.runId, 'ingest-42');
+    assert.equal(typeof withSm.status.systemMetadata.lastObserved, 'number');
+    assert.equal(withSm.status.auditStamp.actor, 'urn:li:corpuser:admin');
+  });
+});
+
+describe('list', () => {
+  test('v3 list returns the requested aspects, datasetKey derived from the urn', async () => {
+    const res = await s.request('/openapi/v3/entity/dataset?systemMetadata=false&aspects=datasetKey&aspects=structuredProperties&count=10&sort=urn&sortOrder=ASCENDING');
+    const body = JSON.parse(await text(res, 200));
+    const entity = body.entities.find((e: { urn: string }) => e.urn === DATASET);
+    assert.deepEqual(entity.datasetKey, { value: { platform: 'urn:li:dataPlatform:hive', name: 'SampleHiveDataset', origin: 'PROD' } });
+    assert.deepEqual(Object.keys(entity).sort(), ['datasetKey', 'structuredProperties', 'urn']);
+    assert.equal(body.scrollId, null);
+  });
+
+  test('pages with scrollId in urn order, both directions, v2 under "results"', async () => {
+    const urns = Array.from({ length: 7 }, (_, i) => `urn:li:dataset:(urn:li:dataPlatform:kafka,topic_${i},PROD)`);
+    const batch = await s.request('/openapi/v2/entity/dataset?async=false', {
+      method: 'POST',
+      body: JSON.stringify(urns.map((urn) => ({ urn, aspects: { status: { value: { removed: false } } } }))),
+    });
+    assert.equal(batch.status, 200);
+    const seen: string[] = [];
+    let scrollId: string | null = null;
+    do {
+      const q: string = `/openapi/v2/entity/dataset?count=3&aspects=datasetKey${scrollId ? `&scrollId=${scrollId}` : ''}`;
+      const page = JSON.parse(await text(await s.request(q), 200));
+      assert.ok(page.results.length <= 3);
+      for (const r of page.results) {
+        assert.ok(r.aspects.datasetKey.value.name);
+        seen.push(r.urn);
+      }
+      scrollId = page.scrollId;
+    } while (scrollId);
+    assert.deepEqual(seen, [...seen].sort());
+    for (const urn of urns) assert.ok(seen.includes(urn));
+    const desc = JSON.parse(await text(await s.request('/openapi/v3/entity/dataset?count=100&sortOrder=DESCENDING'), 200));
+    const descUrns = desc.entities.map((e: { urn: string }) => e.urn);
+    assert.deepEqual(descUrns, [...seen].reverse());
+  });
+
+  test('soft-deleted entities are left out unless includeSoftDelete=true', async () => {
+    const urn = 'urn:li:dataset:(urn:li:dataPlatform:kafka,soft_gone,PROD)';
+    await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":true}}' }), 200);
+    const listed = async (q: string) => JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset?count=1000${q}`), 200)).entities.map((e: { urn: string }) => e.urn);
+    assert.ok(!(await listed('')).includes(urn));
+    assert.ok((await listed('&includeSoftDelete=true')).includes(urn));
+    assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'HEAD' })).status, 404);
+    assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(urn)}?includeSoftDelete=true`, { method: 'HEAD' })).status, 204);
+  });
+});
+
+describe('batch, head, delete', () => {
+  test('v2 async batch answers 202 [{"urn"}]; v3 sync batch answers the written entities', async () => {
+    const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,batch_one,PROD)';
+    const v2 = await s.request('/openapi/v2/entity/dataset', { method: 'POST', body: JSON.stringify([{ urn, aspects: { status: { value: { removed: false } } } }]) });
+    assert.deepEqual(JSON.parse(await text(v2, 202)), [{ urn }]);
+    const v3 = await s.request('/openapi/v3/entity/dataset?async=false', {
+      method: 'POST',
+      body: JSON.stringify([{ urn, status: { value: { removed: false } }, subTypes: { value: { typeNames: ['table'] } } }]),
+    });
+    assert.deepEqual(JSON.parse(await text(v3, 200)), [{ urn, status: { value: { removed: false } }, subTypes: { value: { typeNames: ['table'] } } }]);
+  });
+
+  test('a missing entity is 404 with an empty body and Not-Found-Reason; HEAD is 204 or 404', async () => {
+    const missing = 'urn:li:dataset:(urn:li:dataPlatform:hive,nowhere,PROD)';
+    const res = await s.request(`/openapi/v3/entity/dataset/${enc(missing)}`);
+    assert.equal(res.status, 404);
+    assert.equal(res.headers.get('not-found-reason'), 'ENTITY');
+    assert.equal(await res.text(), '');
+    assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(missing)}`, { method: 'HEAD' })).status, 404);
+    assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}`, { method: 'HEAD' })).status, 204);
+    assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/structuredProperties`, { method: 'HEAD' })).status, 204);
+    assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/schemaMetadata`, { method: 'HEAD' })).status, 404);
+  });
+
+  test('DELETE of an entity removes everything and answers 200 with an empty body, also when missing', async () => {
+    const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,to_delete,PROD)';
+    await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' }), 200);
+    const del = await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' });
+    assert.equal(await text(del, 200), '');
+    assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`)).status, 404);
+    assert.equal(await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' }), 200), '');
+  });
+
+  test('DELETE of an aspect removes only it', async () => {
+    const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,aspect_delete,PROD)';
+    await s.request('/openapi/v3/entity/dataset?async=false', { method: 'POST', body: JSON.stringify([{ urn, status: { value: { removed: false } }, subTypes: { value: { typeNames: ['view'] } } }]) });
+    assert.equal(await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/subTypes`, { method: 'DELETE' }), 200), '');
+    const entity = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`), 200));
+    assert.deepEqual(Object.keys(entity).sort(), ['datasetKey', 'status', 'urn']);
+  });
+});
+
+describe('names, preconditions, time series', () => {
+  test('entity and aspect names match case-insensitively', async () => {
+    const res = await s.request(`/openapi/v3/entity/DATASET/${enc(DATASET)}/STRUCTUREDPROPERTIES`);
+    const body = JSON.parse(await text(res, 200));
+    assert.ok(body.structuredProperties.value.properties.length > 0);
+    assert.equal((await s.request(`/openapi/v3/entity/structuredproperty/${enc(PROP)}/propertydefinition`)).status, 200);
+  });
+
+  test('createIfNotExists defaults to true: writing an existing aspect again is 412', async () => {
+    const res = await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROP)}/propertyDefinition`, { method: 'POST', body: JSON.stringify({ value: definition }) });
+    assert.equal(res.status, 412);
+    assert.deepEqual(await res.json(), { error: 'Validation Error', message: 'Cannot perform CREATE since the aspect already exists.' });
+  });
+
+  test('createIfEntityNotExists=true on an existing entity is 412', async () => {
+    const res = await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/subTypes?createIfEntityNotExists=true`, { method: 'POST', body: '{"value":{"typeNames":["x"]}}' });
+    assert.equal(res.status, 412);
+    assert.match(((await res.json()) as { message: string }).message, /Cannot perform CREATE_ENTITY if not exists since the entity key already exists\./);
+  });
+
+  test('a time series aspect returns its latest entry', async () => {
+    const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,profiled,PROD)';
+    for (const [t, rows] of [[1000, 10], [3000, 30], [2000, 20]]) {
+      await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t, rowCount: rows } }) }), 200);
+    }
+    const latest = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile`), 200));
+    assert.deepEqual(latest.datasetProfile.value, { timestampMillis: 3000, rowCount: 30 });
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * An in-process svc server for a test file, on a database of its own in the cluster the harness
+ * started (`DATABASE_URL`), with a known admin token.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../../server/src/config.ts';
+import { startSvc, type Svc } from '../../server/src/server.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token';
+
+export interface TestServer {
+  svc: Svc;
+  url: string;
+  /** Connection string of this server's own database, for asserting on what was stored. */
+  databaseUrl: string;
+  /** `fetch` against the server with the admin token (override with `headers.authorization`). */
+  request(path: string, init?: RequestInit & { token?: string | null }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Creates an empty database on the harness's cluster and returns its URL. */
+export async function createTestDatabase(): Promise<string> {
+  const admin = process.env.DATABASE_URL;
+  if (!admin) throw new Error('DATABASE_URL is not set: run the tests through `npm test`, which starts Postgres');
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-data-'));
+  const config = loadConfig({ PORT: '0', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_DB_POOL_SIZE: '10', ...env, DATABASE_URL: databaseUrl });
+  const svc = await startSvc(config, pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? 'silent' }));
+  return {
+    svc,
+    url: svc.url,
+    databaseUrl,
+    request(path, init = {}) {
+      const { token = ADMIN_TOKEN, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (token !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${token}`);
+      if (rest.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+      return fetch(`${svc.url}${path}`, { ...rest, headers });
+    },
+    async close() {
+      await svc.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Percent-encodes a URN for a path segment (colon, parentheses and comma included). */
+export function enc(urn: string): string {
+  return encodeURIComponent(urn).replace(/\(/g, '%28').replace(/\)/g, '%29');
+}
+
+/** Runs one SQL query on a database and returns its rows. */
+export async function sql<T extends Record<string, unknown>>(databaseUrl: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    return (await c.query<T>(text, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
