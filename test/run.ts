@@ -52,6 +52,7 @@ function suites(selected: string[] | undefined): Suite[] {
   const pick = (files: string[]) => (selected ? files.filter((f) => selected.includes(f)) : files);
   const unit = pick(findTests('server'));
   const server = pick(findTests('test/server'));
+  const embedded = pick(findTests('test/embedded'));
   const infra = pick(findTests('test/infra'));
   const out: Suite[] = [];
   if (unit.length) out.push({ name: 'unit', files: unit, needs: [] });
@@ -59,6 +60,7 @@ function suites(selected: string[] | undefined): Suite[] {
     out.push({ name: 'server on Debian Postgres 15', files: server, needs: ['postgres'] });
     out.push({ name: 'server on embedded Postgres', files: server, needs: ['embedded-postgres'] });
   }
+  if (embedded.length) out.push({ name: 'embedded default', files: embedded, needs: [] });
   const byNeeds = new Map<string, string[]>();
   for (const f of infra) {
     const key = infraNeeds(f).join(',');

@@ -90,12 +90,17 @@ export async function aspectVersion(db: Db, urn: string, aspect: string, version
 
 /** Writes one aspect through `svc_write_aspect` (see migration 001): one round trip, history kept. */
 export async function writeAspect(db: Db, w: AspectWrite): Promise<WriteOutcome> {
-  const rows = await q<{ outcome: WriteOutcome }>(
-    db,
-    'SELECT svc_write_aspect($1, $2, $3, $4, $5, $6, $7, $8) AS outcome',
-    [w.urn, w.aspect, w.keyAspect, JSON.stringify(w.key), JSON.stringify(w.value), JSON.stringify(w.systemMetadata), w.actor, w.mode],
-  );
-  return rows[0]!.outcome;
+  try {
+    // A named statement is parsed once per connection: this is the hottest query of the server.
+    const res = await db.query<{ outcome: WriteOutcome }>({
+      name: 'svc_write_aspect',
+      text: 'SELECT svc_write_aspect($1, $2, $3, $4, $5, $6, $7, $8) AS outcome',
+      values: [w.urn, w.aspect, w.keyAspect, JSON.stringify(w.key), JSON.stringify(w.value), JSON.stringify(w.systemMetadata), w.actor, w.mode],
+    });
+    return res.rows[0]!.outcome;
+  } catch (err) {
+    throw dbError(err);
+  }
 }
 
 /** Takes the entity's write lock until the transaction ends (the same lock `svc_write_aspect` takes). */

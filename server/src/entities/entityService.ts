@@ -3,7 +3,7 @@
  * GraphQL, the CLI and the operator) are thin adapters over these functions; every rule lives here.
  */
 import { SvcError, Violations } from '../errors.ts';
-import { inTransaction, type Pool } from '../db/pool.ts';
+import { inTransaction, type Db, type Pool } from '../db/pool.ts';
 import { registry, type AspectSpec, type EntityUrn, type EntitySpec } from '../registry/registry.ts';
 import {
   aspectVersion,
@@ -144,7 +144,7 @@ export class EntityService {
   async write(inputs: AspectInput[], mode: WriteMode, actor: Actor): Promise<EntityRecord[]> {
     const checked = this.check(inputs);
     const now = Date.now();
-    const results = await inTransaction(this.pool, async (tx) => {
+    const writeAll = async (tx: Db): Promise<StoredAspect[]> => {
       const written: StoredAspect[] = [];
       for (const w of checked) {
         const systemMetadata = { ...w.systemMetadata, lastObserved: now };
@@ -183,7 +183,10 @@ export class EntityService {
         });
       }
       return written;
-    });
+    };
+    // One versioned aspect is written by one atomic statement: no explicit transaction needed.
+    const single = checked.length === 1 && !checked[0]!.aspect.timeseries;
+    const results = single ? await writeAll(this.pool) : await inTransaction(this.pool, writeAll);
     return groupByUrn(results);
   }
 

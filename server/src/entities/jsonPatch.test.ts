@@ -1,0 +1,54 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { applyPatch, parsePatchBody } from './jsonPatch.ts';
+import { SvcError } from '../errors.ts';
+
+const keys = { properties: ['propertyUrn'] };
+const doc = { properties: [{ propertyUrn: 'urn:li:structuredProperty:a', values: [{ double: 1 }] }] };
+
+test('add on a missing key appends; on an existing key replaces the element', () => {
+  const added = applyPatch(doc, [{ op: 'add', path: '/properties/urn:li:structuredProperty:b', value: { propertyUrn: 'urn:li:structuredProperty:b', values: [{ string: 'x' }] } }], keys);
+  assert.deepEqual(added, { properties: [doc.properties[0], { propertyUrn: 'urn:li:structuredProperty:b', values: [{ string: 'x' }] }] });
+  const replaced = applyPatch(added, [{ op: 'add', path: '/properties/urn:li:structuredProperty:a', value: { propertyUrn: 'urn:li:structuredProperty:a', values: [{ double: 2 }, { double: 3 }] } }], keys);
+  assert.deepEqual((replaced as typeof doc).properties[0], { propertyUrn: 'urn:li:structuredProperty:a', values: [{ double: 2 }, { double: 3 }] });
+  assert.equal((replaced as typeof doc).properties.length, 2);
+});
+
+test('add fills in the key field from the path when the value omits it', () => {
+  const out = applyPatch({ properties: [] }, [{ op: 'add', path: '/properties/urn:li:structuredProperty:c', value: { values: [] } }], keys);
+  assert.deepEqual(out, { properties: [{ values: [], propertyUrn: 'urn:li:structuredProperty:c' }] });
+});
+
+test('remove drops the keyed element and ignores a value sent with it', () => {
+  const out = applyPatch(doc, [{ op: 'remove', path: '/properties/urn:li:structuredProperty:a', value: { anything: true } }], keys);
+  assert.deepEqual(out, { properties: [] });
+});
+
+test('the input document is never modified', () => {
+  const before = structuredClone(doc);
+  applyPatch(doc, [{ op: 'remove', path: '/properties/urn:li:structuredProperty:a' }], keys);
+  assert.deepEqual(doc, before);
+});
+
+test('without arrayPrimaryKeys arrays are addressed by index, as RFC 6902', () => {
+  assert.deepEqual(applyPatch({ a: [1, 2, 3] }, [{ op: 'remove', path: '/a/1' }, { op: 'add', path: '/a/-', value: 9 }]), { a: [1, 3, 9] });
+  assert.deepEqual(applyPatch({ a: { b: 1 } }, [{ op: 'replace', path: '/a/b', value: 2 }, { op: 'copy', from: '/a/b', path: '/c' }, { op: 'move', from: '/a', path: '/d' }]), { c: 2, d: { b: 2 } });
+});
+
+test('~1 and ~0 escapes decode to / and ~', () => {
+  assert.deepEqual(applyPatch({}, [{ op: 'add', path: '/a~1b~0c', value: 1 }]), { 'a/b~c': 1 });
+});
+
+test('a failed test op or a missing path is a VALIDATION error naming the operation', () => {
+  assert.throws(() => applyPatch({ a: 1 }, [{ op: 'test', path: '/a', value: 2 }]), (e: unknown) => e instanceof SvcError && /patch\[0\] \(test \/a\): test failed/.test(e.message));
+  assert.throws(() => applyPatch(doc, [{ op: 'remove', path: '/properties/urn:li:structuredProperty:zzz' }], keys), (e: unknown) => e instanceof SvcError && /does not exist/.test(e.message));
+});
+
+test('parsePatchBody accepts the DataHub body and a bare RFC 6902 array, and lists every problem', () => {
+  assert.equal(parsePatchBody([{ op: 'remove', path: '/x' }]).ops.length, 1);
+  assert.deepEqual(parsePatchBody({ patch: [], arrayPrimaryKeys: keys }).arrayPrimaryKeys, keys);
+  assert.throws(
+    () => parsePatchBody({ patch: [{ op: 'frobnicate', path: 'x' }, { op: 'add', path: '/a' }], arrayPrimaryKeys: { properties: [] }, extra: 1 }),
+    (e: unknown) => e instanceof SvcError && e.violations.length === 5,
+  );
+});

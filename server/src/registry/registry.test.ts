@@ -1,0 +1,42 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { registry } from './registry.ts';
+import { SvcError } from '../errors.ts';
+
+test('every entity type the foundation needs is registered with its key aspect', () => {
+  const names = registry.entities.map((e) => e.name);
+  for (const n of ['dataset', 'schemaField', 'dataFlow', 'dataJob', 'chart', 'dashboard', 'container', 'domain', 'glossaryTerm', 'tag', 'corpuser', 'corpGroup', 'dataPlatform', 'structuredProperty', 'dataType', 'entityType']) {
+    assert.ok(names.includes(n), n);
+  }
+  assert.equal(registry.entity('DataSet').keyAspect, 'datasetKey');
+});
+
+test('aspects resolve case-insensitively; time series aspects are marked', () => {
+  const dataset = registry.entity('dataset');
+  assert.equal(registry.aspect(dataset, 'STRUCTUREDproperties').name, 'structuredProperties');
+  assert.equal(registry.aspect(dataset, 'datasetprofile').timeseries, true);
+  assert.equal(registry.aspect(dataset, 'operation').timeseries, true);
+  assert.equal(registry.aspect(dataset, 'status').timeseries, false);
+  assert.throws(() => registry.aspect(dataset, 'propertyDefinition'), SvcError);
+});
+
+test('key aspects come from the urn, nested urns included', () => {
+  const u = registry.resolveUrn('urn:li:dataJob:(urn:li:dataFlow:(airflow,etl,prod),load)');
+  assert.deepEqual(registry.keyAspectValue(u), { flow: 'urn:li:dataFlow:(airflow,etl,prod)', jobId: 'load' });
+  const f = registry.resolveUrn('urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:hive,t,PROD),a.b)');
+  assert.deepEqual(registry.keyAspectValue(f), { parent: 'urn:li:dataset:(urn:li:dataPlatform:hive,t,PROD)', fieldPath: 'a.b' });
+});
+
+test('a tuple part that must be a urn of a given type is checked', () => {
+  assert.throws(() => registry.resolveUrn('urn:li:dataset:(hive,t,PROD)'), (e: unknown) => e instanceof SvcError && e.code === 'INVALID_URN');
+  assert.throws(() => registry.resolveUrn('urn:li:dataJob:(urn:li:chart:(a,b),j)'), (e: unknown) => e instanceof SvcError && e.code === 'INVALID_URN');
+});
+
+test('schema validation reports every violation', () => {
+  const spec = registry.aspect(registry.entity('structuredProperty'), 'propertyDefinition');
+  const problems = registry.validate(spec, { qualifiedName: 3, cardinality: 'MANY', bogus: true });
+  assert.ok(problems.some((p) => /qualifiedName: must be string/.test(p)));
+  assert.ok(problems.some((p) => /cardinality: must be one of "SINGLE", "MULTIPLE"/.test(p)));
+  assert.ok(problems.some((p) => /missing required field "valueType"/.test(p)));
+  assert.ok(problems.some((p) => /unknown field "bogus"/.test(p)));
+});
