@@ -37,11 +37,13 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   const metrics = createMetrics(deps.pool);
   app.use(metrics.middleware);
-  app.use((req, res, next) => {
-    const start = Date.now();
-    res.on('finish', () => deps.log.debug({ method: req.method, url: req.originalUrl, status: res.statusCode, ms: Date.now() - start }, 'request'));
-    next();
-  });
+  if (deps.log.isLevelEnabled('debug')) {
+    app.use((req, res, next) => {
+      const start = Date.now();
+      res.on('finish', () => deps.log.debug({ method: req.method, url: req.originalUrl, status: res.statusCode, ms: Date.now() - start }, 'request'));
+      next();
+    });
+  }
   app.use(healthRoutes(deps.pool, metrics));
 
   // The API documentation holds no data: it is open, so the browsable page works without a token.

@@ -43,21 +43,13 @@ DECLARE
   next_version bigint;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(p_urn, 0));
-  IF p_aspect <> p_key_aspect THEN
-    INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by)
-      VALUES (p_urn, p_key_aspect, 0, p_key::json, p_system_metadata, p_actor)
-      ON CONFLICT DO NOTHING;
-    IF p_mode = 'create_entity' AND NOT FOUND THEN
-      RAISE EXCEPTION 'Cannot perform CREATE_ENTITY if not exists since the entity key already exists.'
-        USING ERRCODE = 'SV412';
-    END IF;
-  END IF;
   SELECT metadata INTO current FROM aspects WHERE urn = p_urn AND aspect = p_aspect AND version = 0;
   IF FOUND THEN
+    -- The aspect exists, so its entity does too (an entity's aspects go with its key).
     IF p_mode = 'create' THEN
       RAISE EXCEPTION 'Cannot perform CREATE since the aspect already exists.' USING ERRCODE = 'SV412';
     END IF;
-    IF p_mode = 'create_entity' AND p_aspect = p_key_aspect THEN
+    IF p_mode = 'create_entity' THEN
       RAISE EXCEPTION 'Cannot perform CREATE_ENTITY if not exists since the entity key already exists.'
         USING ERRCODE = 'SV412';
     END IF;
@@ -71,6 +63,15 @@ BEGIN
     INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by)
       VALUES (p_urn, p_aspect, 0, p_metadata, p_system_metadata, p_actor);
     RETURN 'updated';
+  END IF;
+  IF p_aspect <> p_key_aspect THEN
+    INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by)
+      VALUES (p_urn, p_key_aspect, 0, p_key::json, p_system_metadata, p_actor)
+      ON CONFLICT DO NOTHING;
+    IF p_mode = 'create_entity' AND NOT FOUND THEN
+      RAISE EXCEPTION 'Cannot perform CREATE_ENTITY if not exists since the entity key already exists.'
+        USING ERRCODE = 'SV412';
+    END IF;
   END IF;
   INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by)
     VALUES (p_urn, p_aspect, 0, p_metadata, p_system_metadata, p_actor);

@@ -1,0 +1,98 @@
+/**
+ * The rules a `propertyDefinition` write must pass (datahub-behaviour.md §2.2, in DataHub's order and
+ * with its messages), plus svc's stricter ones (DECISIONS.md): valueType and entityTypes must name
+ * existing dataType/entityType entities, allowed values must be of the value type.
+ */
+import { parseUrn } from '../urn/urn.ts';
+import { checkValueType } from './valueRules.ts';
+import { printValue, sameValue, type PropertyDefinition } from './types.ts';
+
+export interface DefinitionContext {
+  /** The property's URN, e.g. `urn:li:structuredProperty:io.acryl.privacy.retentionTime`. */
+  urn: string;
+  /** The stored definition, when this is an update. */
+  previous: PropertyDefinition | undefined;
+  /** Whether the property is soft deleted (`status.removed`). */
+  softDeleted: boolean;
+  /** URNs of the dataType entities that exist. */
+  dataTypes: ReadonlySet<string>;
+  /** URNs of the entityType entities that exist. */
+  entityTypes: ReadonlySet<string>;
+}
+
+const VERSION = /^[0-9]{14}$/;
+
+/** Whether a breaking change is allowed by the version rule (§2.2 "The version rule"). */
+export function allowedByVersion(previous: PropertyDefinition, next: PropertyDefinition): boolean {
+  if (next.version === undefined) return false;
+  if (previous.version === undefined) return true;
+  return next.version.toLowerCase() > previous.version.toLowerCase();
+}
+
+/** Every violation of the definition rules, in DataHub's order; empty when the write is allowed. */
+export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext): string[] {
+  const out: string[] = [];
+  if (ctx.softDeleted) out.push('Cannot mutate a soft deleted Structured Property Definition');
+  if (next.version !== undefined && !VERSION.test(next.version)) out.push('Invalid version specified. Must match [0-9]{14}');
+  if (parseUrn(ctx.urn).id.includes(' ')) out.push('Urn ID cannot have spaces');
+  if (next.qualifiedName.includes(' ')) out.push('Qualified names cannot have spaces');
+
+  const allowedTypes = next.typeQualifier?.allowedTypes;
+  if (allowedTypes) {
+    const list = `[${allowedTypes.join(', ')}]`;
+    const notEntityType = allowedTypes.some((t) => {
+      try {
+        return parseUrn(t).entityType !== 'entityType';
+      } catch {
+        return true;
+      }
+    });
+    if (notEntityType) out.push(`Provided allowedType that is not an entityType entity. List of allowedTypes: ${list}`);
+    else if (allowedTypes.some((t) => !ctx.entityTypes.has(t))) out.push(`Provided allowedType that does not exist. List of allowedTypes: ${list}`);
+  }
+  for (const key of Object.keys(next.typeQualifier ?? {})) {
+    if (key !== 'allowedTypes') out.push(`typeQualifier: unknown key "${key}"; the only key is allowedTypes`);
+  }
+
+  // svc: the types a definition names must exist (DECISIONS.md, Wire behaviour).
+  if (!ctx.dataTypes.has(next.valueType)) {
+    out.push(`Provided valueType ${next.valueType} is not an existing dataType entity; expected one of ${[...ctx.dataTypes].sort().join(', ')}`);
+  }
+  if (next.entityTypes.length === 0) out.push('entityTypes: must name at least one entity type, e.g. urn:li:entityType:svc.dataset');
+  for (const e of next.entityTypes) {
+    if (!ctx.entityTypes.has(e)) out.push(`Provided entityType ${e} is not an existing entityType entity, e.g. urn:li:entityType:svc.dataset`);
+  }
+  (next.allowedValues ?? []).forEach((a, i) => {
+    const typeProblem = ctx.dataTypes.has(next.valueType) ? checkValueType(`allowedValues[${i}]`, next.valueType, a.value, undefined) : undefined;
+    if (typeProblem) out.push(typeProblem);
+    if ((next.allowedValues ?? []).findIndex((b) => sameValue(a.value, b.value)) < i) out.push(`allowedValues: ${printValue(a.value)} is listed more than once`);
+  });
+
+  const prev = ctx.previous;
+  if (prev) {
+    const byVersion = allowedByVersion(prev, next);
+    if (prev.valueType !== next.valueType && !byVersion) out.push('Value type cannot be changed as this is a backwards incompatible change');
+    if ((prev.cardinality ?? 'SINGLE') === 'MULTIPLE' && (next.cardinality ?? 'SINGLE') === 'SINGLE' && !byVersion) {
+      out.push('Property definition cardinality cannot be changed from MULTI to SINGLE');
+    }
+    if (prev.qualifiedName !== next.qualifiedName) out.push('Cannot change the fully qualified name of a Structured Property');
+    if (next.allowedValues && !byVersion) {
+      if (!prev.allowedValues) out.push('Cannot restrict values that were previously allowed');
+      else {
+        for (const old of prev.allowedValues) {
+          if (!next.allowedValues.some((n) => sameValue(n.value, old.value))) out.push('Cannot restrict values that were previously allowed');
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether accepting `next` over `previous` is a breaking change (one only a new version allows):
+ * values written under the previous version then stop being returned (DECISIONS.md).
+ */
+export function isVersionedBreakingChange(previous: PropertyDefinition | undefined, next: PropertyDefinition): boolean {
+  if (!previous || next.version === undefined || next.version === previous.version) return false;
+  return allowedByVersion(previous, next);
+}

@@ -1,0 +1,83 @@
+/**
+ * The shapes of structured properties (datahub-behaviour.md §1.2, §1.4) and the data types svc knows.
+ * Data type and entity type URNs use the `svc.` namespace: `urn:li:dataType:svc.number`.
+ */
+
+/** A typed value: `{"string": "foo"}` or `{"double": 60.0}`. */
+export type PrimitiveValue = { string: string } | { double: number };
+
+export interface AllowedValue {
+  value: PrimitiveValue;
+  description?: string;
+}
+
+/** The `propertyDefinition` aspect. */
+export interface PropertyDefinition {
+  qualifiedName: string;
+  valueType: string;
+  displayName?: string;
+  description?: string;
+  cardinality?: 'SINGLE' | 'MULTIPLE';
+  entityTypes: string[];
+  allowedValues?: AllowedValue[];
+  typeQualifier?: Record<string, string[]>;
+  immutable?: boolean;
+  version?: string;
+  searchConfiguration?: unknown;
+  created?: unknown;
+  lastModified?: unknown;
+}
+
+export interface Assignment {
+  propertyUrn: string;
+  values: PrimitiveValue[];
+  created?: unknown;
+  lastModified?: unknown;
+  attribution?: unknown;
+}
+
+/** The `structuredProperties` aspect of any entity. */
+export interface StructuredProperties {
+  properties: Assignment[];
+}
+
+export type LogicalType = 'string' | 'rich_text' | 'number' | 'date' | 'urn' | 'unknown';
+
+/** The five bootstrapped data types (boot data of DataHub, renamed to `svc.`). */
+export const DATA_TYPES: { id: LogicalType; displayName: string; description: string }[] = [
+  { id: 'string', displayName: 'String', description: 'A string of characters.' },
+  { id: 'number', displayName: 'Number', description: 'An integer or decimal number.' },
+  { id: 'urn', displayName: 'Urn', description: 'An unique identifier for a svc entity.' },
+  { id: 'rich_text', displayName: 'Rich Text', description: 'An attributed string of characters.' },
+  { id: 'date', displayName: 'Date', description: 'A specific day, without time.' },
+];
+
+export const NAMESPACE = 'svc.';
+export const dataTypeUrn = (id: string) => `urn:li:dataType:${NAMESPACE}${id}`;
+export const entityTypeUrn = (entity: string) => `urn:li:entityType:${NAMESPACE}${entity}`;
+
+/**
+ * The logical type of a `valueType` URN: the id with a leading `svc.` stripped, lowercased
+ * (`urn:li:dataType:svc.number` and `urn:li:dataType:number` are both `number`).
+ */
+export function logicalType(valueType: string): LogicalType {
+  const id = valueType.startsWith('urn:li:dataType:') ? valueType.slice('urn:li:dataType:'.length) : valueType;
+  const bare = (id.startsWith(NAMESPACE) ? id.slice(NAMESPACE.length) : id).toLowerCase();
+  return (DATA_TYPES.some((t) => t.id === bare) ? bare : 'unknown') as LogicalType;
+}
+
+/** Pegasus union printing used in DataHub's messages: `{string=baz}`, `{double=60.0}`. */
+export function printValue(v: PrimitiveValue): string {
+  if ('double' in v) {
+    const s = String(v.double);
+    return `{double=${/[.eE]/.test(s) ? s : `${s}.0`}}`;
+  }
+  return `{string=${v.string}}`;
+}
+
+export const printValues = (vs: PrimitiveValue[]) => `[${vs.map(printValue).join(', ')}]`;
+
+export function sameValue(a: PrimitiveValue, b: PrimitiveValue): boolean {
+  if ('double' in a) return 'double' in b && a.double === b.double;
+  return 'string' in b && a.string === b.string;
+}

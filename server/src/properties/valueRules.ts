@@ -1,0 +1,152 @@
+/**
+ * The rules a `structuredProperties` write must pass (datahub-behaviour.md §2.3 and §2.4, in DataHub's
+ * order and with its messages), plus svc's: the entity's type must be one the property applies to,
+ * and an assignment carries at least one value.
+ */
+import { parseUrn } from '../urn/urn.ts';
+import { logicalType, printValue, printValues, sameValue, type Assignment, type PrimitiveValue, type PropertyDefinition } from './types.ts';
+
+/** What the rules need to know about one referenced property. */
+export interface PropertyState {
+  definition: PropertyDefinition;
+  softDeleted: boolean;
+}
+
+export interface Violation {
+  message: string;
+  /** A missing property is a failed precondition (412), not an invalid payload (400). */
+  precondition?: boolean;
+}
+
+const DATE = /^(\d{4})-(\d{1,2})-(\d{1,2})$/;
+
+function isDate(s: string): boolean {
+  if (s.length !== 10) return false;
+  const m = DATE.exec(s);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(y, mo - 1, d));
+  return y >= 1000 && date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
+
+/**
+ * The type check of one value against a value type (§2.3 step 4); `subject` starts the message
+ * (`Property: <urn>`). Returns the message, or undefined when the value fits.
+ */
+export function checkValueType(subject: string, valueType: string, value: PrimitiveValue, allowedTypes: string[] | undefined): string | undefined {
+  const v = printValue(value);
+  switch (logicalType(valueType)) {
+    case 'number':
+      if ('double' in value) return undefined;
+      return Number.isFinite(Number(value.string)) && value.string.trim() !== '' ? undefined : `${subject}, value: ${v} should be a number`;
+    case 'string':
+    case 'rich_text':
+      return 'string' in value ? undefined : `${subject}, value: ${v} should be a string`;
+    case 'date':
+      if (!('string' in value)) return `${subject}, value: ${v} should be a string`;
+      return isDate(value.string) ? undefined : `${subject}, value: ${v} should be a date with format YYYY-MM-DD`;
+    case 'urn': {
+      if (!('string' in value)) return `${subject}, value: ${v} should be a string`;
+      let entityType: string;
+      try {
+        entityType = parseUrn(value.string).entityType;
+      } catch {
+        return `${subject}, value: ${v} should be an urn`;
+      }
+      if (allowedTypes && allowedTypes.length > 0) {
+        const ids = allowedTypes.map((t) => parseUrn(t).id.replace(/^svc\./, '').toLowerCase());
+        if (!ids.includes(entityType.toLowerCase())) return `${subject}, value: ${v} is not of any supported urn types:[${allowedTypes.join(', ')}]`;
+      }
+      return undefined;
+    }
+    default:
+      return `Validation support for type ${valueType} is not yet implemented.`;
+  }
+}
+
+function printAssignment(a: Assignment): string {
+  return `{values=${printValues(a.values)}, propertyUrn=${a.propertyUrn}}`;
+}
+
+/**
+ * Checks the assignments of a `structuredProperties` write.
+ * - `next`: the assignments to check (those new or changed by this write);
+ * - `all`: every assignment of the resulting aspect (for the duplicate check);
+ * - `properties`: the state of each referenced property that exists;
+ * - `entityTypeUrn`: the entity's type as an entityType URN (`urn:li:entityType:svc.dataset`).
+ */
+export function checkAssignments(
+  next: Assignment[],
+  all: Assignment[],
+  properties: ReadonlyMap<string, PropertyState>,
+  entityTypeUrn: string,
+): Violation[] {
+  const out: Violation[] = [];
+  const duplicated = new Set<string>();
+  for (const a of all) {
+    const same = all.filter((b) => b.propertyUrn === a.propertyUrn);
+    if (same.length > 1 && !duplicated.has(a.propertyUrn)) {
+      duplicated.add(a.propertyUrn);
+      out.push({ message: `Property: ${a.propertyUrn} has multiple entries: [${same.map(printAssignment).join(', ')}]` });
+    }
+  }
+  for (const a of next) {
+    if (duplicated.has(a.propertyUrn)) continue;
+    let type: string;
+    try {
+      type = parseUrn(a.propertyUrn).entityType;
+    } catch {
+      type = a.propertyUrn;
+    }
+    if (type !== 'structuredProperty') {
+      out.push({ message: `Unexpected entity type. Expected: structuredProperty Found: ${type}` });
+      continue;
+    }
+    const state = properties.get(a.propertyUrn);
+    if (!state) {
+      out.push({ message: `Unexpected null value found for ${a.propertyUrn} Structured Property Definition.`, precondition: true });
+      continue;
+    }
+    if (state.softDeleted) {
+      out.push({ message: 'Cannot apply a soft deleted Structured Property value' });
+      continue;
+    }
+    const def = state.definition;
+    if (!def.entityTypes.includes(entityTypeUrn)) {
+      out.push({ message: `Property: ${a.propertyUrn} cannot be applied to entity type ${entityTypeUrn}; it applies to [${def.entityTypes.join(', ')}]` });
+    }
+    if (a.values.length === 0) out.push({ message: `Property: ${a.propertyUrn} has no values; give at least one` });
+    if ((def.cardinality ?? 'SINGLE') === 'SINGLE' && a.values.length > 1) {
+      out.push({ message: `Property: ${a.propertyUrn} has cardinality 1, but multiple values were assigned: ${printValues(a.values)}` });
+    }
+    for (const v of a.values) {
+      const typeProblem = checkValueType(`Property: ${a.propertyUrn}`, def.valueType, v, def.typeQualifier?.allowedTypes);
+      if (typeProblem) {
+        out.push({ message: typeProblem });
+        continue;
+      }
+      if (def.allowedValues && !def.allowedValues.some((allowed) => sameValue(allowed.value, v))) {
+        out.push({ message: `Property: ${a.propertyUrn}, value: ${printValue(v)} should be one of ${printValues(def.allowedValues.map((x) => x.value))}` });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Immutable properties (§2.4): once an entity has a value of an immutable property, a write may
+ * neither change it nor drop it. Applies only when the entity already had the aspect.
+ */
+export function checkImmutable(previous: Assignment[] | undefined, next: Assignment[], properties: ReadonlyMap<string, PropertyState>): Violation[] {
+  if (!previous) return [];
+  const out: Violation[] = [];
+  for (const old of previous) {
+    if (properties.get(old.propertyUrn)?.definition.immutable !== true) continue;
+    const now = next.find((a) => a.propertyUrn === old.propertyUrn);
+    if (!now) out.push({ message: `Cannot delete an immutable property ${old.propertyUrn}` });
+    else if (now.values.length !== old.values.length || now.values.some((v, i) => !sameValue(v, old.values[i]!))) {
+      out.push({ message: `Cannot mutate an immutable property: ${old.propertyUrn}` });
+    }
+  }
+  return out;
+}

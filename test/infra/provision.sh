@@ -1,0 +1,332 @@
+#!/usr/bin/env bash
+# Provision the real components the test suite runs against.
+#
+#   bash test/infra/provision.sh [postgres] [opensearch] [kube] [helm]    (no arguments: all)
+#
+# Idempotent. Whatever is built or downloaded is cached per version under
+# ${SVC_CACHE_DIR:-$HOME/.cache/svc-test}/<component>-<version>/ so a warm run takes seconds.
+# Logs go to stderr. On success stdout carries only KEY=VALUE lines:
+#   SVC_PG_BIN, SVC_OPENSEARCH_HOME, SVC_JAVA_HOME, SVC_KUBE_APISERVER, SVC_ETCD, SVC_HELM
+# On failure the last stderr line is a one-line reason (e.g. "provision: go not found ...")
+# and the exit status is non-zero, so a caller can skip the tests needing that component.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=versions.env
+source "$here/versions.env"
+
+cache_root="${SVC_CACHE_DIR:-$HOME/.cache/svc-test}"
+mkdir -p "$cache_root"
+
+log() { printf 'provision: %s\n' "$*" >&2; }
+die() { printf 'provision: %s\n' "$*" >&2; exit 1; }
+out() { printf '%s=%s\n' "$1" "$2"; }
+need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found on PATH (needed for $2)"; }
+
+# Runs "$@" with its stdout sent to stderr, so only our KEY=VALUE lines reach stdout.
+quiet() { "$@" 1>&2; }
+
+# One provisioning of a cache folder at a time (a second concurrent run waits).
+with_lock() {
+  local dir="$1"; shift
+  mkdir -p "$dir"
+  exec {lockfd}>"$dir.lock"
+  flock "$lockfd"
+  "$@"
+  local rc=$?
+  flock -u "$lockfd"
+  exec {lockfd}>&-
+  return $rc
+}
+
+apt_updated=0
+apt_install() {
+  need apt-get "installing $*"
+  if [ "$apt_updated" = 0 ]; then
+    log "apt-get update"
+    quiet env DEBIAN_FRONTEND=noninteractive apt-get update -q || die "apt-get update failed"
+    apt_updated=1
+  fi
+  log "apt-get install $*"
+  quiet env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" \
+    || die "apt-get install $* failed"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Java (for OpenSearch)
+
+find_java_home() {
+  local candidate
+  for candidate in "${SVC_JAVA_HOME:-}" "${JAVA_HOME:-}" /usr/lib/jvm/java-"$JAVA_MAJOR"-openjdk-amd64 \
+    /usr/lib/jvm/java-"$JAVA_MAJOR"-openjdk /usr/lib/jvm/temurin-"$JAVA_MAJOR"-jdk-amd64; do
+    if [ -n "$candidate" ] && [ -x "$candidate/bin/java" ]; then
+      if "$candidate/bin/java" -version 2>&1 | grep -qE "version \"$JAVA_MAJOR(\.|\")"; then
+        echo "$candidate"
+        return 0
+      fi
+    fi
+  done
+  if command -v java >/dev/null 2>&1; then
+    candidate="$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")"
+    if "$candidate/bin/java" -version 2>&1 | grep -qE "version \"$JAVA_MAJOR(\.|\")"; then
+      echo "$candidate"
+      return 0
+    fi
+  fi
+  return 1
+}
+
+# ---------------------------------------------------------------------------------------------
+# PostgreSQL
+
+provision_postgres() {
+  local bin="/usr/lib/postgresql/$POSTGRES_MAJOR/bin"
+  if [ ! -x "$bin/initdb" ]; then
+    [ "$(id -u)" = 0 ] || die "postgresql-$POSTGRES_MAJOR is not installed, and only root can apt-get install it"
+    apt_install "postgresql-$POSTGRES_MAJOR"
+  fi
+  [ -x "$bin/initdb" ] && [ -x "$bin/pg_ctl" ] || die "postgres: $bin/initdb missing after install"
+  log "postgres: $("$bin/postgres" --version)"
+  out SVC_PG_BIN "$bin"
+}
+
+# ---------------------------------------------------------------------------------------------
+# OpenSearch: the integ-test-zip from Maven Central plus the modules that zip leaves out
+# (reindex, analysis-common, lang-painless), assembled from their published jars.
+
+provision_opensearch() {
+  local java_home
+  java_home="$(find_java_home)" || die "java $JAVA_MAJOR not found (needed for OpenSearch); set JAVA_HOME"
+  local dir="$cache_root/opensearch-$OPENSEARCH_VERSION"
+  if [ ! -f "$dir/home/.svc-complete" ]; then
+    need mvn "downloading OpenSearch from Maven Central"
+    need unzip "unpacking OpenSearch"
+    with_lock "$dir" assemble_opensearch "$dir" "$java_home"
+  fi
+  out SVC_OPENSEARCH_HOME "$dir/home"
+  out SVC_JAVA_HOME "$java_home"
+}
+
+# Maven's local repository for these downloads lives in the cache too, so its path is known.
+maven_repo="$cache_root/maven-repository"
+mvn_quiet() {
+  # Maven's launcher prints colour resets even in batch mode; strip them from the log.
+  mvn -B -q -Dstyle.color=never "-Dmaven.repo.local=$maven_repo" "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g' >&2
+}
+
+# Prints the path of an artifact in the local Maven repository after fetching it (no dependencies).
+maven_fetch() {
+  local group="$1" artifact="$2" version="$3" type="${4:-jar}"
+  mvn_quiet dependency:get "-Dartifact=$group:$artifact:$version:$type" -Dtransitive=false \
+    || die "opensearch: could not fetch $group:$artifact:$version:$type from Maven Central"
+  echo "$maven_repo/${group//.//}/$artifact/$version/$artifact-$version.$type"
+}
+
+# Copies a published plugin jar and its runtime dependencies into a module folder, leaving out every
+# jar the server already has in lib/ (a class on both class paths fails OpenSearch's jar-hell check).
+assemble_module() {
+  local home="$1" name="$2" artifact="$3" classname="$4" description="$5" extends="$6"
+  local module="$home/modules/$name" work="$home/../module-$name"
+  rm -rf "$module" "$work"; mkdir -p "$module" "$work"
+  cat >"$work/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>svc.test</groupId><artifactId>opensearch-module-$name</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.opensearch.plugin</groupId><artifactId>$artifact</artifactId>
+      <version>$OPENSEARCH_VERSION</version>
+    </dependency>
+  </dependencies>
+</project>
+EOF
+  (cd "$work" && mvn_quiet dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$module") \
+    || die "opensearch: could not fetch $artifact $OPENSEARCH_VERSION and its dependencies"
+  rm -rf "$work"
+  local jar base
+  for jar in "$module"/*.jar; do
+    base="$(basename "$jar" | sed -E 's/-[0-9][0-9.]*(-[A-Za-z0-9.]+)?\.jar$//')"
+    if compgen -G "$home/lib/$base-[0-9]*.jar" >/dev/null; then rm -f "$jar"; fi
+  done
+  # A module that extends another shares its class loader: drop the jars the parent already has.
+  if [ -n "$extends" ]; then
+    for jar in "$module"/*.jar; do
+      [ -f "$home/modules/$extends/$(basename "$jar")" ] && rm -f "$jar"
+    done
+  fi
+  cat >"$module/plugin-descriptor.properties" <<EOF
+description=$description
+version=$OPENSEARCH_VERSION
+name=$name
+classname=$classname
+java.version=11
+opensearch.version=$OPENSEARCH_VERSION
+custom.foldername=
+extended.plugins=$extends
+has.native.controller=false
+EOF
+  log "opensearch: module $name: $(cd "$module" && ls ./*.jar | xargs -n1 basename | tr '\n' ' ')"
+}
+
+assemble_opensearch() {
+  local dir="$1" java_home="$2"
+  [ -f "$dir/home/.svc-complete" ] && return 0
+  local zip
+  zip="$(maven_fetch org.opensearch.distribution.integ-test-zip opensearch "$OPENSEARCH_VERSION" zip)"
+  [ -f "$zip" ] || die "opensearch: $zip missing after download"
+  rm -rf "$dir/home" "$dir/unpack"; mkdir -p "$dir/unpack"
+  unzip -q "$zip" -d "$dir/unpack" || die "opensearch: could not unpack $zip"
+  local home="$dir/unpack/opensearch-$OPENSEARCH_VERSION"
+  [ -x "$home/bin/opensearch" ] || die "opensearch: unexpected layout in $zip"
+
+  # Painless first: analysis-common extends it (its analysis scripts are Painless extensions).
+  assemble_module "$home" lang-painless lang-painless org.opensearch.painless.PainlessPlugin \
+    "An easy, safe and fast scripting language for OpenSearch" ""
+  cat >"$home/modules/lang-painless/plugin-security.policy" <<'EOF'
+grant {
+  // Painless compiles scripts to classes in class loaders of its own.
+  permission java.lang.RuntimePermission "createClassLoader";
+  permission java.lang.RuntimePermission "getClassLoader";
+};
+EOF
+  assemble_module "$home" analysis-common analysis-common org.opensearch.analysis.common.CommonAnalysisPlugin \
+    "Adds \"built in\" analyzers to OpenSearch." lang-painless
+  assemble_module "$home" reindex reindex-client org.opensearch.index.reindex.ReindexPlugin \
+    "The Reindex module adds APIs to reindex from one index to another or update documents in place." ""
+  cat >"$home/modules/reindex/plugin-security.policy" <<'EOF'
+grant {
+  // Reindex from a remote cluster opens connections to it.
+  permission java.net.SocketPermission "*", "connect";
+};
+EOF
+  chmod -R a+rX "$home"
+  touch "$home/.svc-complete"
+  mv "$home" "$dir/home"
+  rm -rf "$dir/unpack"
+  log "opensearch: assembled $OPENSEARCH_VERSION in $dir/home"
+}
+
+# ---------------------------------------------------------------------------------------------
+# kube-apiserver (built from the Go module) and etcd (Debian)
+
+provision_kube() {
+  provision_etcd
+  local dir="$cache_root/kube-apiserver-$KUBE_VERSION"
+  local binary="$dir/bin/kube-apiserver"
+  if [ ! -x "$binary" ]; then
+    need go "building kube-apiserver"
+    with_lock "$dir" build_kube_apiserver "$dir"
+  fi
+  "$binary" --version >&2 || die "kube-apiserver: $binary does not run"
+  "$binary" --version | grep -qx "Kubernetes v$KUBE_VERSION" \
+    || die "kube-apiserver: $binary reports the wrong version"
+  out SVC_KUBE_APISERVER "$binary"
+}
+
+build_kube_apiserver() {
+  local dir="$1"
+  local binary="$dir/bin/kube-apiserver"
+  [ -x "$binary" ] && return 0
+  local minor="${KUBE_VERSION#*.}"; minor="${minor%%.*}"
+  local staging_version="v0.${KUBE_VERSION#*.}"
+  local mod="$dir/wrapper"
+  rm -rf "$mod"; mkdir -p "$mod" "$dir/bin"
+  log "kube-apiserver: building v$KUBE_VERSION from the Go module (cold: 8-15 min, 2-4 GB)"
+  (
+    cd "$mod"
+    export GOFLAGS=-mod=mod GOTOOLCHAIN="${SVC_KUBE_GOTOOLCHAIN:-${GOTOOLCHAIN:-local}}"
+    quiet go mod init svc.test/kube-apiserver-build
+    local gomod
+    gomod="$(go mod download -json "k8s.io/kubernetes@v$KUBE_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+    [ -f "$gomod" ] || die "kube-apiserver: could not download k8s.io/kubernetes@v$KUBE_VERSION"
+    # k8s.io/kubernetes replaces its staging modules with local folders; pin each to its published version.
+    local staging
+    staging="$(sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\) => \./staging/.*#\1#p' "$gomod")"
+    [ -n "$staging" ] || die "kube-apiserver: no staging modules found in $gomod"
+    log "kube-apiserver: $(echo "$staging" | wc -l) staging modules pinned to $staging_version"
+    local args=("-require=k8s.io/kubernetes@v$KUBE_VERSION")
+    local m
+    for m in $staging; do args+=("-replace=$m=$m@$staging_version"); done
+    go mod edit "${args[@]}"
+    quiet go get "k8s.io/kubernetes/cmd/kube-apiserver@v$KUBE_VERSION"
+    local pkg=k8s.io/component-base/version
+    local ldflags="-s -w -X $pkg.gitVersion=v$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+    local timer=()
+    [ -x /usr/bin/time ] && timer=(/usr/bin/time -v -o "$dir/build-time.txt")
+    CGO_ENABLED=0 quiet "${timer[@]}" go build -trimpath -ldflags "$ldflags" -o "$binary.tmp" \
+      k8s.io/kubernetes/cmd/kube-apiserver
+  ) || die "kube-apiserver: build of v$KUBE_VERSION failed (see the log above)"
+  mv "$binary.tmp" "$binary"
+  [ -f "$dir/build-time.txt" ] && grep -E 'Elapsed|Maximum resident' "$dir/build-time.txt" | sed 's/^/provision: kube-apiserver build: /' >&2
+  rm -rf "$mod"
+}
+
+provision_etcd() {
+  local etcd=/usr/bin/etcd
+  if [ ! -x "$etcd" ]; then
+    [ "$(id -u)" = 0 ] || die "$ETCD_DEB_PACKAGE is not installed, and only root can apt-get install it"
+    apt_install "$ETCD_DEB_PACKAGE"
+    # Debian's package starts a system etcd on 2379; the tests run their own.
+    if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+      systemctl disable --now etcd >/dev/null 2>&1 || true
+    fi
+  fi
+  [ -x "$etcd" ] || die "etcd: $etcd missing after install"
+  "$etcd" --version 2>/dev/null | grep -q "etcd Version: $ETCD_MAJOR_MINOR\." \
+    || die "etcd: $etcd is not version $ETCD_MAJOR_MINOR.x"
+  log "etcd: $("$etcd" --version 2>/dev/null | head -1)"
+  out SVC_ETCD "$etcd"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Helm (built from the Go module; it has no replace directives, so `go install` works)
+
+provision_helm() {
+  local dir="$cache_root/helm-$HELM_VERSION"
+  local binary="$dir/bin/helm"
+  if [ ! -x "$binary" ]; then
+    need go "building helm"
+    with_lock "$dir" build_helm "$dir"
+  fi
+  local printed
+  printed="$("$binary" version --template '{{.Version}}' 2>/dev/null)" || die "helm: $binary does not run"
+  [ "$printed" = "v$HELM_VERSION" ] || die "helm: $binary reports $printed, expected v$HELM_VERSION"
+  log "helm: $printed"
+  out SVC_HELM "$binary"
+}
+
+build_helm() {
+  local dir="$1"
+  [ -x "$dir/bin/helm" ] && return 0
+  # Render for the Kubernetes minor the tests run (helm's built-in default is 1.20).
+  local kube_minor="${KUBE_VERSION#*.}"; kube_minor="${kube_minor%%.*}"
+  local ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION"
+  ldflags+=" -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  local pkg
+  for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+    ldflags+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$kube_minor"
+  done
+  log "helm: building v$HELM_VERSION from the Go module"
+  mkdir -p "$dir/bin"
+  GOBIN="$dir/bin" CGO_ENABLED=0 GOFLAGS= quiet go install -trimpath -ldflags "$ldflags" \
+    "helm.sh/helm/v3/cmd/helm@v$HELM_VERSION" || die "helm: build of v$HELM_VERSION failed (see the log above)"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Main
+
+components=("$@")
+[ ${#components[@]} -eq 0 ] && components=(postgres opensearch kube helm)
+for c in "${components[@]}"; do
+  case "$c" in
+    postgres | opensearch | kube | helm) ;;
+    *) die "unknown component '$c' (expected postgres, opensearch, kube or helm)" ;;
+  esac
+done
+for c in "${components[@]}"; do
+  start=$SECONDS
+  "provision_$c"
+  log "$c ready in $((SECONDS - start)) s"
+done
