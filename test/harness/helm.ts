@@ -21,7 +21,8 @@ export async function helmComponent(): Promise<Component> {
     HELM_CONFIG_HOME: join(root, 'config'),
     HELM_DATA_HOME: join(root, 'data'),
   };
-  for (const dir of [env.HELM_CACHE_HOME, env.HELM_CONFIG_HOME, env.HELM_DATA_HOME]) mkdirSync(dir, { recursive: true });
+  for (const dir of [env.HELM_CACHE_HOME, env.HELM_CONFIG_HOME, env.HELM_DATA_HOME])
+    mkdirSync(dir, { recursive: true });
   try {
     execFileSync(bin, ['version', '--short'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {

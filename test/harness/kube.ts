@@ -54,7 +54,11 @@ export async function startKube(): Promise<Component> {
 
     const kubeconfig = join(root, 'kubeconfig');
     writeFileSync(kubeconfig, kubeconfigYaml(url, certs), { mode: 0o600 });
-    const tls = { ca: readFileSync(certs.caCert), cert: readFileSync(certs.adminCert), key: readFileSync(certs.adminKey) };
+    const tls = {
+      ca: readFileSync(certs.caCert),
+      cert: readFileSync(certs.adminCert),
+      key: readFileSync(certs.adminKey),
+    };
     await waitWhileRunning(
       apiserver,
       'kube-apiserver /readyz',
@@ -145,27 +149,65 @@ function makeCertificates(dir: string): Certificates {
   const path = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', '-x509', ...ec, '-keyout', path('ca.key'), '-out', path('ca.crt'), '-days', '2', '-subj', '/CN=svc-test-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature');
+  openssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    path('ca.key'),
+    '-out',
+    path('ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=svc-test-ca',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+  );
   const sign = (name: string, subject: string, extensions: string) => {
     openssl('req', '-new', ...ec, '-keyout', path(`${name}.key`), '-out', path(`${name}.csr`), '-subj', subject);
     writeFileSync(path(`${name}.ext`), extensions);
-    openssl('x509', '-req', '-in', path(`${name}.csr`), '-CA', path('ca.crt'), '-CAkey', path('ca.key'), '-CAcreateserial',
-      '-days', '2', '-out', path(`${name}.crt`), '-extfile', path(`${name}.ext`));
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      path(`${name}.csr`),
+      '-CA',
+      path('ca.crt'),
+      '-CAkey',
+      path('ca.key'),
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-out',
+      path(`${name}.crt`),
+      '-extfile',
+      path(`${name}.ext`),
+    );
   };
-  sign('serving', '/CN=kube-apiserver', [
-    'basicConstraints=CA:FALSE',
-    'keyUsage=critical,digitalSignature,keyEncipherment',
-    'extendedKeyUsage=serverAuth',
-    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc',
-    '',
-  ].join('\n'));
-  sign('admin', '/O=system:masters/CN=svc-test-admin', [
-    'basicConstraints=CA:FALSE',
-    'keyUsage=critical,digitalSignature,keyEncipherment',
-    'extendedKeyUsage=clientAuth',
-    '',
-  ].join('\n'));
+  sign(
+    'serving',
+    '/CN=kube-apiserver',
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc',
+      '',
+    ].join('\n'),
+  );
+  sign(
+    'admin',
+    '/O=system:masters/CN=svc-test-admin',
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=clientAuth',
+      '',
+    ].join('\n'),
+  );
   openssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-out', path('sa.key'));
   openssl('pkey', '-in', path('sa.key'), '-pubout', '-out', path('sa.pub'));
   return {

@@ -43,7 +43,12 @@ async function launch(root: string, cachedHome: string, javaHome: string): Promi
     cpSync(cachedHome, home, { recursive: true });
   }
   const user = serviceUser();
-  const dirs = { config: join(root, 'config'), data: join(root, 'data'), logs: join(root, 'logs'), tmp: join(root, 'tmp') };
+  const dirs = {
+    config: join(root, 'config'),
+    data: join(root, 'data'),
+    logs: join(root, 'logs'),
+    tmp: join(root, 'tmp'),
+  };
   for (const dir of Object.values(dirs)) {
     mkdirSync(dir, { recursive: true });
     chownSync(dir, user.uid, user.gid);

@@ -93,7 +93,9 @@ async function getJson<T>(path: string, accept = 'application/json'): Promise<T>
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (data += chunk));
       res.on('end', () =>
-        res.statusCode === 200 ? resolve(JSON.parse(data) as T) : reject(new Error(`GET ${path}: ${res.statusCode} ${data}`)),
+        res.statusCode === 200
+          ? resolve(JSON.parse(data) as T)
+          : reject(new Error(`GET ${path}: ${res.statusCode} ${data}`)),
       );
     });
     req.on('error', reject);
@@ -116,10 +118,19 @@ function property(spec: Record<string, unknown>, name = uniqueName('sp')) {
 }
 
 function job(spec: Record<string, unknown>, name = uniqueName('tj')) {
-  return { apiVersion, kind: 'TruncationJob', metadata: { name }, spec: { entityType: 'dataset', aspect: 'datasetProfile', ...spec } };
+  return {
+    apiVersion,
+    kind: 'TruncationJob',
+    metadata: { name },
+    spec: { entityType: 'dataset', aspect: 'datasetProfile', ...spec },
+  };
 }
 
-type Obj = { metadata: { name: string; generation: number }; spec: Record<string, unknown>; status?: Record<string, unknown> };
+type Obj = {
+  metadata: { name: string; generation: number };
+  spec: Record<string, unknown>;
+  status?: Record<string, unknown>;
+};
 const created: { ref: typeof props; name: string }[] = [];
 
 async function createProperty(body: ReturnType<typeof property>): Promise<Obj> {
@@ -211,7 +222,10 @@ describe('CRDs', () => {
     // The API server lists the short names for kubectl.
     const served = await getJson<Resources>(`/apis/${apiVersion}`);
     assert.deepEqual(
-      served.resources.filter((r) => !r.name.includes('/')).map((r) => [r.name, r.shortNames]).sort(),
+      served.resources
+        .filter((r) => !r.name.includes('/'))
+        .map((r) => [r.name, r.shortNames])
+        .sort(),
       [
         ['structuredproperties', ['sprop']],
         ['truncationjobs', ['tjob']],
@@ -240,7 +254,9 @@ describe('CRDs', () => {
       );
       assert.deepEqual(numbers.spec.allowedValues, [{ numberValue: 0.5, description: 'half' }, { numberValue: 30 }]);
       assert.equal(numbers.spec.deletionPolicy, 'Hard');
-      const strings = await createProperty(property({ allowedValues: [{ stringValue: 'PII' }, { stringValue: '30' }] }));
+      const strings = await createProperty(
+        property({ allowedValues: [{ stringValue: 'PII' }, { stringValue: '30' }] }),
+      );
       assert.deepEqual(strings.spec.allowedValues, [{ stringValue: 'PII' }, { stringValue: '30' }]);
     });
 
@@ -263,9 +279,15 @@ describe('CRDs', () => {
     it('rejects a cardinality other than SINGLE or MULTIPLE, and an unknown deletionPolicy', async () => {
       const cardinality = await rejectedProperty({ cardinality: 'MANY' });
       assert.equal(cardinality.code, 422);
-      assert.match(cardinality.message, /spec\.cardinality: Unsupported value: "MANY": supported values: "SINGLE", "MULTIPLE"/);
+      assert.match(
+        cardinality.message,
+        /spec\.cardinality: Unsupported value: "MANY": supported values: "SINGLE", "MULTIPLE"/,
+      );
       const policy = await rejectedProperty({ deletionPolicy: 'Later' });
-      assert.match(policy.message, /spec\.deletionPolicy: Unsupported value: "Later": supported values: "Soft", "Hard", "Orphan"/);
+      assert.match(
+        policy.message,
+        /spec\.deletionPolicy: Unsupported value: "Later": supported values: "Soft", "Hard", "Orphan"/,
+      );
     });
 
     it('rejects valueType and entityTypes that are not URNs', async () => {
@@ -279,13 +301,27 @@ describe('CRDs', () => {
 
     it('rejects allowed values that give both or neither of stringValue and numberValue, or the wrong one', async () => {
       const both = await rejectedProperty({ allowedValues: [{ stringValue: 'a', numberValue: 1 }] });
-      assert.match(both.message, /spec\.allowedValues\[0\]: Invalid value: .*exactly one of stringValue or numberValue/);
+      assert.match(
+        both.message,
+        /spec\.allowedValues\[0\]: Invalid value: .*exactly one of stringValue or numberValue/,
+      );
       const neither = await rejectedProperty({ allowedValues: [{ description: 'no value' }] });
       assert.match(neither.message, /exactly one of stringValue or numberValue/);
-      const wrong = await rejectedProperty({ valueType: 'urn:li:dataType:svc.number', allowedValues: [{ stringValue: '1' }] });
+      const wrong = await rejectedProperty({
+        valueType: 'urn:li:dataType:svc.number',
+        allowedValues: [{ stringValue: '1' }],
+      });
       assert.match(wrong.message, /allowedValues of a number property must use numberValue/);
+      const shortForm = await rejectedProperty({
+        valueType: 'urn:li:dataType:NUMBER',
+        allowedValues: [{ stringValue: '1' }],
+      });
+      assert.match(shortForm.message, /allowedValues of a number property must use numberValue/);
       const wrongString = await rejectedProperty({ allowedValues: [{ numberValue: 1 }] });
-      assert.match(wrongString.message, /allowedValues of a number property must use numberValue; of any other type, stringValue/);
+      assert.match(
+        wrongString.message,
+        /allowedValues of a number property must use numberValue; of any other type, stringValue/,
+      );
     });
 
     it('refuses to change qualifiedName but accepts other changes', async () => {
@@ -339,7 +375,19 @@ describe('CRDs', () => {
           {
             ...props,
             name: obj.metadata.name,
-            body: { status: { conditions: [{ type: 'Ready', status: 'Maybe', reason: 'x', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }] } },
+            body: {
+              status: {
+                conditions: [
+                  {
+                    type: 'Ready',
+                    status: 'Maybe',
+                    reason: 'x',
+                    message: '',
+                    lastTransitionTime: '2026-01-01T00:00:00Z',
+                  },
+                ],
+              },
+            },
           },
           merge,
         ),
@@ -352,7 +400,17 @@ describe('CRDs', () => {
         'application/json;as=Table;v=v1;g=meta.k8s.io',
       );
       const columns = table.columnDefinitions.map((c) => c.name);
-      assert.deepEqual(columns, ['Name', 'Qualified Name', 'Value Type', 'Cardinality', 'Version', 'Ready', 'URN', 'Deletion', 'Age']);
+      assert.deepEqual(columns, [
+        'Name',
+        'Qualified Name',
+        'Value Type',
+        'Cardinality',
+        'Version',
+        'Ready',
+        'URN',
+        'Deletion',
+        'Age',
+      ]);
       const cells = table.rows[0]!.cells;
       assert.deepEqual(cells.slice(0, 8), [
         obj.metadata.name,
@@ -377,7 +435,9 @@ describe('CRDs', () => {
     });
 
     it('accepts a fixed cut-off run once and a relative one on a schedule', async () => {
-      const once = await createJob(job({ endTimeMillis: 1_718_352_000_000, dryRun: false, batchSize: 500, timeoutSeconds: 600 }));
+      const once = await createJob(
+        job({ endTimeMillis: 1_718_352_000_000, dryRun: false, batchSize: 500, timeoutSeconds: 600 }),
+      );
       assert.equal(once.spec.endTimeMillis, 1_718_352_000_000);
       assert.equal(once.spec.dryRun, false);
       for (const schedule of ['0 3 * * *', '*/15 * * * 1-5', '@daily']) {
@@ -396,16 +456,25 @@ describe('CRDs', () => {
 
     it('rejects malformed durations, schedules and batch sizes', async () => {
       for (const olderThan of ['30 days', '0d', '1.5h', 'P30D']) {
-        assert.match((await rejectedJob({ olderThan })).message, /olderThan must be a positive whole number followed by s, m, h, d or w/);
+        assert.match(
+          (await rejectedJob({ olderThan })).message,
+          /olderThan must be a positive whole number followed by s, m, h, d or w/,
+        );
       }
       for (const schedule of ['every day', '0 3 * *', '@sometimes']) {
-        assert.match((await rejectedJob({ olderThan: '1d', schedule })).message, /schedule must be a cron expression with five fields/);
+        assert.match(
+          (await rejectedJob({ olderThan: '1d', schedule })).message,
+          /schedule must be a cron expression with five fields/,
+        );
       }
       assert.match(
         (await rejectedJob({ endTimeMillis: 5, schedule: '@daily' })).message,
         /a scheduled TruncationJob needs olderThan, not a fixed endTimeMillis/,
       );
-      assert.match((await rejectedJob({ olderThan: '1d', batchSize: 0 })).message, /spec\.batchSize: Invalid value: 0: spec\.batchSize in body should be greater than or equal to 1/);
+      assert.match(
+        (await rejectedJob({ olderThan: '1d', batchSize: 0 })).message,
+        /spec\.batchSize: Invalid value: 0: spec\.batchSize in body should be greater than or equal to 1/,
+      );
       assert.match((await rejectedJob({ olderThan: '1d', entityType: '' })).message, /spec\.entityType/);
     });
 
@@ -415,10 +484,19 @@ describe('CRDs', () => {
         observedGeneration: 1,
         taskId: 'node-1:42',
         counts: { total: 201, toDelete: 10, deleted: 10 },
-        lastRun: { startTime: '2026-01-01T00:00:00Z', completionTime: '2026-01-01T00:00:02Z', endTimeMillis: 1_767_225_600_000, dryRun: false, message: 'Delete 10 out of 201 rows (4.98%). ' },
+        lastRun: {
+          startTime: '2026-01-01T00:00:00Z',
+          completionTime: '2026-01-01T00:00:02Z',
+          endTimeMillis: 1_767_225_600_000,
+          dryRun: false,
+          message: 'Delete 10 out of 201 rows (4.98%). ',
+        },
         nextRun: '2026-01-01T01:00:00Z',
       };
-      const written = (await objects.patchNamespacedCustomObjectStatus({ ...jobs, name: obj.metadata.name, body: { status } }, merge)) as Obj;
+      const written = (await objects.patchNamespacedCustomObjectStatus(
+        { ...jobs, name: obj.metadata.name, body: { status } },
+        merge,
+      )) as Obj;
       assert.deepEqual(written.status, status);
       assert.equal(written.metadata.generation, 1);
     });

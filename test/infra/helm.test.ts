@@ -31,10 +31,10 @@ async function helmRun(...args: string[]): Promise<string> {
   return stdout;
 }
 
-type Manifest = { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } } & Record<
-  string,
-  any
->;
+type Manifest = {
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+} & Record<string, any>;
 
 async function render(...args: string[]): Promise<Manifest[]> {
   const out = await helmRun('template', 'smoke', chart, '--namespace', 'catalog', ...args);
@@ -71,8 +71,14 @@ describe('helm', () => {
   });
 
   it('applies values given on the command line', async () => {
-    const [configMap, deployment] = (await render('--set', 'replicas=3', '--set', 'image.tag=9.9.9', '--set',
-      'settings.SEARCH_BACKEND=opensearch')) as [Manifest, Manifest];
+    const [configMap, deployment] = (await render(
+      '--set',
+      'replicas=3',
+      '--set',
+      'image.tag=9.9.9',
+      '--set',
+      'settings.SEARCH_BACKEND=opensearch',
+    )) as [Manifest, Manifest];
     assert.equal(deployment.spec.replicas, 3);
     assert.equal(deployment.spec.template.spec.containers[0].image, 'example.org/svc:9.9.9');
     assert.equal(configMap.data.SEARCH_BACKEND, 'opensearch');

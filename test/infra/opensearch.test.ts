@@ -93,7 +93,10 @@ describe('OpenSearch', () => {
 
   it('aggregates terms with exact counts through a normalizer', async () => {
     // The client's TermsAggregationFields type leaves out `field`; the request is the standard one.
-    const request = { size: 0, aggs: { platforms: { terms: { field: 'platform', size: 10, order: { _key: 'asc' } } } } };
+    const request = {
+      size: 0,
+      aggs: { platforms: { terms: { field: 'platform', size: 10, order: { _key: 'asc' } } } },
+    };
     const { body } = await client.search({ index, body: request as API.Search_RequestBody });
     const buckets = (body.aggregations?.platforms as { buckets: { key: string; doc_count: number }[] }).buckets;
     assert.deepEqual(

@@ -9,6 +9,10 @@
 #   SVC_PG_BIN, SVC_OPENSEARCH_HOME, SVC_JAVA_HOME, SVC_KUBE_APISERVER, SVC_ETCD, SVC_HELM
 # On failure the last stderr line is a one-line reason (e.g. "provision: go not found ...")
 # and the exit status is non-zero, so a caller can skip the tests needing that component.
+#
+# Toolchains: postgres and etcd come from apt (root only, when missing); opensearch needs java 17,
+# mvn and unzip; kube and helm need go. SVC_KUBE_GOTOOLCHAIN (e.g. go1.23.12) builds kube-apiserver
+# with another Go toolchain, fetched through the module proxy, should the installed Go fail on it.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -152,7 +156,7 @@ EOF
   # A module that extends another shares its class loader: drop the jars the parent already has.
   if [ -n "$extends" ]; then
     for jar in "$module"/*.jar; do
-      [ -f "$home/modules/$extends/$(basename "$jar")" ] && rm -f "$jar"
+      if [ -f "$home/modules/$extends/$(basename "$jar")" ]; then rm -f "$jar"; fi
     done
   fi
   cat >"$module/plugin-descriptor.properties" <<EOF
@@ -211,7 +215,6 @@ EOF
 # kube-apiserver (built from the Go module) and etcd (Debian)
 
 provision_kube() {
-  provision_etcd
   local dir="$cache_root/kube-apiserver-$KUBE_VERSION"
   local binary="$dir/bin/kube-apiserver"
   if [ ! -x "$binary" ]; then
@@ -222,6 +225,7 @@ provision_kube() {
   "$binary" --version | grep -qx "Kubernetes v$KUBE_VERSION" \
     || die "kube-apiserver: $binary reports the wrong version"
   out SVC_KUBE_APISERVER "$binary"
+  provision_etcd
 }
 
 build_kube_apiserver() {
@@ -232,7 +236,7 @@ build_kube_apiserver() {
   local staging_version="v0.${KUBE_VERSION#*.}"
   local mod="$dir/wrapper"
   rm -rf "$mod"; mkdir -p "$mod" "$dir/bin"
-  log "kube-apiserver: building v$KUBE_VERSION from the Go module (cold: 8-15 min, 2-4 GB)"
+  log "kube-apiserver: building v$KUBE_VERSION from the Go module (cold: several minutes, ~2 GB)"
   (
     cd "$mod"
     export GOFLAGS=-mod=mod GOTOOLCHAIN="${SVC_KUBE_GOTOOLCHAIN:-${GOTOOLCHAIN:-local}}"
