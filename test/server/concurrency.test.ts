@@ -14,6 +14,12 @@ after(async () => {
 test('200 concurrent PATCH add of distinct properties on one entity leave all 200 present', async () => {
   const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,contended,PROD)';
   const path = `/openapi/v3/entity/dataset/${enc(urn)}/structuredProperties`;
+  const definitions = Array.from({ length: 200 }, (_, i) => ({
+    urn: `urn:li:structuredProperty:contended.p${i}`,
+    propertyDefinition: { value: { qualifiedName: `contended.p${i}`, valueType: 'urn:li:dataType:svc.number', entityTypes: ['urn:li:entityType:svc.dataset'] } },
+  }));
+  assert.equal((await s.request('/openapi/v3/entity/structuredProperty?async=false', { method: 'POST', body: JSON.stringify(definitions) })).status, 200);
+  assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' })).status, 200);
   const results = await Promise.all(
     Array.from({ length: 200 }, (_, i) => {
       const prop = `urn:li:structuredProperty:contended.p${i}`;

@@ -64,7 +64,22 @@ describe('propertyDefinition', () => {
   });
 });
 
+const PROP02 = 'urn:li:structuredProperty:io.acryl.privacy.retentionTime02';
+
 describe('structuredProperties values', () => {
+  before(async () => {
+    // The seed's second property (a string with allowed values) and the dataset must exist first.
+    const def02 = {
+      qualifiedName: 'io.acryl.privacy.retentionTime02',
+      valueType: 'urn:li:dataType:svc.string',
+      cardinality: 'SINGLE',
+      entityTypes: ['urn:li:entityType:svc.dataset'],
+      allowedValues: [{ value: { string: 'foo2' }, description: 'foo2 value' }, { value: { string: 'bar2' }, description: 'bar2 value' }],
+    };
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROP02)}/propertyDefinition?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: def02 }) }), 200);
+    await text(await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' }), 200);
+  });
+
   test('v3 POST sets them and answers {urn, structuredProperties: {value}}', async () => {
     const value = { properties: [{ propertyUrn: PROP, values: [{ double: 60 }] }] };
     const res = await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/structuredProperties?createIfNotExists=false`, {
@@ -77,7 +92,7 @@ describe('structuredProperties values', () => {
   });
 
   test('v2 PATCH add upserts one property and answers {urn, aspects: {structuredProperties: {value}}}', async () => {
-    const other = 'urn:li:structuredProperty:io.acryl.privacy.retentionTime02';
+    const other = PROP02;
     const res = await s.request(`/openapi/v2/entity/dataset/${enc(DATASET)}/structuredProperties`, {
       method: 'PATCH',
       headers: { 'content-type': 'application/json-patch+json', accept: 'application/json' },
@@ -119,6 +134,7 @@ describe('structuredProperties values', () => {
 
   test('PATCH of an entity without the aspect starts from {"properties": []}', async () => {
     const urn = 'urn:li:dataFlow:(airflow,patched_flow,prod)';
+    await text(await s.request(`/openapi/v3/entity/dataFlow/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' }), 200);
     const res = await s.request(`/openapi/v3/entity/dataFlow/${enc(urn)}/structuredProperties`, {
       method: 'PATCH',
       body: JSON.stringify({ patch: [{ op: 'add', path: `/properties/${PROP}`, value: { propertyUrn: PROP, values: [{ double: 365 }] } }], arrayPrimaryKeys: { properties: ['propertyUrn'] } }),

@@ -14,6 +14,7 @@ import { createMetrics } from './metrics.ts';
 import { entityRoutes } from './rest/entityRoutes.ts';
 import { openapiDocument } from './rest/openapiDocument.ts';
 import { tokenRoutes } from './rest/tokenRoutes.ts';
+import { taskRoutes } from './rest/taskRoutes.ts';
 
 export interface AppDeps {
   config: Config;
@@ -65,6 +66,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(entityRoutes(deps.entities, 'v2'));
   api.use(entityRoutes(deps.entities, 'v3'));
   api.use(tokenRoutes(deps.tokens));
+  api.use(taskRoutes(deps.pool));
   app.use(api);
 
   app.use((req) => {

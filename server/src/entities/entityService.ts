@@ -20,13 +20,10 @@ import {
   type WriteMode,
 } from './aspectStore.ts';
 import { applyPatch, parsePatchBody } from './jsonPatch.ts';
+import type { Actor, AspectHook, PendingWrite } from './aspectHooks.ts';
 
 export type { StoredAspect, WriteMode } from './aspectStore.ts';
-
-/** Who is acting: recorded as the audit stamp's actor. */
-export interface Actor {
-  urn: string;
-}
+export type { Actor } from './aspectHooks.ts';
 
 /** One aspect write as a surface received it. */
 export interface AspectInput {
@@ -60,7 +57,27 @@ interface CheckedWrite {
 }
 
 export class EntityService {
+  private readonly hooks: AspectHook[] = [];
+
   constructor(private readonly pool: Pool) {}
+
+  /** Attaches a domain module's rules (see {@link AspectHook}). */
+  addHook(hook: AspectHook): void {
+    this.hooks.push(hook);
+  }
+
+  private hooksFor(aspect: string): AspectHook[] {
+    return this.hooks.filter((h) => h.aspects.includes(aspect));
+  }
+
+  /** Applies the read filters of every hook to aspects about to be returned. */
+  private async filterRead(aspects: StoredAspect[]): Promise<void> {
+    for (const hook of this.hooks) {
+      if (!hook.filterRead) continue;
+      const mine = aspects.filter((a) => hook.aspects.includes(a.aspect));
+      if (mine.length) await hook.filterRead(mine, this.pool);
+    }
+  }
 
   /**
    * Resolves a URN given in a path under `/{entityName}/…`: the URN must parse, and its type must be
@@ -88,6 +105,7 @@ export class EntityService {
     // The key aspect is read even when not asked for: it is what says the entity exists.
     const names = versioned && [...new Set([...versioned, spec.keyAspect])];
     const rows = [...(await latestAspects(this.pool, urns, names)), ...(await latestTimeseries(this.pool, urns, timeseries))];
+    await this.filterRead(rows);
     const byUrn = new Map<string, Map<string, StoredAspect>>();
     for (const row of rows) {
       if (!byUrn.has(row.urn)) byUrn.set(row.urn, new Map());
@@ -106,11 +124,15 @@ export class EntityService {
   /** One version (0 = latest) of one aspect; undefined when absent. */
   async getAspect(target: EntityUrn, aspectName: string, version = 0): Promise<StoredAspect | undefined> {
     const aspect = registry.aspect(target.spec, aspectName);
+    let stored: StoredAspect | undefined;
     if (aspect.timeseries) {
       if (version !== 0) throw SvcError.validation([`version: time series aspect ${aspect.name} has no versions`]);
-      return (await latestTimeseries(this.pool, [target.urn], [aspect.name]))[0];
+      stored = (await latestTimeseries(this.pool, [target.urn], [aspect.name]))[0];
+    } else {
+      stored = await aspectVersion(this.pool, target.urn, aspect.name, version);
     }
-    return aspectVersion(this.pool, target.urn, aspect.name, version);
+    if (stored) await this.filterRead([stored]);
+    return stored;
   }
 
   /** Whether the entity (or one of its aspects) exists; soft-deleted entities count only with `includeSoftDeleted`. */
@@ -142,12 +164,14 @@ export class EntityService {
    * error), then all are written in one transaction. Returns the written aspects grouped by entity.
    */
   async write(inputs: AspectInput[], mode: WriteMode, actor: Actor): Promise<EntityRecord[]> {
-    const checked = this.check(inputs);
+    // Aspects with hooks go last, so an entity created by this same request exists when they run.
+    const checked = this.check(inputs).sort((a, b) => Number(this.hooksFor(a.aspect.name).length > 0) - Number(this.hooksFor(b.aspect.name).length > 0));
     const now = Date.now();
     const writeAll = async (tx: Db): Promise<StoredAspect[]> => {
       const written: StoredAspect[] = [];
       for (const w of checked) {
         const systemMetadata = { ...w.systemMetadata, lastObserved: now };
+        let value = w.value;
         if (w.aspect.timeseries) {
           // A time series only grows: CREATE of the aspect means nothing for it, CREATE_ENTITY still applies.
           await writeAspect(tx, { ...keyWrite(w.target, systemMetadata, actor), mode: mode === 'create_entity' ? mode : 'upsert' });
@@ -161,33 +185,48 @@ export class EntityService {
             actor: actor.urn,
           });
         } else {
-          await writeAspect(tx, {
-            urn: w.target.urn,
-            aspect: w.aspect.name,
-            keyAspect: w.target.spec.keyAspect,
-            key: registry.keyAspectValue(w.target),
-            value: w.value,
-            systemMetadata,
-            actor: actor.urn,
-            mode,
-          });
+          value = await this.storeAspect(tx, { target: w.target, aspect: w.aspect, value: w.value, kind: 'set', actor }, systemMetadata, mode);
         }
-        written.push({
-          urn: w.target.urn,
-          aspect: w.aspect.name,
-          version: 0,
-          value: w.value,
-          systemMetadata,
-          createdOn: new Date(now),
-          createdBy: actor.urn,
-        });
+        written.push({ urn: w.target.urn, aspect: w.aspect.name, version: 0, value, systemMetadata, createdOn: new Date(now), createdBy: actor.urn });
       }
       return written;
     };
-    // One versioned aspect is written by one atomic statement: no explicit transaction needed.
-    const single = checked.length === 1 && !checked[0]!.aspect.timeseries;
+    // One versioned aspect without hooks is written by one atomic statement: no transaction needed.
+    const single = checked.length === 1 && !checked[0]!.aspect.timeseries && this.hooksFor(checked[0]!.aspect.name).length === 0;
     const results = single ? await writeAll(this.pool) : await inTransaction(this.pool, writeAll);
+    await this.filterRead(results);
     return groupByUrn(results);
+  }
+
+  /**
+   * Writes one versioned aspect. With hooks: under the entity's lock, the hooks check the write
+   * against the stored value and may rewrite it; returns the value stored.
+   */
+  private async storeAspect(
+    tx: Db,
+    w: Omit<PendingWrite, 'previous'>,
+    systemMetadata: Record<string, unknown>,
+    mode: WriteMode,
+  ): Promise<unknown> {
+    const hooks = this.hooksFor(w.aspect.name);
+    const pending: PendingWrite = { ...w, previous: undefined };
+    if (hooks.length) {
+      await lockEntity(tx, w.target.urn);
+      pending.previous = await aspectVersion(tx, w.target.urn, w.aspect.name, 0);
+      for (const h of hooks) if (h.prepareWrite) pending.value = await h.prepareWrite(pending, tx);
+    }
+    await writeAspect(tx, {
+      urn: w.target.urn,
+      aspect: w.aspect.name,
+      keyAspect: w.target.spec.keyAspect,
+      key: registry.keyAspectValue(w.target),
+      value: pending.value,
+      systemMetadata,
+      actor: w.actor.urn,
+      mode,
+    });
+    for (const h of hooks) await h.afterWrite?.(pending, pending.value, tx);
+    return pending.value;
   }
 
   /** Validates write inputs, collecting every violation before failing. */
@@ -231,31 +270,25 @@ export class EntityService {
     if (aspect.timeseries || aspect.keyOf) throw SvcError.validation([`${aspect.name} cannot be patched`]);
     const { ops, arrayPrimaryKeys } = parsePatchBody(body);
     const now = Date.now();
-    return inTransaction(this.pool, async (tx) => {
+    const stored = await inTransaction(this.pool, async (tx) => {
       await lockEntity(tx, target.urn);
       const current = await aspectVersion(tx, target.urn, aspect.name, 0);
       const next = applyPatch(current?.value ?? emptyTemplate(aspect), ops, arrayPrimaryKeys);
       const problems = registry.validate(aspect, next);
       if (problems.length) throw SvcError.validation(problems);
       const systemMetadata = { runId: 'no-run-id-provided', lastObserved: now };
-      await writeAspect(tx, {
-        urn: target.urn,
-        aspect: aspect.name,
-        keyAspect: target.spec.keyAspect,
-        key: registry.keyAspectValue(target),
-        value: next,
-        systemMetadata,
-        actor: actor.urn,
-        mode: 'upsert',
-      });
-      return { urn: target.urn, aspect: aspect.name, version: 0, value: next, systemMetadata, createdOn: new Date(now), createdBy: actor.urn };
+      const value = await this.storeAspect(tx, { target, aspect, value: next, kind: 'patch', actor }, systemMetadata, 'upsert');
+      return { urn: target.urn, aspect: aspect.name, version: 0, value, systemMetadata, createdOn: new Date(now), createdBy: actor.urn };
     });
+    await this.filterRead([stored]);
+    return stored;
   }
 
   /** Hard-deletes an entity: every aspect, every version, every time series entry. Missing is fine. */
-  async deleteEntity(target: EntityUrn): Promise<number> {
+  async deleteEntity(target: EntityUrn, actor: Actor): Promise<number> {
     return inTransaction(this.pool, async (tx) => {
       await lockEntity(tx, target.urn);
+      for (const h of this.hooks) await h.onDelete?.(target, undefined, tx, actor);
       return deleteEntityRows(tx, target.urn);
     });
   }
@@ -264,12 +297,14 @@ export class EntityService {
    * Deletes one aspect (every version). Deleting the key aspect deletes the entity; for a time series
    * aspect only the latest entry goes (as DataHub).
    */
-  async deleteAspect(target: EntityUrn, aspectName: string): Promise<number> {
+  async deleteAspect(target: EntityUrn, aspectName: string, actor: Actor): Promise<number> {
     const aspect = registry.aspect(target.spec, aspectName);
-    if (aspect.keyOf) return this.deleteEntity(target);
+    if (aspect.keyOf) return this.deleteEntity(target, actor);
     return inTransaction(this.pool, async (tx) => {
       await lockEntity(tx, target.urn);
-      return aspect.timeseries ? deleteLatestTimeseries(tx, target.urn, aspect.name) : deleteAspectRows(tx, target.urn, aspect.name);
+      if (aspect.timeseries) return deleteLatestTimeseries(tx, target.urn, aspect.name);
+      for (const h of this.hooks) await h.onDelete?.(target, aspect.name, tx, actor);
+      return deleteAspectRows(tx, target.urn, aspect.name);
     });
   }
 }

@@ -1,0 +1,36 @@
+-- One row per value of a structured property on an entity, kept in the same transaction as the
+-- entity's structuredProperties aspect. It records the definition version each assignment was
+-- written under, drives the cleanup after a hard delete or a versioned change from the primary
+-- store, and is the Postgres search backend's index of property values.
+CREATE TABLE structured_property_values (
+  urn                text COLLATE "C" NOT NULL,
+  property_urn       text COLLATE "C" NOT NULL,
+  definition_version text NOT NULL DEFAULT '',
+  value_index        int NOT NULL,
+  string_value       text,
+  number_value       double precision,
+  PRIMARY KEY (urn, property_urn, value_index)
+);
+CREATE INDEX spv_by_property_number ON structured_property_values (property_urn, number_value, urn);
+CREATE INDEX spv_by_property_string ON structured_property_values (property_urn, string_value, urn);
+
+-- Durable background work (value cleanup after a hard delete or a version change, ...): queued in
+-- the transaction of the write that causes it, claimed with a lease so a task of a killed server is
+-- picked up again, and observable through /api/tasks.
+CREATE TABLE tasks (
+  id           bigserial PRIMARY KEY,
+  kind         text NOT NULL,
+  subject      text NOT NULL,
+  params       jsonb NOT NULL DEFAULT '{}',
+  state        text NOT NULL DEFAULT 'PENDING' CHECK (state IN ('PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED')),
+  total        bigint,
+  done         bigint NOT NULL DEFAULT 0,
+  error        text,
+  attempts     int NOT NULL DEFAULT 0,
+  lease_until  timestamptz,
+  created_at   timestamptz NOT NULL DEFAULT now(),
+  updated_at   timestamptz NOT NULL DEFAULT now(),
+  finished_at  timestamptz
+);
+CREATE INDEX tasks_open ON tasks (created_at) WHERE state IN ('PENDING', 'RUNNING');
+CREATE INDEX tasks_by_subject ON tasks (subject, created_at DESC);

@@ -1,0 +1,36 @@
+/**
+ * Extension points of the entity core: domain modules (structured properties, search indexing, …)
+ * attach rules to aspects without the core knowing them. A write of an aspect that has hooks runs in
+ * a transaction under the entity's lock, so a hook sees the stored value it replaces.
+ */
+import type { Db } from '../db/pool.ts';
+import type { AspectSpec, EntityUrn } from '../registry/registry.ts';
+import type { StoredAspect } from './aspectStore.ts';
+
+export interface Actor {
+  urn: string;
+}
+
+/** A write about to happen: a full set, or the result of a patch. */
+export interface PendingWrite {
+  target: EntityUrn;
+  aspect: AspectSpec;
+  value: unknown;
+  /** The stored latest value it replaces (before any read filtering). */
+  previous: StoredAspect | undefined;
+  kind: 'set' | 'patch';
+  actor: Actor;
+}
+
+export interface AspectHook {
+  /** Aspect names the write and read hooks apply to. */
+  readonly aspects: readonly string[];
+  /** Checks a write (throwing SvcError) and returns the value to store. */
+  prepareWrite?(w: PendingWrite, tx: Db): Promise<unknown>;
+  /** After the aspect was stored, in the same transaction (side tables, tasks). */
+  afterWrite?(w: PendingWrite, stored: unknown, tx: Db): Promise<void>;
+  /** Rewrites values before any read returns them (e.g. hides values); mutates `aspects` in place. */
+  filterRead?(aspects: StoredAspect[], db: Db): Promise<void>;
+  /** In the transaction deleting an aspect of the entity, or the whole entity when `aspect` is undefined. */
+  onDelete?(target: EntityUrn, aspect: string | undefined, tx: Db, actor: Actor): Promise<void>;
+}

@@ -1,0 +1,30 @@
+/**
+ * Short forms accepted on input and stored in full: `number` or `urn:li:dataType:number` become
+ * `urn:li:dataType:svc.number`; `dataset` or `urn:li:entityType:dataset` become
+ * `urn:li:entityType:svc.dataset` (the forms the seed shows for GraphQL and the CLI file).
+ */
+import { registry } from '../registry/registry.ts';
+import { DATA_TYPES, NAMESPACE, type PropertyDefinition } from './types.ts';
+
+const DATA_TYPE = 'urn:li:dataType:';
+const ENTITY_TYPE = 'urn:li:entityType:';
+
+export function normalizeDataType(input: string): string {
+  const id = input.startsWith(DATA_TYPE) ? input.slice(DATA_TYPE.length) : input.includes(':') ? undefined : input;
+  if (id === undefined || id.startsWith(NAMESPACE)) return input;
+  const known = DATA_TYPES.find((t) => t.id === id.toLowerCase());
+  return known ? `${DATA_TYPE}${NAMESPACE}${known.id}` : input;
+}
+
+export function normalizeEntityType(input: string): string {
+  const id = input.startsWith(ENTITY_TYPE) ? input.slice(ENTITY_TYPE.length) : input.includes(':') ? undefined : input;
+  if (id === undefined || id.startsWith(NAMESPACE)) return input;
+  const known = registry.findEntity(id);
+  return known ? `${ENTITY_TYPE}${NAMESPACE}${known.name}` : input;
+}
+
+export function normalizeDefinition(d: PropertyDefinition): PropertyDefinition {
+  const out: PropertyDefinition = { ...d, valueType: normalizeDataType(d.valueType), entityTypes: d.entityTypes.map(normalizeEntityType) };
+  if (d.typeQualifier?.allowedTypes) out.typeQualifier = { ...d.typeQualifier, allowedTypes: d.typeQualifier.allowedTypes.map(normalizeEntityType) };
+  return out;
+}

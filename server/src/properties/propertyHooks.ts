@@ -1,0 +1,179 @@
+/**
+ * Structured properties plugged into the entity core: the rules of definition writes and value writes,
+ * hiding values on read (soft-deleted, hard-deleted or older-version properties), and the durable
+ * cleanup queued by a hard delete or a versioned change. Every surface goes through these.
+ */
+import { SvcError } from '../errors.ts';
+import type { Db } from '../db/pool.ts';
+import type { AspectHook, PendingWrite } from '../entities/aspectHooks.ts';
+import type { StoredAspect } from '../entities/aspectStore.ts';
+import { registry } from '../registry/registry.ts';
+import { enqueueTask, openTask } from '../tasks/taskQueue.ts';
+import { checkDefinition } from './definitionRules.ts';
+import { normalizeDefinition } from './normalize.ts';
+import {
+  entityExists,
+  existingUrns,
+  isSoftDeleted,
+  loadProperties,
+  recordedVersions,
+  replaceValueRows,
+} from './propertyStore.ts';
+import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
+import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
+
+export const HARD_DELETE_TASK = 'property-hard-delete';
+export const STALE_VALUES_TASK = 'property-stale-values';
+
+const versionOf = (state: PropertyState | undefined) => state?.definition.version ?? '';
+
+/** Why an assignment is not shown: its property is soft deleted, gone, or has a newer version. */
+function hiddenReason(a: Assignment, states: ReadonlyMap<string, PropertyState>, recorded: Map<string, string> | undefined): 'soft' | 'stale' | undefined {
+  const state = states.get(a.propertyUrn);
+  if (!state) return 'stale'; // hard deleted: its values are being removed
+  const at = recorded?.get(a.propertyUrn);
+  if (at !== undefined && at !== versionOf(state)) return 'stale';
+  if (state.softDeleted) return 'soft';
+  return undefined;
+}
+
+function sameAssignment(a: Assignment, b: Assignment | undefined): boolean {
+  return b !== undefined && JSON.stringify(a.values) === JSON.stringify(b.values);
+}
+
+function fail(violations: Violation[]): never {
+  const code = violations.every((v) => v.precondition) ? 'PRECONDITION' : 'VALIDATION';
+  throw new SvcError(code, violations.map((v) => v.message).join('; '), { violations: violations.map((v) => v.message) });
+}
+
+/** Rules of `propertyDefinition` writes (§2.2 and svc's), with the short forms normalised. */
+function definitionHook(onTaskQueued: () => void): AspectHook {
+  return {
+    aspects: ['propertyDefinition'],
+    async prepareWrite(w: PendingWrite, tx: Db) {
+      const next = normalizeDefinition(w.value as PropertyDefinition);
+      const previous = w.previous?.value as PropertyDefinition | undefined;
+      if (!previous) {
+        const cleanup = await openTask(tx, HARD_DELETE_TASK, w.target.urn);
+        if (cleanup) {
+          throw new SvcError(
+            'CONFLICT',
+            `Structured property ${w.target.urn} was hard deleted and its values are still being removed (task ${cleanup.id}: ` +
+              `${cleanup.done} of ${cleanup.total ?? '?'} entities done); it can be created again once that task has finished`,
+          );
+        }
+      }
+      const violations = checkDefinition(next, {
+        urn: w.target.urn,
+        previous,
+        softDeleted: await isSoftDeleted(tx, w.target.urn),
+        dataTypes: await existingUrns(tx, 'dataTypeKey'),
+        entityTypes: await existingUrns(tx, 'entityTypeKey'),
+      });
+      if (violations.length) throw SvcError.validation(violations);
+      return next;
+    },
+    async afterWrite(w: PendingWrite, stored: unknown, tx: Db) {
+      const previous = w.previous?.value as PropertyDefinition | undefined;
+      const next = stored as PropertyDefinition;
+      if (previous && (previous.version ?? '') !== (next.version ?? '')) {
+        // Values written under the previous version stop being returned now; this task deletes them.
+        await enqueueTask(tx, STALE_VALUES_TASK, w.target.urn, { version: next.version ?? '' });
+        onTaskQueued();
+      }
+    },
+  };
+}
+
+/** Rules of `structuredProperties` writes (§2.3, §2.4 and svc's), and hiding values on read. */
+function valuesHook(): AspectHook {
+  return {
+    aspects: ['structuredProperties'],
+    async prepareWrite(w: PendingWrite, tx: Db) {
+      if (!w.previous && !(await entityExists(tx, w.target.urn, w.target.spec.keyAspect))) {
+        fail([{ message: `Entity ${w.target.urn} does not exist: create it before setting structured properties on it`, precondition: true }]);
+      }
+      const incoming = (w.value as StructuredProperties).properties;
+      const before = (w.previous?.value as StructuredProperties | undefined)?.properties ?? [];
+      const states = await loadProperties(tx, [...before, ...incoming].map((a) => a.propertyUrn));
+      const recorded = (await recordedVersions(tx, [w.target.urn])).get(w.target.urn);
+      const hidden = new Map(before.map((a) => [a.propertyUrn, hiddenReason(a, states, recorded)]));
+      const previousOf = new Map(before.map((a) => [a.propertyUrn, a]));
+
+      let next = incoming;
+      if (w.kind === 'set') {
+        // A set replaces what the caller can see; values of soft-deleted properties are kept for a restore.
+        const named = new Set(incoming.map((a) => a.propertyUrn));
+        next = [...incoming, ...before.filter((a) => hidden.get(a.propertyUrn) === 'soft' && !named.has(a.propertyUrn))];
+      }
+      // Values of a deleted property or of an older version are dropped unless this write replaces them.
+      next = next.filter((a) => !(hidden.get(a.propertyUrn) === 'stale' && sameAssignment(a, previousOf.get(a.propertyUrn))));
+      const changed = next.filter((a) => !sameAssignment(a, previousOf.get(a.propertyUrn)));
+      const visibleBefore = w.previous ? before.filter((a) => hidden.get(a.propertyUrn) !== 'stale') : undefined;
+      const violations = [
+        ...checkAssignments(changed, next, states, entityTypeUrn(w.target.spec.name)),
+        ...checkImmutable(visibleBefore, next, states),
+      ];
+      if (violations.length) fail(violations);
+      return { ...(w.value as object), properties: next };
+    },
+    async afterWrite(w: PendingWrite, stored: unknown, tx: Db) {
+      const before = new Map(((w.previous?.value as StructuredProperties | undefined)?.properties ?? []).map((a) => [a.propertyUrn, a]));
+      const assignments = (stored as StructuredProperties).properties;
+      const states = await loadProperties(tx, assignments.map((a) => a.propertyUrn));
+      const recorded = (await recordedVersions(tx, [w.target.urn])).get(w.target.urn);
+      // Unchanged assignments keep the version they were written under; changed ones take the current one.
+      await replaceValueRows(tx, w.target.urn, assignments, (a) =>
+        sameAssignment(a, before.get(a.propertyUrn)) && recorded?.has(a.propertyUrn) ? recorded.get(a.propertyUrn)! : versionOf(states.get(a.propertyUrn)),
+      );
+    },
+    async filterRead(aspects: StoredAspect[], db: Db) {
+      const all = aspects.flatMap((a) => (a.value as StructuredProperties).properties ?? []);
+      if (all.length === 0) return;
+      const states = await loadProperties(db, all.map((a) => a.propertyUrn));
+      const recorded = await recordedVersions(db, [...new Set(aspects.map((a) => a.urn))]);
+      for (const a of aspects) {
+        const value = a.value as StructuredProperties;
+        const shown = value.properties.filter((p) => hiddenReason(p, states, recorded.get(a.urn)) === undefined);
+        if (shown.length !== value.properties.length) a.value = { ...value, properties: shown };
+      }
+    },
+  };
+}
+
+/** A hard delete of a property (entity, key or definition) queues the removal of its values everywhere. */
+function deleteHook(onTaskQueued: () => void): AspectHook {
+  return {
+    aspects: [],
+    async onDelete(target, aspect, tx) {
+      if (target.spec.name === 'structuredProperty' && (aspect === undefined || aspect === 'propertyDefinition')) {
+        const states = await loadProperties(tx, [target.urn]);
+        if (!states.has(target.urn)) return;
+        await enqueueTask(tx, HARD_DELETE_TASK, target.urn);
+        onTaskQueued();
+      } else if (aspect === undefined || aspect === 'structuredProperties') {
+        await replaceValueRows(tx, target.urn, [], () => '');
+      }
+    },
+  };
+}
+
+/** Every hook of structured properties; `onTaskQueued` wakes the task runner. */
+export function structuredPropertyHooks(onTaskQueued: () => void): AspectHook[] {
+  return [definitionHook(onTaskQueued), valuesHook(), deleteHook(onTaskQueued)];
+}
+
+/** The data types and one entity type per registry entity, as entities (written at every start, idempotent). */
+export function bootstrapAspects(): { urn: string; aspect: string; value: unknown }[] {
+  const dataTypes = DATA_TYPES.map((t) => ({
+    urn: `urn:li:dataType:svc.${t.id}`,
+    aspect: 'dataTypeInfo',
+    value: { qualifiedName: `svc.${t.id}`, displayName: t.displayName, description: t.description },
+  }));
+  const entityTypes = registry.entities.map((e) => ({
+    urn: entityTypeUrn(e.name),
+    aspect: 'entityTypeInfo',
+    value: { qualifiedName: `svc.${e.name}`, displayName: e.name },
+  }));
+  return [...dataTypes, ...entityTypes];
+}

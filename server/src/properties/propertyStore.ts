@@ -1,0 +1,118 @@
+/**
+ * Reads and side-table writes of structured properties: the state of referenced properties
+ * (definition, soft delete, version), and `structured_property_values`, which records every value of
+ * an entity with the definition version it was written under.
+ */
+import type { Db } from '../db/pool.ts';
+import { dbError } from '../entities/aspectStore.ts';
+import type { Assignment, PropertyDefinition } from './types.ts';
+import type { PropertyState } from './valueRules.ts';
+
+async function rows<T>(db: Db, sql: string, params: unknown[]): Promise<T[]> {
+  try {
+    return (await db.query(sql, params)).rows as T[];
+  } catch (err) {
+    throw dbError(err);
+  }
+}
+
+/** The state of each given property that has a definition (absent from the map: no such property). */
+export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Map<string, PropertyState>> {
+  const out = new Map<string, PropertyState>();
+  if (propertyUrns.length === 0) return out;
+  const rs = await rows<{ urn: string; aspect: string; metadata: unknown }>(
+    db,
+    "SELECT urn, aspect, metadata FROM aspects WHERE urn = ANY($1) AND version = 0 AND aspect IN ('propertyDefinition', 'status')",
+    [[...new Set(propertyUrns)]],
+  );
+  for (const r of rs) if (r.aspect === 'propertyDefinition') out.set(r.urn, { definition: r.metadata as PropertyDefinition, softDeleted: false });
+  for (const r of rs) {
+    if (r.aspect === 'status' && (r.metadata as { removed?: boolean }).removed === true) {
+      const state = out.get(r.urn);
+      if (state) state.softDeleted = true;
+    }
+  }
+  return out;
+}
+
+/** Whether a property is soft deleted (`status.removed = true`). */
+export async function isSoftDeleted(db: Db, propertyUrn: string): Promise<boolean> {
+  const rs = await rows<{ metadata: { removed?: boolean } }>(db, "SELECT metadata FROM aspects WHERE urn = $1 AND aspect = 'status' AND version = 0", [propertyUrn]);
+  return rs[0]?.metadata.removed === true;
+}
+
+/** URNs of the existing entities of one type, e.g. every `dataType` (they are few: bootstrapped). */
+export async function existingUrns(db: Db, keyAspect: string): Promise<Set<string>> {
+  const rs = await rows<{ urn: string }>(db, 'SELECT urn FROM aspects WHERE aspect = $1 AND version = 0', [keyAspect]);
+  return new Set(rs.map((r) => r.urn));
+}
+
+export async function entityExists(db: Db, urn: string, keyAspect: string): Promise<boolean> {
+  const rs = await rows(db, 'SELECT 1 FROM aspects WHERE urn = $1 AND aspect = $2 AND version = 0', [urn, keyAspect]);
+  return rs.length > 0;
+}
+
+/** entity URN → property URN → the definition version its values were written under. */
+export type RecordedVersions = Map<string, Map<string, string>>;
+
+export async function recordedVersions(db: Db, urns: string[]): Promise<RecordedVersions> {
+  const out: RecordedVersions = new Map();
+  if (urns.length === 0) return out;
+  const rs = await rows<{ urn: string; property_urn: string; definition_version: string }>(
+    db,
+    'SELECT DISTINCT urn, property_urn, definition_version FROM structured_property_values WHERE urn = ANY($1)',
+    [urns],
+  );
+  for (const r of rs) {
+    if (!out.has(r.urn)) out.set(r.urn, new Map());
+    out.get(r.urn)!.set(r.property_urn, r.definition_version);
+  }
+  return out;
+}
+
+/** Replaces the value rows of an entity: one row per value, with the version each assignment was written under. */
+export async function replaceValueRows(db: Db, urn: string, assignments: Assignment[], versionOf: (a: Assignment) => string): Promise<void> {
+  const props: string[] = [];
+  const versions: string[] = [];
+  const indexes: number[] = [];
+  const strings: (string | null)[] = [];
+  const numbers: (number | null)[] = [];
+  for (const a of assignments) {
+    a.values.forEach((v, i) => {
+      props.push(a.propertyUrn);
+      versions.push(versionOf(a));
+      indexes.push(i);
+      strings.push('string' in v ? v.string : null);
+      numbers.push('double' in v ? v.double : 'string' in v && v.string.trim() !== '' && Number.isFinite(Number(v.string)) ? Number(v.string) : null);
+    });
+  }
+  await rows(db, 'DELETE FROM structured_property_values WHERE urn = $1', [urn]);
+  if (props.length === 0) return;
+  await rows(
+    db,
+    `INSERT INTO structured_property_values (urn, property_urn, definition_version, value_index, string_value, number_value)
+     SELECT $1, * FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::float8[])
+     ON CONFLICT DO NOTHING`,
+    [urn, props, versions, indexes, strings, numbers],
+  );
+}
+
+/** A page of entities holding values of a property (optionally only values written under another version). */
+export async function entitiesWithValues(db: Db, propertyUrn: string, opts: { notVersion?: string; limit: number }): Promise<string[]> {
+  const rs = await rows<{ urn: string }>(
+    db,
+    `SELECT DISTINCT urn FROM structured_property_values
+      WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version <> $2) ORDER BY urn LIMIT $3`,
+    [propertyUrn, opts.notVersion ?? null, opts.limit],
+  );
+  return rs.map((r) => r.urn);
+}
+
+export async function countEntitiesWithValues(db: Db, propertyUrn: string, notVersion?: string): Promise<number> {
+  const rs = await rows<{ n: number }>(
+    db,
+    'SELECT count(DISTINCT urn)::int AS n FROM structured_property_values WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version <> $2)',
+    [propertyUrn, notVersion ?? null],
+  );
+  return rs[0]!.n;
+}
