@@ -4,18 +4,19 @@
  */
 
 export const ERROR_CODES = {
-  VALIDATION: { http: 400, graphql: 'BAD_REQUEST' },
-  BAD_REQUEST: { http: 400, graphql: 'BAD_REQUEST' },
-  INVALID_URN: { http: 400, graphql: 'BAD_REQUEST' },
-  UNAUTHORIZED: { http: 401, graphql: 'UNAUTHORIZED' },
-  FORBIDDEN: { http: 403, graphql: 'FORBIDDEN' },
-  NOT_FOUND: { http: 404, graphql: 'NOT_FOUND' },
-  CONFLICT: { http: 409, graphql: 'CONFLICT' },
-  PRECONDITION: { http: 412, graphql: 'PRECONDITION_FAILED' },
-  PAYLOAD_TOO_LARGE: { http: 413, graphql: 'BAD_REQUEST' },
-  UNSUPPORTED_MEDIA_TYPE: { http: 415, graphql: 'BAD_REQUEST' },
-  UNAVAILABLE: { http: 503, graphql: 'SERVICE_UNAVAILABLE' },
-  INTERNAL: { http: 500, graphql: 'SERVER_ERROR' },
+  VALIDATION: { http: 400, graphql: 'BAD_REQUEST', title: 'Validation Error' },
+  BAD_REQUEST: { http: 400, graphql: 'BAD_REQUEST', title: 'Validation Error' },
+  INVALID_URN: { http: 400, graphql: 'BAD_REQUEST', title: 'Invalid urn' },
+  UNAUTHORIZED: { http: 401, graphql: 'UNAUTHORIZED', title: 'Unauthorized' },
+  FORBIDDEN: { http: 403, graphql: 'FORBIDDEN', title: 'Forbidden' },
+  NOT_FOUND: { http: 404, graphql: 'NOT_FOUND', title: 'Not Found' },
+  CONFLICT: { http: 409, graphql: 'CONFLICT', title: 'Conflict' },
+  // DataHub answers failed preconditions with the validation body, status 412.
+  PRECONDITION: { http: 412, graphql: 'PRECONDITION_FAILED', title: 'Validation Error' },
+  PAYLOAD_TOO_LARGE: { http: 413, graphql: 'BAD_REQUEST', title: 'Payload Too Large' },
+  UNSUPPORTED_MEDIA_TYPE: { http: 415, graphql: 'BAD_REQUEST', title: 'Unsupported Media Type' },
+  UNAVAILABLE: { http: 503, graphql: 'SERVICE_UNAVAILABLE', title: 'Service Unavailable' },
+  INTERNAL: { http: 500, graphql: 'SERVER_ERROR', title: 'Internal server error occurred' },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -46,6 +47,11 @@ export class SvcError extends Error {
 
   get httpStatus(): number {
     return ERROR_CODES[this.code].http;
+  }
+
+  /** The short title DataHub puts in `error`, e.g. `Validation Error`. */
+  get title(): string {
+    return ERROR_CODES[this.code].title;
   }
 
   /** A VALIDATION error carrying every violation; the message lists them all, joined by "; ". */

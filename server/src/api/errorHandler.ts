@@ -13,21 +13,13 @@ export function errorBody(err: SvcError): Record<string, unknown> | undefined {
     case 'NOT_FOUND':
       return undefined;
     case 'INVALID_URN':
-      return { error: err.message };
-    case 'VALIDATION':
-    case 'BAD_REQUEST':
-    case 'PRECONDITION':
-      return { error: 'Validation Error', message: err.message };
-    case 'INTERNAL':
-      return { error: 'Internal server error occurred' };
-    case 'UNAUTHORIZED':
-      return { error: 'Unauthorized', message: err.message };
     case 'FORBIDDEN':
+      // DataHub's forms: {"error":"Invalid urn!: <urn>"}, {"error":"<actor> is unauthorized to <OP> entities."}
       return { error: err.message };
-    case 'PAYLOAD_TOO_LARGE':
-      return { error: 'Payload Too Large', message: err.message };
+    case 'INTERNAL':
+      return { error: err.title };
     default:
-      return { error: err.code, message: err.message };
+      return { error: err.title, message: err.message };
   }
 }
 

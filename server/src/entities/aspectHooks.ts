@@ -20,6 +20,8 @@ export interface PendingWrite {
   previous: StoredAspect | undefined;
   kind: 'set' | 'patch';
   actor: Actor;
+  /** What a hook's prepareWrite loaded, kept for its afterWrite (one write's lifetime). */
+  scratch: Record<string, unknown>;
 }
 
 export interface AspectHook {

@@ -204,12 +204,12 @@ export class EntityService {
    */
   private async storeAspect(
     tx: Db,
-    w: Omit<PendingWrite, 'previous'>,
+    w: Omit<PendingWrite, 'previous' | 'scratch'>,
     systemMetadata: Record<string, unknown>,
     mode: WriteMode,
   ): Promise<unknown> {
     const hooks = this.hooksFor(w.aspect.name);
-    const pending: PendingWrite = { ...w, previous: undefined };
+    const pending: PendingWrite = { ...w, previous: undefined, scratch: {} };
     if (hooks.length) {
       await lockEntity(tx, w.target.urn);
       pending.previous = await aspectVersion(tx, w.target.urn, w.aspect.name, 0);

@@ -115,15 +115,16 @@ function valuesHook(): AspectHook {
         ...checkImmutable(visibleBefore, next, states),
       ];
       if (violations.length) fail(violations);
+      w.scratch.states = states;
+      w.scratch.recorded = recorded;
       return { ...(w.value as object), properties: next };
     },
     async afterWrite(w: PendingWrite, stored: unknown, tx: Db) {
       const before = new Map(((w.previous?.value as StructuredProperties | undefined)?.properties ?? []).map((a) => [a.propertyUrn, a]));
-      const assignments = (stored as StructuredProperties).properties;
-      const states = await loadProperties(tx, assignments.map((a) => a.propertyUrn));
-      const recorded = (await recordedVersions(tx, [w.target.urn])).get(w.target.urn);
+      const states = w.scratch.states as Map<string, PropertyState>;
+      const recorded = w.scratch.recorded as Map<string, string> | undefined;
       // Unchanged assignments keep the version they were written under; changed ones take the current one.
-      await replaceValueRows(tx, w.target.urn, assignments, (a) =>
+      await replaceValueRows(tx, w.target.urn, (stored as StructuredProperties).properties, (a) =>
         sameAssignment(a, before.get(a.propertyUrn)) && recorded?.has(a.propertyUrn) ? recorded.get(a.propertyUrn)! : versionOf(states.get(a.propertyUrn)),
       );
     },
