@@ -294,17 +294,24 @@ export class EntityService {
   }
 
   /**
-   * Deletes one aspect (every version). Deleting the key aspect deletes the entity; for a time series
-   * aspect only the latest entry goes (as DataHub).
+   * Deletes aspects (every version), all or nothing. The key aspect among them deletes the entity; for
+   * a time series aspect only the latest entry goes (as DataHub).
    */
-  async deleteAspect(target: EntityUrn, aspectName: string, actor: Actor): Promise<number> {
-    const aspect = registry.aspect(target.spec, aspectName);
-    if (aspect.keyOf) return this.deleteEntity(target, actor);
+  async deleteAspects(target: EntityUrn, aspectNames: string[], actor: Actor): Promise<number> {
+    const aspects = aspectNames.map((n) => registry.aspect(target.spec, n));
+    if (aspects.some((a) => a.keyOf)) return this.deleteEntity(target, actor);
     return inTransaction(this.pool, async (tx) => {
       await lockEntity(tx, target.urn);
-      if (aspect.timeseries) return deleteLatestTimeseries(tx, target.urn, aspect.name);
-      for (const h of this.hooks) await h.onDelete?.(target, aspect.name, tx, actor);
-      return deleteAspectRows(tx, target.urn, aspect.name);
+      let rows = 0;
+      for (const aspect of aspects) {
+        if (aspect.timeseries) {
+          rows += await deleteLatestTimeseries(tx, target.urn, aspect.name);
+          continue;
+        }
+        for (const h of this.hooks) await h.onDelete?.(target, aspect.name, tx, actor);
+        rows += await deleteAspectRows(tx, target.urn, aspect.name);
+      }
+      return rows;
     });
   }
 }

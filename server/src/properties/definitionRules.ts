@@ -40,15 +40,20 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   const allowedTypes = next.typeQualifier?.allowedTypes;
   if (allowedTypes) {
     const list = `[${allowedTypes.join(', ')}]`;
-    const notEntityType = allowedTypes.some((t) => {
+    const types = allowedTypes.map((t) => {
       try {
-        return parseUrn(t).entityType !== 'entityType';
+        return parseUrn(t).entityType;
       } catch {
-        return true;
+        return undefined;
       }
     });
-    if (notEntityType) out.push(`Provided allowedType that is not an entityType entity. List of allowedTypes: ${list}`);
-    else if (allowedTypes.some((t) => !ctx.entityTypes.has(t))) out.push(`Provided allowedType that does not exist. List of allowedTypes: ${list}`);
+    if (types.includes(undefined)) {
+      out.push(`Issue resolving allowedTypes inside of typeQualifier. These must be entity type urns. List of allowedTypes: ${list}`);
+    } else if (types.some((t) => t !== 'entityType')) {
+      out.push(`Provided allowedType that is not an entityType entity. List of allowedTypes: ${list}`);
+    } else if (allowedTypes.some((t) => !ctx.entityTypes.has(t))) {
+      out.push(`Provided allowedType that does not exist. List of allowedTypes: ${list}`);
+    }
   }
   for (const key of Object.keys(next.typeQualifier ?? {})) {
     if (key !== 'allowedTypes') out.push(`typeQualifier: unknown key "${key}"; the only key is allowedTypes`);

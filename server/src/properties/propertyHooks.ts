@@ -6,7 +6,7 @@
 import { SvcError } from '../errors.ts';
 import type { Db } from '../db/pool.ts';
 import type { AspectHook, PendingWrite } from '../entities/aspectHooks.ts';
-import type { StoredAspect } from '../entities/aspectStore.ts';
+import { aspectVersion, type StoredAspect } from '../entities/aspectStore.ts';
 import { registry } from '../registry/registry.ts';
 import { enqueueTask, openTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
@@ -152,7 +152,16 @@ function deleteHook(onTaskQueued: () => void): AspectHook {
         if (!states.has(target.urn)) return;
         await enqueueTask(tx, HARD_DELETE_TASK, target.urn);
         onTaskQueued();
-      } else if (aspect === undefined || aspect === 'structuredProperties') {
+      } else if (aspect === 'structuredProperties') {
+        // Deleting the aspect drops every assignment: immutable ones may not go (§2.4, change type DELETE).
+        const stored = (await aspectVersion(tx, target.urn, 'structuredProperties', 0))?.value as StructuredProperties | undefined;
+        if (stored) {
+          const states = await loadProperties(tx, stored.properties.map((a) => a.propertyUrn));
+          const violations = checkImmutable(stored.properties, [], states);
+          if (violations.length) fail(violations);
+        }
+        await replaceValueRows(tx, target.urn, [], () => '');
+      } else if (aspect === undefined) {
         await replaceValueRows(tx, target.urn, [], () => '');
       }
     },

@@ -119,10 +119,10 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
     const keyOnly = aspects?.every((a) => registry.aspect(target.spec, a).keyOf);
     if (aspects && aspects.length > 0 && !keyOnly) {
       requireRole(req, 'writer', 'DELETE');
-      for (const a of aspects) await service.deleteAspect(target, a, actorOf(req));
+      await service.deleteAspects(target, aspects, actorOf(req));
     } else if (clear) {
       requireRole(req, 'writer', 'DELETE');
-      for (const a of target.spec.aspects) await service.deleteAspect(target, a, actorOf(req));
+      await service.deleteAspects(target, target.spec.aspects, actorOf(req));
     } else {
       requireRole(req, 'admin', 'DELETE');
       await service.deleteEntity(target, actorOf(req));
@@ -172,7 +172,7 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const aspect = registry.aspect(target.spec, req.params.aspectName);
     requireRole(req, aspect.keyOf ? 'admin' : 'writer', 'DELETE');
-    await service.deleteAspect(target, aspect.name, actorOf(req));
+    await service.deleteAspects(target, [aspect.name], actorOf(req));
     res.status(200).end();
   });
 

@@ -1,0 +1,166 @@
+/**
+ * What the benchmarks share: a Postgres (DATABASE_URL, or Debian's PostgreSQL 15 through the test
+ * harness), fresh databases, an svc server in its own process, a wrk driver for HTTP load (a C load
+ * generator: a Node client would take as much CPU as the server on a small machine) and a `pg`
+ * driver for the raw side.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { freePort, type Component } from '../harness/component.ts';
+import { startDebianPostgres } from '../harness/postgres.ts';
+
+export const BENCH_TOKEN = 'bench-token';
+const ROOT = resolve(import.meta.dirname, '../..');
+
+export interface BenchPostgres {
+  adminUrl: string;
+  label: string;
+  stop(): Promise<void>;
+}
+
+export async function benchPostgres(): Promise<BenchPostgres> {
+  if (process.env.DATABASE_URL) return { adminUrl: process.env.DATABASE_URL, label: 'from DATABASE_URL', stop: async () => undefined };
+  const c: Component = await startDebianPostgres();
+  return { adminUrl: c.env.DATABASE_URL!, label: 'Debian 15 (harness, tmpfs)', stop: () => c.stop() };
+}
+
+export async function createDb(adminUrl: string): Promise<string> {
+  const name = `bench_${randomBytes(4).toString('hex')}`;
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export interface BenchServer {
+  base: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `server/src/main.ts` on `databaseUrl` in its own process, as in production. */
+export async function startBenchServer(databaseUrl: string, poolSize: number): Promise<BenchServer> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SVC_ADMIN_TOKEN: BENCH_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_DB_POOL_SIZE: String(poolSize) },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let t = 0; ; t++) {
+    try {
+      if ((await fetch(`${base}/ready`)).ok) break;
+    } catch {
+      // starting
+    }
+    if (t > 300) throw new Error('server did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    base,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+/** Calls the server with the bench token; throws unless the status is 2xx. */
+export async function call(base: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status}: ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+export interface WrkRequest {
+  method: 'POST' | 'PATCH';
+  /** Lua expression of the path for request number `i` (0-based), e.g. `"/x/" .. i`. */
+  pathLua: string;
+  /** Lua expression of the body for request number `i`. */
+  bodyLua: string;
+  contentType?: string;
+}
+
+/**
+ * Drives HTTP load with wrk at `concurrency` (one connection per request in flight) for `seconds`;
+ * request number k uses `i = k % modulo`. Returns how many requests completed and their rate; any
+ * non-2xx answer aborts the run.
+ */
+export function runWrk(base: string, req: WrkRequest, modulo: number, seconds: number, concurrency: number): { count: number; rate: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const script = join(dir, 'load.lua');
+  writeFileSync(
+    script,
+    `
+local counter = -1
+local pad = string.rep("lorem ipsum dolor sit amet ", 34)
+request = function()
+  counter = counter + 1
+  local i = counter % ${modulo}
+  return wrk.format("${req.method}", ${req.pathLua}, {["Authorization"] = "Bearer ${BENCH_TOKEN}", ["Content-Type"] = "${req.contentType ?? 'application/json'}"}, ${req.bodyLua})
+end
+response = function(status, headers, body)
+  if status < 200 or status > 299 then error("HTTP " .. status .. ": " .. body) end
+end`,
+  );
+  try {
+    const out = execFileSync('wrk', ['-t1', `-c${concurrency}`, `-d${seconds}s`, '-s', script, base], { encoding: 'utf8' });
+    const count = Number(out.match(/(\d+) requests in/)?.[1]);
+    const rate = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1]);
+    if (!count || /Non-2xx/.test(out)) throw new Error(`wrk reported failures:\n${out}`);
+    return { count, rate };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error("the benchmarks drive HTTP with wrk: install Debian's package (apt-get install wrk)");
+    throw err;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs `task(i)` for i in [0, n) with `concurrency` workers; returns operations per second. */
+export async function drive(n: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const start = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < n; i = next++) await task(i);
+    }),
+  );
+  return n / (Number(process.hrtime.bigint() - start) / 1e9);
+}
+
+/** The raw side: single-statement upserts of aspect rows through `pg`, into the same table shape as svc's. */
+export async function rawUpserts(databaseUrl: string, n: number, concurrency: number, row: (i: number) => { urn: string; aspect: string; value: unknown }): Promise<number> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: concurrency });
+  await pool.query(`CREATE TABLE IF NOT EXISTS aspects (
+      urn text COLLATE "C" NOT NULL, aspect text NOT NULL, version bigint NOT NULL, metadata json NOT NULL,
+      system_metadata jsonb NOT NULL DEFAULT '{}', created_on timestamptz NOT NULL DEFAULT now(), created_by text NOT NULL,
+      PRIMARY KEY (urn, aspect, version))`);
+  const rate = await drive(n, concurrency, async (i) => {
+    const r = row(i);
+    await pool.query(
+      `INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by) VALUES ($1, $2, 0, $3, $4, 'urn:li:corpuser:bench')
+       ON CONFLICT (urn, aspect, version) DO UPDATE SET metadata = excluded.metadata, system_metadata = excluded.system_metadata`,
+      [r.urn, r.aspect, JSON.stringify(r.value), JSON.stringify({ lastObserved: Date.now(), runId: 'bench' })],
+    );
+  });
+  await pool.end();
+  return rate;
+}
+
+export function printTable(title: string, rows: { pass: string; http: number; raw: number; n: number }[]): void {
+  console.log(`\n${title}`);
+  console.log('| pass | svc HTTP ops/s | raw pg upserts/s | ratio | operations |');
+  console.log('|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.pass} | ${r.http.toFixed(0)} | ${r.raw.toFixed(0)} | ${(r.http / r.raw).toFixed(2)} | ${r.n} |`);
+}

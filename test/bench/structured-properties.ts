@@ -1,0 +1,84 @@
+/**
+ * Structured-property value writes through HTTP, validation included (definitions loaded, types,
+ * allowed values, entity types, value rows kept), against raw `pg` upserts of the same aspect rows.
+ *
+ *   npm run bench:structured-properties -- [--entities 10000] [--seconds 10] [--concurrency 16]
+ *
+ * Over N entities (created first), for the given time each: sets (POST structuredProperties) cycling
+ * over the entities, then patches (PATCH add of a second property). The raw side upserts exactly as
+ * many aspect rows. Needs wrk (Debian's package).
+ */
+import { parseArgs } from 'node:util';
+import { benchPostgres, call, createDb, printTable, rawUpserts, runWrk, startBenchServer } from './benchSupport.ts';
+
+const { values: args } = parseArgs({
+  options: { entities: { type: 'string', default: '10000' }, seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '16' } },
+});
+const SECONDS = Number(args.seconds);
+const N = Number(args.entities);
+const CONCURRENCY = Number(args.concurrency);
+const RETENTION = 'urn:li:structuredProperty:bench.retention';
+const TIER = 'urn:li:structuredProperty:bench.tier';
+const urnOf = (i: number) => `urn:li:dataset:(urn:li:dataPlatform:bench,db.t${i},PROD)`;
+const encUrnLua = `"urn%3Ali%3Adataset%3A%28urn%3Ali%3AdataPlatform%3Abench%2Cdb.t" .. i .. "%2CPROD%29"`;
+
+const pg = await benchPostgres();
+const server = await startBenchServer(await createDb(pg.adminUrl), CONCURRENCY);
+const rawDb = await createDb(pg.adminUrl);
+try {
+  const retention = {
+    qualifiedName: 'bench.retention',
+    valueType: 'urn:li:dataType:svc.number',
+    cardinality: 'MULTIPLE',
+    entityTypes: ['urn:li:entityType:svc.dataset'],
+    allowedValues: [30, 60, 90, 365].map((d) => ({ value: { double: d }, description: `${d} days` })),
+  };
+  const tier = { qualifiedName: 'bench.tier', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] };
+  await call(server.base, 'POST', `/openapi/v3/entity/structuredProperty/${encodeURIComponent(RETENTION)}/propertyDefinition`, { value: retention });
+  await call(server.base, 'POST', `/openapi/v3/entity/structuredProperty/${encodeURIComponent(TIER)}/propertyDefinition`, { value: tier });
+  for (let start = 0; start < N; start += 1000) {
+    const batch = Array.from({ length: Math.min(1000, N - start) }, (_, k) => ({ urn: urnOf(start + k), status: { value: { removed: false } } }));
+    await call(server.base, 'POST', '/openapi/v3/entity/dataset?async=false', batch);
+  }
+
+  const set = runWrk(
+    server.base,
+    {
+      method: 'POST',
+      pathLua: `"/openapi/v3/entity/dataset/" .. ${encUrnLua} .. "/structuredProperties?createIfNotExists=false"`,
+      bodyLua: `'{"value":{"properties":[{"propertyUrn":"${RETENTION}","values":[{"double":' .. ({30, 60, 90, 365})[i % 4 + 1] .. '}]}]}}'`,
+    },
+    N,
+    SECONDS,
+    CONCURRENCY,
+  );
+  const rawSet = await rawUpserts(rawDb, set.count, CONCURRENCY, (i) => ({
+    urn: urnOf(i % N),
+    aspect: 'structuredProperties',
+    value: { properties: [{ propertyUrn: RETENTION, values: [{ double: [30, 60, 90, 365][i % 4] }] }] },
+  }));
+  const patch = runWrk(
+    server.base,
+    {
+      method: 'PATCH',
+      pathLua: `"/openapi/v3/entity/dataset/" .. ${encUrnLua} .. "/structuredProperties"`,
+      bodyLua: `'{"patch":[{"op":"add","path":"/properties/${TIER}","value":{"propertyUrn":"${TIER}","values":[{"string":"tier-' .. (i % 3) .. '"}]}}],"arrayPrimaryKeys":{"properties":["propertyUrn"]}}'`,
+      contentType: 'application/json-patch+json',
+    },
+    N,
+    SECONDS,
+    CONCURRENCY,
+  );
+  const rawPatch = await rawUpserts(rawDb, patch.count, CONCURRENCY, (i) => ({
+    urn: urnOf(i % N),
+    aspect: 'structuredProperties',
+    value: { properties: [{ propertyUrn: RETENTION, values: [{ double: [30, 60, 90, 365][i % 4] }] }, { propertyUrn: TIER, values: [{ string: `tier-${i % 3}` }] }] },
+  }));
+  printTable(`structured properties: ${N} entities, concurrency ${CONCURRENCY}, Postgres ${pg.label}`, [
+    { pass: 'set (POST structuredProperties)', http: set.rate, raw: rawSet, n: set.count },
+    { pass: 'patch add (PATCH structuredProperties)', http: patch.rate, raw: rawPatch, n: patch.count },
+  ]);
+} finally {
+  await server.stop();
+  await pg.stop();
+}
