@@ -2,6 +2,7 @@
  * Configuration: read from the environment once, validated, and documented here (the README's
  * configuration table mirrors this list).
  */
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -25,6 +26,8 @@ export interface Config {
   logLevel: string;
   /** `SVC_MAX_BODY_BYTES`: largest accepted request body (default 5 MB). */
   maxBodyBytes: number;
+  /** `SVC_WORKERS`: HTTP worker processes sharing the port (default 1; `auto` = one per CPU). */
+  workers: number;
 }
 
 export class ConfigError extends Error {}
@@ -66,5 +69,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: int('SVC_DB_POOL_SIZE', env.SVC_DB_POOL_SIZE, 20, 1, 1000),
     logLevel: env.SVC_LOG_LEVEL || 'info',
     maxBodyBytes: int('SVC_MAX_BODY_BYTES', env.SVC_MAX_BODY_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    workers: env.SVC_WORKERS === 'auto' ? availableParallelism() : int('SVC_WORKERS', env.SVC_WORKERS, 1, 1, 256),
   };
 }

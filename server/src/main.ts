@@ -1,7 +1,9 @@
 /** The `npm start` entry: configuration from the environment, then the server until SIGTERM/SIGINT. */
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './log.ts';
+import cluster from 'node:cluster';
 import { startSvc } from './server.ts';
+import { startPrimary } from './cluster.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -15,9 +17,14 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  let svc;
+  let svc: { rootToken: { token: string; generated: boolean }; close(): Promise<void> };
   try {
-    svc = await startSvc(config, log);
+    if (config.workers > 1 && cluster.isPrimary) {
+      const primary = await startPrimary(config, log);
+      svc = { rootToken: primary.rootToken, close: () => primary.stop() };
+    } else {
+      svc = await startSvc(config, log);
+    }
   } catch (err) {
     log.fatal({ err }, `svc could not start: ${(err as Error).message}`);
     process.exit(1);

@@ -29,10 +29,10 @@ interface Running {
   output: () => string;
 }
 
-async function startServer(port: number): Promise<Running> {
+async function startServer(port: number, extraEnv: Record<string, string> = {}): Promise<Running> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ADMIN_TOKEN: '' },
+    env: { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ADMIN_TOKEN: '', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -141,4 +141,33 @@ test('after the server is killed (kill -9), the next start takes over its Postgr
     second.child.kill('SIGTERM');
     await exited(second.child);
   }
+});
+
+test('with SVC_WORKERS=2 two worker processes serve one port on the primary\'s embedded Postgres, and all stop on SIGTERM', async () => {
+  const port = await freePort();
+  const running = await startServer(port, { SVC_WORKERS: '2' });
+  const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+  const pgPid = postmasterPid();
+  try {
+    const workers = execFileSync('pgrep', ['-P', String(running.child.pid)]).toString().trim().split('\n').map(Number);
+    const nodeWorkers = workers.filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('main.ts'));
+    assert.equal(nodeWorkers.length, 2);
+    const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,clustered,PROD)';
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        fetch(`${running.url}/openapi/v3/entity/dataset/${enc(urn)}/subTypes?createIfNotExists=false`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', connection: 'close' },
+          body: JSON.stringify({ value: { typeNames: [`t${i}`] } }),
+        }).then((r) => r.status),
+      ),
+    );
+    assert.deepEqual([...new Set(results)], [200]);
+    const read = await fetch(`${running.url}/openapi/v3/entity/dataset/${enc(URN)}?aspects=status`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(read.status, 200, 'data written by earlier single-process runs is there');
+  } finally {
+    running.child.kill('SIGTERM');
+    assert.equal(await exited(running.child), 0);
+  }
+  assert.equal(alive(pgPid), false, 'the primary stops the embedded Postgres after its workers');
 });
