@@ -8,7 +8,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config.ts';
 import { createPool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embeddedPostgres.ts';
+import { openDatabase } from './db/embeddedPostgres.ts';
 import { rootToken } from './auth/tokens.ts';
 import type { Logger } from './log.ts';
 
@@ -19,20 +19,15 @@ export interface Primary {
 }
 
 export async function startPrimary(config: Config, log: Logger): Promise<Primary> {
-  let embedded: EmbeddedPostgres | undefined;
-  let databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres(config.dataDir, log);
-    databaseUrl = embedded.url;
-  }
-  const pool = createPool(databaseUrl, 1);
+  const database = await openDatabase(config.databaseUrl, config.dataDir, log);
+  const pool = createPool(database.url, 1);
   try {
     await migrate(pool);
   } finally {
     await pool.end();
   }
   const root = rootToken(config.adminToken, config.dataDir);
-  const env = { DATABASE_URL: databaseUrl, SVC_ADMIN_TOKEN: root.token };
+  const env = { DATABASE_URL: database.url, SVC_ADMIN_TOKEN: root.token };
   let stopping = false;
   const fork = (): Worker => cluster.fork(env);
   cluster.on('exit', (worker, code, signal) => {
@@ -41,7 +36,7 @@ export async function startPrimary(config: Config, log: Logger): Promise<Primary
     setTimeout(fork, 1000);
   });
   for (let i = 0; i < config.workers; i++) fork();
-  log.info({ workers: config.workers, database: embedded ? 'embedded' : 'external' }, 'svc primary started');
+  log.info({ workers: config.workers, database: database.embedded ? 'embedded' : 'external' }, 'svc primary started');
   return {
     rootToken: root,
     async stop() {
@@ -57,7 +52,7 @@ export async function startPrimary(config: Config, log: Logger): Promise<Primary
             }),
         ),
       );
-      await embedded?.stop();
+      await database.stop();
     },
   };
 }

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { createPool, type Pool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embeddedPostgres.ts';
+import { openDatabase } from './db/embeddedPostgres.ts';
 import { EntityService } from './entities/entityService.ts';
 import { rootToken, TokenService } from './auth/tokens.ts';
 import { createApp } from './api/app.ts';
@@ -30,13 +30,8 @@ export interface Svc {
 }
 
 export async function startSvc(config: Config, log: Logger): Promise<Svc> {
-  let embedded: EmbeddedPostgres | undefined;
-  let databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres(config.dataDir, log);
-    databaseUrl = embedded.url;
-  }
-  const pool = createPool(databaseUrl, config.dbPoolSize);
+  const database = await openDatabase(config.databaseUrl, config.dataDir, log);
+  const pool = createPool(database.url, config.dbPoolSize);
   try {
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'migrations applied');
@@ -56,7 +51,7 @@ export async function startSvc(config: Config, log: Logger): Promise<Svc> {
     server.keepAliveTimeout = 5_000;
     const port = (server.address() as AddressInfo).port;
     tasks.start();
-    log.info({ port, database: embedded ? 'embedded' : 'external' }, 'svc listening');
+    log.info({ port, database: database.embedded ? 'embedded' : 'external' }, 'svc listening');
     let closing: Promise<void> | undefined;
     return {
       url: `http://127.0.0.1:${port}`,
@@ -73,14 +68,14 @@ export async function startSvc(config: Config, log: Logger): Promise<Svc> {
           });
           await tasks.stop();
           await pool.end();
-          await embedded?.stop();
+          await database.stop();
         })();
         return closing;
       },
     };
   } catch (err) {
     await pool.end().catch(() => undefined);
-    await embedded?.stop();
+    await database.stop();
     throw err;
   }
 }

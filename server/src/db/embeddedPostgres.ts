@@ -29,6 +29,13 @@ interface RunAs {
   gid: number;
 }
 
+/** The database svc runs on: `databaseUrl` when set, else the embedded Postgres under `dataDir`, started here. */
+export async function openDatabase(databaseUrl: string | undefined, dataDir: string, log: Logger): Promise<{ url: string; embedded: boolean; stop(): Promise<void> }> {
+  if (databaseUrl) return { url: databaseUrl, embedded: false, stop: async () => undefined };
+  const pg = await startEmbeddedPostgres(dataDir, log);
+  return { url: pg.url, embedded: true, stop: () => pg.stop() };
+}
+
 /** Starts (initialising on first use) the embedded Postgres under `dataDir`. */
 export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedPostgres> {
   mkdirSync(dataDir, { recursive: true });

@@ -12,12 +12,12 @@ import { enqueueTask, openTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
 import {
-  entityExists,
   existingUrns,
   isSoftDeleted,
   loadProperties,
   recordedVersions,
   replaceValueRows,
+  loadWriteContext,
 } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
@@ -90,13 +90,14 @@ function valuesHook(): AspectHook {
   return {
     aspects: ['structuredProperties'],
     async prepareWrite(w: PendingWrite, tx: Db) {
-      if (!w.previous && !(await entityExists(tx, w.target.urn, w.target.spec.keyAspect))) {
-        fail([{ message: `Entity ${w.target.urn} does not exist: create it before setting structured properties on it`, precondition: true }]);
-      }
       const incoming = (w.value as StructuredProperties).properties;
       const before = (w.previous?.value as StructuredProperties | undefined)?.properties ?? [];
-      const states = await loadProperties(tx, [...before, ...incoming].map((a) => a.propertyUrn));
-      const recorded = (await recordedVersions(tx, [w.target.urn])).get(w.target.urn);
+      const context = await loadWriteContext(tx, w.target.urn, w.target.spec.keyAspect, [...before, ...incoming].map((a) => a.propertyUrn));
+      if (!context.entityExists) {
+        fail([{ message: `Entity ${w.target.urn} does not exist: create it before setting structured properties on it`, precondition: true }]);
+      }
+      const states = context.properties;
+      const recorded = context.recorded;
       const hidden = new Map(before.map((a) => [a.propertyUrn, hiddenReason(a, states, recorded)]));
       const previousOf = new Map(before.map((a) => [a.propertyUrn, a]));
 
@@ -122,10 +123,10 @@ function valuesHook(): AspectHook {
     async afterWrite(w: PendingWrite, stored: unknown, tx: Db) {
       const before = new Map(((w.previous?.value as StructuredProperties | undefined)?.properties ?? []).map((a) => [a.propertyUrn, a]));
       const states = w.scratch.states as Map<string, PropertyState>;
-      const recorded = w.scratch.recorded as Map<string, string> | undefined;
+      const recorded = w.scratch.recorded as Map<string, string>;
       // Unchanged assignments keep the version they were written under; changed ones take the current one.
       await replaceValueRows(tx, w.target.urn, (stored as StructuredProperties).properties, (a) =>
-        sameAssignment(a, before.get(a.propertyUrn)) && recorded?.has(a.propertyUrn) ? recorded.get(a.propertyUrn)! : versionOf(states.get(a.propertyUrn)),
+        sameAssignment(a, before.get(a.propertyUrn)) && recorded.has(a.propertyUrn) ? recorded.get(a.propertyUrn)! : versionOf(states.get(a.propertyUrn)),
       );
     },
     async filterRead(aspects: StoredAspect[], db: Db) {

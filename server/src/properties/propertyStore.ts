@@ -47,11 +47,6 @@ export async function existingUrns(db: Db, keyAspect: string): Promise<Set<strin
   return new Set(rs.map((r) => r.urn));
 }
 
-export async function entityExists(db: Db, urn: string, keyAspect: string): Promise<boolean> {
-  const rs = await rows(db, 'SELECT 1 FROM aspects WHERE urn = $1 AND aspect = $2 AND version = 0', [urn, keyAspect]);
-  return rs.length > 0;
-}
-
 /** entity URN → property URN → the definition version its values were written under. */
 export type RecordedVersions = Map<string, Map<string, string>>;
 
@@ -86,15 +81,44 @@ export async function replaceValueRows(db: Db, urn: string, assignments: Assignm
       numbers.push('double' in v ? v.double : 'string' in v && v.string.trim() !== '' && Number.isFinite(Number(v.string)) ? Number(v.string) : null);
     });
   }
-  await rows(db, 'DELETE FROM structured_property_values WHERE urn = $1', [urn]);
-  if (props.length === 0) return;
-  await rows(
+  await rows(db, 'SELECT svc_replace_property_values($1, $2, $3, $4, $5, $6)', [urn, props, versions, indexes, strings, numbers]);
+}
+
+export interface WriteContext {
+  entityExists: boolean;
+  properties: Map<string, PropertyState>;
+  /** property URN → the definition version the entity's values were written under. */
+  recorded: Map<string, string>;
+}
+
+/**
+ * Everything a structuredProperties write of one entity needs, in one round trip: whether the entity
+ * exists, the state of the referenced properties, and the versions its current values were written under.
+ */
+export async function loadWriteContext(db: Db, urn: string, keyAspect: string, propertyUrns: string[]): Promise<WriteContext> {
+  const rs = await rows<{ kind: string; a: string; b: string | null; c: string | null }>(
     db,
-    `INSERT INTO structured_property_values (urn, property_urn, definition_version, value_index, string_value, number_value)
-     SELECT $1, * FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::float8[])
-     ON CONFLICT DO NOTHING`,
-    [urn, props, versions, indexes, strings, numbers],
+    `SELECT 'e' AS kind, urn AS a, NULL AS b, NULL AS c FROM aspects WHERE urn = $1 AND aspect = $2 AND version = 0
+     UNION ALL
+     SELECT 'p', urn, aspect, metadata::text FROM aspects
+      WHERE urn = ANY($3) AND version = 0 AND aspect IN ('propertyDefinition', 'status')
+     UNION ALL
+     SELECT DISTINCT 'v', property_urn, definition_version, NULL FROM structured_property_values WHERE urn = $1`,
+    [urn, keyAspect, [...new Set(propertyUrns)]],
   );
+  const ctx: WriteContext = { entityExists: false, properties: new Map(), recorded: new Map() };
+  const statuses: string[] = [];
+  for (const r of rs) {
+    if (r.kind === 'e') ctx.entityExists = true;
+    else if (r.kind === 'v') ctx.recorded.set(r.a, r.b ?? '');
+    else if (r.b === 'propertyDefinition') ctx.properties.set(r.a, { definition: JSON.parse(r.c!) as PropertyDefinition, softDeleted: false });
+    else if ((JSON.parse(r.c!) as { removed?: boolean }).removed === true) statuses.push(r.a);
+  }
+  for (const urn of statuses) {
+    const state = ctx.properties.get(urn);
+    if (state) state.softDeleted = true;
+  }
+  return ctx;
 }
 
 /** A page of entities holding values of a property (optionally only values written under another version). */
