@@ -9,24 +9,10 @@ import { request, type RequestOptions } from 'node:https';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import {
-  ApiException,
-  ApiextensionsV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  loadYaml,
-  setHeaderOptions,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
+import { ApiException, PatchStrategy, loadYaml, setHeaderOptions, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { kubeClients } from '../support/kubeClients.ts';
 
-const kubeconfig = process.env.KUBECONFIG;
-if (!kubeconfig) throw new Error('KUBECONFIG is not set: start the API server with test/harness/kube.ts');
-
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
-const extensions = kc.makeApiClient(ApiextensionsV1Api);
-const objects = kc.makeApiClient(CustomObjectsApi);
+const { kc, extensions, objects } = kubeClients();
 
 const crdDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'crds');
 const group = 'catalog.svc.dev';

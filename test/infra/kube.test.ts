@@ -5,25 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  ApiException,
-  ApiextensionsV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  VersionApi,
-  loadYaml,
-  setHeaderOptions,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
+import { ApiException, PatchStrategy, VersionApi, loadYaml, setHeaderOptions, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { kubeClients } from '../support/kubeClients.ts';
 
-const kubeconfig = process.env.KUBECONFIG;
-if (!kubeconfig) throw new Error('KUBECONFIG is not set: start the API server with test/harness/kube.ts');
-
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
-const extensions = kc.makeApiClient(ApiextensionsV1Api);
-const objects = kc.makeApiClient(CustomObjectsApi);
+const { kc, extensions, objects } = kubeClients();
 
 const group = 'smoke.svc.dev';
 const version = 'v1';

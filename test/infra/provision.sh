@@ -59,12 +59,20 @@ apt_install() {
 # ---------------------------------------------------------------------------------------------
 # Java (for OpenSearch)
 
+# A version check reads the whole output first: `cmd | grep -q` under pipefail fails at random when grep
+# exits early and cmd dies of SIGPIPE.
+java_is_wanted() {
+  local version
+  version="$("$1/bin/java" -version 2>&1 || true)"
+  grep -qE "version \"$JAVA_MAJOR(\.|\")" <<<"$version"
+}
+
 find_java_home() {
   local candidate
   for candidate in "${SVC_JAVA_HOME:-}" "${JAVA_HOME:-}" /usr/lib/jvm/java-"$JAVA_MAJOR"-openjdk-amd64 \
     /usr/lib/jvm/java-"$JAVA_MAJOR"-openjdk /usr/lib/jvm/temurin-"$JAVA_MAJOR"-jdk-amd64; do
     if [ -n "$candidate" ] && [ -x "$candidate/bin/java" ]; then
-      if "$candidate/bin/java" -version 2>&1 | grep -qE "version \"$JAVA_MAJOR(\.|\")"; then
+      if java_is_wanted "$candidate"; then
         echo "$candidate"
         return 0
       fi
@@ -72,7 +80,7 @@ find_java_home() {
   done
   if command -v java >/dev/null 2>&1; then
     candidate="$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")"
-    if "$candidate/bin/java" -version 2>&1 | grep -qE "version \"$JAVA_MAJOR(\.|\")"; then
+    if java_is_wanted "$candidate"; then
       echo "$candidate"
       return 0
     fi
@@ -222,8 +230,9 @@ provision_kube() {
     with_lock "$dir" build_kube_apiserver "$dir"
   fi
   "$binary" --version >&2 || die "kube-apiserver: $binary does not run"
-  "$binary" --version | grep -qx "Kubernetes v$KUBE_VERSION" \
-    || die "kube-apiserver: $binary reports the wrong version"
+  local reported
+  reported="$("$binary" --version)"
+  [ "$reported" = "Kubernetes v$KUBE_VERSION" ] || die "kube-apiserver: $binary reports $reported, not v$KUBE_VERSION"
   out SVC_KUBE_APISERVER "$binary"
   provision_etcd
 }
@@ -278,9 +287,10 @@ provision_etcd() {
     fi
   fi
   [ -x "$etcd" ] || die "etcd: $etcd missing after install"
-  "$etcd" --version 2>/dev/null | grep -q "etcd Version: $ETCD_MAJOR_MINOR\." \
-    || die "etcd: $etcd is not version $ETCD_MAJOR_MINOR.x"
-  log "etcd: $("$etcd" --version 2>/dev/null | head -1)"
+  local reported
+  reported="$("$etcd" --version 2>/dev/null || true)"
+  grep -q "etcd Version: $ETCD_MAJOR_MINOR\." <<<"$reported" || die "etcd: $etcd is not version $ETCD_MAJOR_MINOR.x"
+  log "etcd: ${reported%%$'\n'*}"
   out SVC_ETCD "$etcd"
 }
 

@@ -4,7 +4,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { enc, sql, startTestServer, type TestServer } from '../support/testServer.ts';
+import { expectRejected } from '../support/expectRejected.ts';
+import { enc, startTestServer, type TestServer } from '../support/testServer.ts';
 
 let s: TestServer;
 const DATASET = 'urn:li:dataset:(urn:li:dataPlatform:hive,bad_input,PROD)';
@@ -18,34 +19,11 @@ after(async () => {
   await s.close();
 });
 
-/** Everything stored: every row of aspects, time series and tokens. */
-async function fingerprint(): Promise<string> {
-  const [row] = await sql<{ f: string }>(
-    s.databaseUrl,
-    `SELECT (SELECT count(*) || ':' || coalesce(md5(string_agg(urn || aspect || version || metadata::text, ',' ORDER BY urn, aspect, version)), '') FROM aspects)
-         || '|' || (SELECT count(*) FROM timeseries_aspects) || '|' || (SELECT count(*) FROM api_tokens) AS f`,
-  );
-  return row!.f;
-}
-
-async function expectRejected(
-  req: () => Promise<Response>,
-  status: number,
-  check: (body: string, res: Response) => void,
-): Promise<void> {
-  const before = await fingerprint();
-  const res = await req();
-  const body = await res.text();
-  assert.equal(res.status, status, body);
-  check(body, res);
-  assert.equal(await fingerprint(), before, 'the database changed');
-}
-
 const statusPath = `/openapi/v3/entity/dataset/${enc(DATASET)}/status?createIfNotExists=false`;
 
 describe('rejections that change nothing', () => {
   test('malformed JSON is 400 naming the parse error', async () => {
-    await expectRejected(() => s.request(statusPath, { method: 'POST', body: '{"value": {"removed": tru' }), 400, (body) => {
+    await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"value": {"removed": tru' }), 400, (body) => {
       const j = JSON.parse(body);
       assert.equal(j.error, 'Validation Error');
       assert.match(j.message, /^Malformed JSON in the request body/);
@@ -55,6 +33,7 @@ describe('rejections that change nothing', () => {
   test('a body breaking the aspect schema is 400 listing every violation', async () => {
     const body = JSON.stringify({ value: { properties: [{ propertyUrn: 5, values: [{ double: 1, string: 'x' }], extra: true }] } });
     await expectRejected(
+      s,
       () => s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/structuredProperties?createIfNotExists=false`, { method: 'POST', body }),
       400,
       (raw) => {
@@ -68,53 +47,53 @@ describe('rejections that change nothing', () => {
   });
 
   test('a wrong type in status is 400', async () => {
-    await expectRejected(() => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":"yes"}}' }), 400, (raw) => {
+    await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":"yes"}}' }), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /status\.removed: must be boolean/);
     });
   });
 
   test('a v3 body without the value wrapper is 400 saying the expected form', async () => {
-    await expectRejected(() => s.request(statusPath, { method: 'POST', body: '{"removed":true}' }), 400, (raw) => {
+    await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"removed":true}' }), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /must be \{"value": <aspect>/);
     });
   });
 
   test('an unparsable urn is 400 {"error":"Invalid urn!: <urn>"}', async () => {
     const bad = 'urn:li:dataset:(urn:li:dataPlatform:hive,unclosed';
-    await expectRejected(() => s.request(`/openapi/v3/entity/dataset/${enc(bad)}/status`, { method: 'POST', body: '{"value":{"removed":true}}' }), 400, (raw) => {
+    await expectRejected(s, () => s.request(`/openapi/v3/entity/dataset/${enc(bad)}/status`, { method: 'POST', body: '{"value":{"removed":true}}' }), 400, (raw) => {
       assert.deepEqual(JSON.parse(raw), { error: `Invalid urn!: ${bad}` });
     });
   });
 
   test('an unknown entity type inside the urn is 400 Invalid urn!', async () => {
     const bad = 'urn:li:FOOBAR:(urn:li:dataPlatform:hive,x,PROD)';
-    await expectRejected(() => s.request(`/openapi/v3/entity/dataset/${enc(bad)}`), 400, (raw) => {
+    await expectRejected(s, () => s.request(`/openapi/v3/entity/dataset/${enc(bad)}`), 400, (raw) => {
       assert.deepEqual(JSON.parse(raw), { error: `Invalid urn!: ${bad}` });
     });
   });
 
   test('a dataset urn with the wrong tuple arity is 400 Invalid urn!', async () => {
     const bad = 'urn:li:dataset:(urn:li:dataPlatform:hive,only_two)';
-    await expectRejected(() => s.request(`/openapi/v3/entity/dataset/${enc(bad)}/status`, { method: 'POST', body: '{"value":{"removed":true}}' }), 400, (raw) => {
+    await expectRejected(s, () => s.request(`/openapi/v3/entity/dataset/${enc(bad)}/status`, { method: 'POST', body: '{"value":{"removed":true}}' }), 400, (raw) => {
       assert.deepEqual(JSON.parse(raw), { error: `Invalid urn!: ${bad}` });
     });
   });
 
   test('an unknown entity type in the path is 400 naming the known types', async () => {
-    await expectRejected(() => s.request('/openapi/v3/entity/notAType'), 400, (raw) => {
+    await expectRejected(s, () => s.request('/openapi/v3/entity/notAType'), 400, (raw) => {
       const j = JSON.parse(raw);
       assert.match(j.message, /Unknown entity type "notAType"; expected one of: dataset, schemaField/);
     });
   });
 
   test('a urn of another type than the path is 400', async () => {
-    await expectRejected(() => s.request(`/openapi/v3/entity/chart/${enc(DATASET)}/status`, { method: 'POST', body: '{"value":{"removed":true}}' }), 400, (raw) => {
+    await expectRejected(s, () => s.request(`/openapi/v3/entity/chart/${enc(DATASET)}/status`, { method: 'POST', body: '{"value":{"removed":true}}' }), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /is of entity type dataset, but the path names chart/);
     });
   });
 
   test('an unknown aspect is 400 naming the aspects of the entity type', async () => {
-    await expectRejected(() => s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/propertyDefinition`, { method: 'POST', body: '{"value":{}}' }), 400, (raw) => {
+    await expectRejected(s, () => s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/propertyDefinition`, { method: 'POST', body: '{"value":{}}' }), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /Unknown aspect "propertyDefinition" for entity type dataset; expected one of: datasetKey, status/);
     });
   });
@@ -125,7 +104,7 @@ describe('rejections that change nothing', () => {
       { urn: good, status: { value: { removed: false } } },
       { urn: DATASET, status: { value: { removed: 'no' } } },
     ]);
-    await expectRejected(() => s.request('/openapi/v3/entity/dataset?async=false', { method: 'POST', body }), 400, (raw) => {
+    await expectRejected(s, () => s.request('/openapi/v3/entity/dataset?async=false', { method: 'POST', body }), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /status\.removed: must be boolean/);
     });
     assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(good)}`)).status, 404);
@@ -133,6 +112,7 @@ describe('rejections that change nothing', () => {
 
   test('a key aspect that contradicts the urn is 400', async () => {
     await expectRejected(
+      s,
       () => s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/datasetKey?createIfNotExists=false`, { method: 'POST', body: '{"value":{"platform":"urn:li:dataPlatform:x","name":"n","origin":"PROD"}}' }),
       400,
       (raw) => assert.match(JSON.parse(raw).message, /a key aspect must match the urn/),
@@ -141,36 +121,36 @@ describe('rejections that change nothing', () => {
 
   test('a patch whose result breaks the schema is 400', async () => {
     const body = JSON.stringify({ patch: [{ op: 'add', path: '/properties/urn:li:structuredProperty:x', value: { propertyUrn: 'urn:li:structuredProperty:x', values: [{ int: 3 }] } }], arrayPrimaryKeys: { properties: ['propertyUrn'] } });
-    await expectRejected(() => s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/structuredProperties`, { method: 'PATCH', body }), 400, (raw) => {
+    await expectRejected(s, () => s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/structuredProperties`, { method: 'PATCH', body }), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /values\.0: unknown field "int"/);
     });
   });
 
   test('a patch removing a missing path is 400 and names the operation', async () => {
     const body = JSON.stringify({ patch: [{ op: 'remove', path: '/removed/nothing' }] });
-    await expectRejected(() => s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/status`, { method: 'PATCH', body }), 400, (raw) => {
+    await expectRejected(s, () => s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/status`, { method: 'PATCH', body }), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /patch\[0\] \(remove \/removed\/nothing\)/);
     });
   });
 
   test('a malformed query parameter is 400 saying what was expected', async () => {
-    await expectRejected(() => s.request('/openapi/v3/entity/dataset?count=abc'), 400, (raw) => {
+    await expectRejected(s, () => s.request('/openapi/v3/entity/dataset?count=abc'), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /query parameter count: expected an integer >= 1, got "abc"/);
     });
-    await expectRejected(() => s.request(`${statusPath}&async=maybe`, { method: 'POST', body: '{"value":{"removed":true}}' }), 400, (raw) => {
+    await expectRejected(s, () => s.request(`${statusPath}&async=maybe`, { method: 'POST', body: '{"value":{"removed":true}}' }), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /query parameter async: expected true or false/);
     });
   });
 
   test('a missing token is 401', async () => {
-    await expectRejected(() => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":true}}', token: null }), 401, (raw, res) => {
+    await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":true}}', token: null }), 401, (raw, res) => {
       assert.match(JSON.parse(raw).message, /Missing Authorization header: send "Authorization: Bearer <token>"/);
       assert.equal(res.headers.get('www-authenticate'), 'Bearer');
     });
   });
 
   test('a wrong token is 401', async () => {
-    await expectRejected(() => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":true}}', token: 'not-a-token' }), 401, (raw) => {
+    await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":true}}', token: 'not-a-token' }), 401, (raw) => {
       assert.match(JSON.parse(raw).message, /not valid/);
     });
   });
@@ -179,14 +159,14 @@ describe('rejections that change nothing', () => {
     const created = await s.request('/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'reader-bot', role: 'reader' }) });
     assert.equal(created.status, 201);
     const { token } = (await created.json()) as { token: string };
-    await expectRejected(() => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":true}}', token }), 403, (raw) => {
+    await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":true}}', token }), 403, (raw) => {
       assert.match(JSON.parse(raw).error, /urn:li:corpuser:reader-bot is unauthorized to UPDATE entities/);
     });
   });
 
   test('a body over 5 MB is 413', async () => {
     const huge = JSON.stringify({ value: { removed: true, pad: 'x'.repeat(5 * 1024 * 1024) } });
-    await expectRejected(() => s.request(statusPath, { method: 'POST', body: huge }), 413, (raw) => {
+    await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: huge }), 413, (raw) => {
       assert.match(JSON.parse(raw).message, /larger than the limit of 5242880 bytes/);
     });
   });

@@ -4,7 +4,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { enc, startTestServer, type TestServer } from '../support/testServer.ts';
+import { retentionTimeDefinition } from '../support/structuredProperties.ts';
+import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 let s: TestServer;
 before(async () => {
@@ -16,25 +17,7 @@ after(async () => {
 
 const PROP = 'urn:li:structuredProperty:io.acryl.privacy.retentionTime';
 const DATASET = 'urn:li:dataset:(urn:li:dataPlatform:hive,SampleHiveDataset,PROD)';
-const definition = {
-  qualifiedName: 'io.acryl.privacy.retentionTime',
-  valueType: 'urn:li:dataType:svc.number',
-  description: 'Retention Time is used to figure out how long to retain records in a dataset',
-  displayName: 'Retention Time',
-  cardinality: 'MULTIPLE',
-  entityTypes: ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.dataFlow'],
-  allowedValues: [
-    { value: { double: 30 }, description: '30 days, usually reserved for datasets that are ephemeral and contain pii' },
-    { value: { double: 60 }, description: 'Use this for datasets that drive monthly reporting but contain pii' },
-    { value: { double: 365 }, description: 'Use this for non-sensitive data that can be retained for longer' },
-  ],
-};
-
-async function text(res: Response, status: number): Promise<string> {
-  const body = await res.text();
-  assert.equal(res.status, status, body);
-  return body;
-}
+const definition = retentionTimeDefinition('io.acryl.privacy.retentionTime');
 
 describe('propertyDefinition', () => {
   test('v3 POST answers {urn, propertyDefinition: {value}} with decimals in the raw text', async () => {

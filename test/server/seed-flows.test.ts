@@ -8,7 +8,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { enc, startTestServer, type TestServer } from '../support/testServer.ts';
+import { datasetUrn, propertyUrn, retentionTimeDefinition, type ApiVersion } from '../support/structuredProperties.ts';
+import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 let s: TestServer;
 before(async () => {
@@ -17,14 +18,6 @@ before(async () => {
 after(async () => {
   await s.close();
 });
-
-type ApiVersion = 'v2' | 'v3';
-
-async function text(res: Response, status: number): Promise<string> {
-  const body = await res.text();
-  assert.equal(res.status, status, body);
-  return body;
-}
 
 /** The entity shape of a family: v3 puts the aspect beside `urn`, v2 under `aspects`. */
 function entityShape(v: ApiVersion, urn: string, aspect: string, value: unknown): unknown {
@@ -39,27 +32,15 @@ for (const v of ['v3', 'v2'] as const) {
     // v3 uses the seed's names; v2 the same flow under names of its own (one database per file).
     const suffix = v === 'v3' ? '' : 'V2';
     const qualifiedName = `io.acryl.privacy.retentionTime${suffix}`;
-    const PROP = `urn:li:structuredProperty:${qualifiedName}`;
+    const PROP = propertyUrn(qualifiedName);
     const qualifiedName02 = `io.acryl.privacy.retentionTime02${suffix}`;
-    const PROP02 = `urn:li:structuredProperty:${qualifiedName02}`;
-    const DATASET = `urn:li:dataset:(urn:li:dataPlatform:hive,SampleHiveDataset${suffix},PROD)`;
+    const PROP02 = propertyUrn(qualifiedName02);
+    const DATASET = datasetUrn(`SampleHiveDataset${suffix}`);
     const FLOW = `urn:li:dataFlow:(airflow,retention_flow${suffix},prod)`;
     const base = `/openapi/${v}/entity`;
     const wrap = (value: unknown) => JSON.stringify(v === 'v3' ? { value } : value);
 
-    const definition = {
-      qualifiedName,
-      valueType: 'urn:li:dataType:svc.number',
-      description: 'Retention Time is used to figure out how long to retain records in a dataset',
-      displayName: 'Retention Time',
-      cardinality: 'MULTIPLE',
-      entityTypes: ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.dataFlow'],
-      allowedValues: [
-        { value: { double: 30 }, description: '30 days, usually reserved for datasets that are ephemeral and contain pii' },
-        { value: { double: 60 }, description: 'Use this for datasets that drive monthly reporting but contain pii' },
-        { value: { double: 365 }, description: 'Use this for non-sensitive data that can be retained for longer' },
-      ],
-    };
+    const definition = retentionTimeDefinition(qualifiedName);
     const definition02 = {
       qualifiedName: qualifiedName02,
       valueType: 'urn:li:dataType:svc.string',

@@ -8,7 +8,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { registry } from '../../server/src/registry/registry.ts';
-import { enc, sql, startTestServer, type TestServer } from '../support/testServer.ts';
+import { expectValidationError } from '../support/expectRejected.ts';
+import { definitionOf, propertyUrn, writeDefinition, type Definition } from '../support/structuredProperties.ts';
+import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 let s: TestServer;
 before(async () => {
@@ -18,74 +20,15 @@ after(async () => {
   await s.close();
 });
 
-type Definition = Record<string, unknown>;
-type ApiVersion = 'v2' | 'v3';
-
-const propertyUrn = (qualifiedName: string) => `urn:li:structuredProperty:${qualifiedName}`;
-
-/** A minimal valid definition of `qualifiedName`, with `overrides` applied. */
-function definitionOf(qualifiedName: string, overrides: Definition = {}): Definition {
-  return {
-    qualifiedName,
-    valueType: 'urn:li:dataType:svc.string',
-    cardinality: 'SINGLE',
-    entityTypes: ['urn:li:entityType:svc.dataset'],
-    ...overrides,
-  };
-}
-
-/** P1/P6: writes a definition (create or update), v3 wraps it in {"value"}. */
-function writeDefinition(urn: string, definition: Definition, v: ApiVersion = 'v3'): Promise<Response> {
-  return s.request(`/openapi/${v}/entity/structuredProperty/${enc(urn)}/propertyDefinition?createIfNotExists=false`, {
-    method: 'POST',
-    body: JSON.stringify(v === 'v3' ? { value: definition } : definition),
-  });
-}
-
-async function text(res: Response, status: number): Promise<string> {
-  const body = await res.text();
-  assert.equal(res.status, status, body);
-  return body;
-}
-
 /** Creates (or updates) a definition that must be accepted; returns the stored definition as echoed. */
 async function accepted(urn: string, definition: Definition): Promise<Definition> {
-  const body = JSON.parse(await text(await writeDefinition(urn, definition), 200));
+  const body = JSON.parse(await text(await writeDefinition(s, urn, definition), 200));
   assert.equal(body.urn, urn);
   return body.propertyDefinition.value as Definition;
 }
 
 async function storedDefinition(urn: string): Promise<Definition> {
   return JSON.parse(await text(await s.request(`/openapi/v2/entity/structuredProperty/${enc(urn)}/propertyDefinition`), 200)).value;
-}
-
-/** Everything stored: aspects, time series, property value rows, tasks and tokens. */
-async function fingerprint(): Promise<string> {
-  const [row] = await sql<{ f: string }>(
-    s.databaseUrl,
-    `SELECT (SELECT count(*) || ':' || coalesce(md5(string_agg(urn || aspect || version || metadata::text, ',' ORDER BY urn, aspect, version)), '') FROM aspects)
-         || '|' || (SELECT count(*) FROM timeseries_aspects)
-         || '|' || (SELECT count(*) || ':' || coalesce(md5(string_agg(urn || property_urn || definition_version || value_index, ',' ORDER BY urn, property_urn, value_index)), '') FROM structured_property_values)
-         || '|' || (SELECT count(*) FROM tasks) || '|' || (SELECT count(*) FROM api_tokens) AS f`,
-  );
-  return row!.f;
-}
-
-/**
- * Sends a request that must be refused with `status` and {"error":"Validation Error","message"}, the
- * message containing every one of `expected`; asserts the database did not change. Returns the message.
- */
-async function expectValidationError(req: () => Promise<Response>, status: number, ...expected: string[]): Promise<string> {
-  const before = await fingerprint();
-  const res = await req();
-  const raw = await res.text();
-  assert.equal(res.status, status, raw);
-  const body = JSON.parse(raw) as { error: string; message: string };
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message'], raw);
-  assert.equal(body.error, 'Validation Error');
-  for (const e of expected) assert.ok(body.message.includes(e), `expected "${e}" in: ${body.message}`);
-  assert.equal(await fingerprint(), before, 'the database changed');
-  return body.message;
 }
 
 const occurrences = (haystack: string, needle: string) => haystack.split(needle).length - 1;
@@ -102,7 +45,7 @@ describe('creating a definition', () => {
     });
     assert.deepEqual(await accepted(urn, definition), definition);
     assert.deepEqual(await storedDefinition(urn), definition);
-    const v2 = JSON.parse(await text(await writeDefinition(propertyUrn('test.defs.createdV2'), definitionOf('test.defs.createdV2'), 'v2'), 200));
+    const v2 = JSON.parse(await text(await writeDefinition(s, propertyUrn('test.defs.createdV2'), definitionOf('test.defs.createdV2'), 'v2'), 200));
     assert.deepEqual(v2, { urn: propertyUrn('test.defs.createdV2'), aspects: { propertyDefinition: { value: definitionOf('test.defs.createdV2') } } });
   });
 
@@ -146,19 +89,20 @@ describe('creating a definition', () => {
   test('rejects a version that is not exactly 14 digits', async () => {
     for (const [i, version] of ['2024061408000', '202406140800000', '2024061408000a', '2024.06.14.08', ''].entries()) {
       const qn = `test.defs.badVersion${i}`;
-      await expectValidationError(() => writeDefinition(propertyUrn(qn), definitionOf(qn, { version })), 400, 'Invalid version specified. Must match [0-9]{14}');
+      await expectValidationError(s, () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { version })), 400, 'Invalid version specified. Must match [0-9]{14}');
       assert.equal((await s.request(`/openapi/v3/entity/structuredProperty/${enc(propertyUrn(qn))}`)).status, 404);
     }
   });
 
   test('rejects an urn id with spaces', async () => {
     const urn = 'urn:li:structuredProperty:test.defs.urn with spaces';
-    await expectValidationError(() => writeDefinition(urn, definitionOf('test.defs.urnWithSpaces')), 400, 'Urn ID cannot have spaces');
+    await expectValidationError(s, () => writeDefinition(s, urn, definitionOf('test.defs.urnWithSpaces')), 400, 'Urn ID cannot have spaces');
   });
 
   test('rejects a qualified name with spaces', async () => {
     await expectValidationError(
-      () => writeDefinition(propertyUrn('test.defs.qnSpaces'), definitionOf('test.defs.qn spaces')),
+      s,
+      () => writeDefinition(s, propertyUrn('test.defs.qnSpaces'), definitionOf('test.defs.qn spaces')),
       400,
       'Qualified names cannot have spaces',
     );
@@ -167,7 +111,8 @@ describe('creating a definition', () => {
   test('rejects an allowedType that is not an entityType urn', async () => {
     const qn = 'test.defs.allowedTypeNotEntityType';
     await expectValidationError(
-      () => writeDefinition(propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['urn:li:dataType:svc.string'] } })),
+      s,
+      () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['urn:li:dataType:svc.string'] } })),
       400,
       'Provided allowedType that is not an entityType entity. List of allowedTypes: [urn:li:dataType:svc.string]',
     );
@@ -176,7 +121,8 @@ describe('creating a definition', () => {
   test('rejects an allowedType that does not exist', async () => {
     const qn = 'test.defs.allowedTypeMissing';
     await expectValidationError(
-      () => writeDefinition(propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['urn:li:entityType:svc.noSuchEntity'] } })),
+      s,
+      () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['urn:li:entityType:svc.noSuchEntity'] } })),
       400,
       'Provided allowedType that does not exist. List of allowedTypes: [urn:li:entityType:svc.noSuchEntity]',
     );
@@ -185,7 +131,8 @@ describe('creating a definition', () => {
   test('rejects an allowedType that does not parse as a urn', async () => {
     const qn = 'test.defs.allowedTypeUnparsable';
     await expectValidationError(
-      () => writeDefinition(propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['urn:li:entityType:(svc.dataset'] } })),
+      s,
+      () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['urn:li:entityType:(svc.dataset'] } })),
       400,
       'Issue resolving allowedTypes inside of typeQualifier. These must be entity type urns. List of allowedTypes: [urn:li:entityType:(svc.dataset]',
     );
@@ -194,7 +141,8 @@ describe('creating a definition', () => {
   test('rejects a typeQualifier key other than allowedTypes', async () => {
     const qn = 'test.defs.typeQualifierKey';
     await expectValidationError(
-      () => writeDefinition(propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['urn:li:entityType:svc.dataset'], otherTypes: ['x'] } })),
+      s,
+      () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['urn:li:entityType:svc.dataset'], otherTypes: ['x'] } })),
       400,
       'typeQualifier: unknown key "otherTypes"',
     );
@@ -204,7 +152,7 @@ describe('creating a definition', () => {
     // The v3 smoke test's three bad value types (datahub-behaviour.md §2.2, later additions).
     for (const [i, valueType] of ['urn:li:dataType:svc.DOES_NOT_EXIST', 'urn:li:container:svc.string', 'urn:li:dataType:(svc.string', 'text'].entries()) {
       const qn = `test.defs.badValueType${i}`;
-      await expectValidationError(() => writeDefinition(propertyUrn(qn), definitionOf(qn, { valueType })), 400, `Provided valueType ${valueType} is not an existing dataType entity`);
+      await expectValidationError(s, () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { valueType })), 400, `Provided valueType ${valueType} is not an existing dataType entity`);
     }
   });
 
@@ -212,7 +160,8 @@ describe('creating a definition', () => {
     for (const [i, entityType] of ['urn:li:entityType:svc.noSuchEntity', 'urn:li:dataType:svc.string', 'urn:li:entityType:(svc.dataset', 'noSuchEntity'].entries()) {
       const qn = `test.defs.badEntityType${i}`;
       await expectValidationError(
-        () => writeDefinition(propertyUrn(qn), definitionOf(qn, { entityTypes: ['urn:li:entityType:svc.dataset', entityType] })),
+        s,
+        () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { entityTypes: ['urn:li:entityType:svc.dataset', entityType] })),
         400,
         `Provided entityType ${entityType} is not an existing entityType entity`,
       );
@@ -221,19 +170,21 @@ describe('creating a definition', () => {
 
   test('rejects a definition without any entity type', async () => {
     const qn = 'test.defs.noEntityTypes';
-    await expectValidationError(() => writeDefinition(propertyUrn(qn), definitionOf(qn, { entityTypes: [] })), 400, 'entityTypes: must name at least one entity type');
+    await expectValidationError(s, () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { entityTypes: [] })), 400, 'entityTypes: must name at least one entity type');
   });
 
   test('rejects an allowed value that is not of the value type', async () => {
     const qn = 'test.defs.allowedValueWrongType';
     await expectValidationError(
-      () => writeDefinition(propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.number', allowedValues: [{ value: { string: 'thirty' } }, { value: { double: 60 } }] })),
+      s,
+      () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.number', allowedValues: [{ value: { string: 'thirty' } }, { value: { double: 60 } }] })),
       400,
       'allowedValues[0], value: {string=thirty} should be a number',
     );
     const qn2 = 'test.defs.allowedValueWrongType2';
     await expectValidationError(
-      () => writeDefinition(propertyUrn(qn2), definitionOf(qn2, { allowedValues: [{ value: { string: 'ok' } }, { value: { double: 1.5 } }] })),
+      s,
+      () => writeDefinition(s, propertyUrn(qn2), definitionOf(qn2, { allowedValues: [{ value: { string: 'ok' } }, { value: { double: 1.5 } }] })),
       400,
       'allowedValues[1], value: {double=1.5} should be a string',
     );
@@ -242,7 +193,8 @@ describe('creating a definition', () => {
   test('rejects an allowed value listed twice', async () => {
     const qn = 'test.defs.allowedValueTwice';
     await expectValidationError(
-      () => writeDefinition(propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.number', allowedValues: [{ value: { double: 30 } }, { value: { double: 30 }, description: 'again' }] })),
+      s,
+      () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { valueType: 'urn:li:dataType:svc.number', allowedValues: [{ value: { double: 30 } }, { value: { double: 30 }, description: 'again' }] })),
       400,
       'allowedValues: {double=30.0} is listed more than once',
     );
@@ -250,7 +202,8 @@ describe('creating a definition', () => {
 
   test('rejects a definition missing its required fields, naming each', async () => {
     const message = await expectValidationError(
-      () => writeDefinition(propertyUrn('test.defs.missingFields'), { displayName: 'incomplete' }),
+      s,
+      () => writeDefinition(s, propertyUrn('test.defs.missingFields'), { displayName: 'incomplete' }),
       400,
       'missing required field "qualifiedName"',
       'missing required field "valueType"',
@@ -261,13 +214,14 @@ describe('creating a definition', () => {
 
   test('rejects an unknown cardinality', async () => {
     const qn = 'test.defs.badCardinality';
-    await expectValidationError(() => writeDefinition(propertyUrn(qn), definitionOf(qn, { cardinality: 'MANY' })), 400, 'cardinality');
+    await expectValidationError(s, () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { cardinality: 'MANY' })), 400, 'cardinality');
   });
 
   test('reports every violation of one request in one 400 message joined by "; "', async () => {
     const qn = 'test.defs.manyViolations';
     const message = await expectValidationError(
-      () => writeDefinition(propertyUrn(qn), definitionOf('test.defs.many violations', { version: 'v1', valueType: 'urn:li:dataType:svc.nope', entityTypes: ['urn:li:entityType:svc.nope'] })),
+      s,
+      () => writeDefinition(s, propertyUrn(qn), definitionOf('test.defs.many violations', { version: 'v1', valueType: 'urn:li:dataType:svc.nope', entityTypes: ['urn:li:entityType:svc.nope'] })),
       400,
     );
     const parts = message.split('; ');
@@ -279,7 +233,7 @@ describe('creating a definition', () => {
 
   test('rejections on v2 have the same status and body', async () => {
     const qn = 'test.defs.v2Rejected';
-    await expectValidationError(() => writeDefinition(propertyUrn(qn), definitionOf(qn, { version: '1' }), 'v2'), 400, 'Invalid version specified. Must match [0-9]{14}');
+    await expectValidationError(s, () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, { version: '1' }), 'v2'), 400, 'Invalid version specified. Must match [0-9]{14}');
   });
 });
 
@@ -287,12 +241,12 @@ describe('updating a definition', () => {
   /** Creates `qn` with `first`, then writes `second` over it. */
   async function update(qn: string, first: Definition, second: Definition): Promise<() => Promise<Response>> {
     await accepted(propertyUrn(qn), definitionOf(qn, first));
-    return () => writeDefinition(propertyUrn(qn), definitionOf(qn, second));
+    return () => writeDefinition(s, propertyUrn(qn), definitionOf(qn, second));
   }
 
   test('rejects a changed valueType without a new version', async () => {
     const req = await update('test.upd.valueType', {}, { valueType: 'urn:li:dataType:svc.number' });
-    await expectValidationError(req, 400, 'Value type cannot be changed as this is a backwards incompatible change');
+    await expectValidationError(s, req, 400, 'Value type cannot be changed as this is a backwards incompatible change');
   });
 
   test('accepts a changed valueType with a new version', async () => {
@@ -304,14 +258,14 @@ describe('updating a definition', () => {
 
   test('rejects MULTIPLE to SINGLE without a version', async () => {
     const req = await update('test.upd.multiToSingle', { cardinality: 'MULTIPLE' }, { cardinality: 'SINGLE' });
-    await expectValidationError(req, 400, 'Property definition cardinality cannot be changed from MULTI to SINGLE');
+    await expectValidationError(s, req, 400, 'Property definition cardinality cannot be changed from MULTI to SINGLE');
   });
 
   test('rejects MULTIPLE to the default cardinality (SINGLE) without a version', async () => {
     const qn = 'test.upd.multiToDefault';
     await accepted(propertyUrn(qn), definitionOf(qn, { cardinality: 'MULTIPLE' }));
     const { cardinality: _omitted, ...withoutCardinality } = definitionOf(qn);
-    await expectValidationError(() => writeDefinition(propertyUrn(qn), withoutCardinality), 400, 'Property definition cardinality cannot be changed from MULTI to SINGLE');
+    await expectValidationError(s, () => writeDefinition(s, propertyUrn(qn), withoutCardinality), 400, 'Property definition cardinality cannot be changed from MULTI to SINGLE');
   });
 
   test('accepts MULTIPLE to SINGLE with a version', async () => {
@@ -327,9 +281,10 @@ describe('updating a definition', () => {
   test('rejects a changed qualified name, even with a new version', async () => {
     const qn = 'test.upd.rename';
     await accepted(propertyUrn(qn), definitionOf(qn));
-    await expectValidationError(() => writeDefinition(propertyUrn(qn), definitionOf('test.upd.renamed')), 400, 'Cannot change the fully qualified name of a Structured Property');
+    await expectValidationError(s, () => writeDefinition(s, propertyUrn(qn), definitionOf('test.upd.renamed')), 400, 'Cannot change the fully qualified name of a Structured Property');
     await expectValidationError(
-      () => writeDefinition(propertyUrn(qn), definitionOf('test.upd.renamed', { version: '20240614080000' })),
+      s,
+      () => writeDefinition(s, propertyUrn(qn), definitionOf('test.upd.renamed', { version: '20240614080000' })),
       400,
       'Cannot change the fully qualified name of a Structured Property',
     );
@@ -337,13 +292,13 @@ describe('updating a definition', () => {
 
   test('rejects allowed values on a property that had none', async () => {
     const req = await update('test.upd.restrictOpen', {}, { allowedValues: [{ value: { string: 'a' } }] });
-    await expectValidationError(req, 400, 'Cannot restrict values that were previously allowed');
+    await expectValidationError(s, req, 400, 'Cannot restrict values that were previously allowed');
   });
 
   test('rejects dropping allowed values, one message per value dropped', async () => {
     const three = [{ value: { string: 'a' } }, { value: { string: 'b' } }, { value: { string: 'c' } }];
     const req = await update('test.upd.restrictDrop', { allowedValues: three }, { allowedValues: [{ value: { string: 'b' } }] });
-    const message = await expectValidationError(req, 400, 'Cannot restrict values that were previously allowed');
+    const message = await expectValidationError(s, req, 400, 'Cannot restrict values that were previously allowed');
     assert.equal(occurrences(message, 'Cannot restrict values that were previously allowed'), 2, message);
   });
 
@@ -353,7 +308,7 @@ describe('updating a definition', () => {
       { valueType: 'urn:li:dataType:svc.number', allowedValues: [{ value: { double: 30 } }, { value: { double: 60 } }] },
       { valueType: 'urn:li:dataType:svc.number', allowedValues: [{ value: { string: '30' } }, { value: { double: 60 } }] },
     );
-    const message = await expectValidationError(req, 400, 'Cannot restrict values that were previously allowed');
+    const message = await expectValidationError(s, req, 400, 'Cannot restrict values that were previously allowed');
     assert.equal(occurrences(message, 'Cannot restrict values that were previously allowed'), 1, message);
   });
 
@@ -401,17 +356,17 @@ describe('updating a definition', () => {
 
   test('rejects a breaking change with the same version', async () => {
     const req = await update('test.upd.sameVersion', { cardinality: 'MULTIPLE', version: '20240614080000' }, { cardinality: 'SINGLE', version: '20240614080000' });
-    await expectValidationError(req, 400, 'Property definition cardinality cannot be changed from MULTI to SINGLE');
+    await expectValidationError(s, req, 400, 'Property definition cardinality cannot be changed from MULTI to SINGLE');
   });
 
   test('rejects a breaking change with a lower version', async () => {
     const req = await update('test.upd.lowerVersion', { cardinality: 'MULTIPLE', version: '20240614080000' }, { cardinality: 'SINGLE', version: '20230101000000' });
-    await expectValidationError(req, 400, 'Property definition cardinality cannot be changed from MULTI to SINGLE');
+    await expectValidationError(s, req, 400, 'Property definition cardinality cannot be changed from MULTI to SINGLE');
   });
 
   test('rejects a breaking change that drops the version', async () => {
     const req = await update('test.upd.droppedVersion', { cardinality: 'MULTIPLE', version: '20240614080000' }, { cardinality: 'SINGLE' });
-    await expectValidationError(req, 400, 'Property definition cardinality cannot be changed from MULTI to SINGLE');
+    await expectValidationError(s, req, 400, 'Property definition cardinality cannot be changed from MULTI to SINGLE');
   });
 
   test('accepts a non-breaking change with a lower version', async () => {
@@ -427,6 +382,7 @@ describe('updating a definition', () => {
       { valueType: 'urn:li:dataType:svc.rich_text', cardinality: 'SINGLE', allowedValues: [{ value: { string: 'z' } }] },
     );
     const message = await expectValidationError(
+      s,
       req,
       400,
       'Value type cannot be changed as this is a backwards incompatible change',

@@ -7,7 +7,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { enc, sql, startTestServer, type TestServer } from '../support/testServer.ts';
+import { expectValidationError } from '../support/expectRejected.ts';
+import { addOp, createDataset, createEntity, createProperty, datasetUrn, patchValues, propertyUrn, readValues, removeOp, setValues } from '../support/structuredProperties.ts';
+import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 let s: TestServer;
 before(async () => {
@@ -17,146 +19,64 @@ after(async () => {
   await s.close();
 });
 
-type Definition = Record<string, unknown>;
-type Value = { string: string } | { double: number };
-type ApiVersion = 'v2' | 'v3';
-
-const propertyUrn = (qualifiedName: string) => `urn:li:structuredProperty:${qualifiedName}`;
-const datasetUrn = (name: string) => `urn:li:dataset:(urn:li:dataPlatform:hive,${name},PROD)`;
-const PRIMARY_KEYS = { properties: ['propertyUrn'] };
-
-async function text(res: Response, status: number): Promise<string> {
-  const body = await res.text();
-  assert.equal(res.status, status, body);
-  return body;
-}
-
-/** Creates a property `qualifiedName` (a SINGLE string for datasets unless overridden); returns its URN. */
-async function createProperty(qualifiedName: string, overrides: Definition = {}): Promise<string> {
-  const urn = propertyUrn(qualifiedName);
-  const definition = { qualifiedName, valueType: 'urn:li:dataType:svc.string', cardinality: 'SINGLE', entityTypes: ['urn:li:entityType:svc.dataset'], ...overrides };
-  await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(urn)}/propertyDefinition?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: definition }) }), 200);
-  return urn;
-}
-
-/** Makes an entity exist by writing its status; returns its URN. */
-async function createEntity(entityType: string, urn: string): Promise<string> {
-  await text(await s.request(`/openapi/v3/entity/${entityType}/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' }), 200);
-  return urn;
-}
-
-const createDataset = (name: string) => createEntity('dataset', datasetUrn(name));
-
-/** P3: sets (replaces) the structured properties of an entity. */
-function setValues(urn: string, properties: { propertyUrn: string; values: Value[] }[], v: ApiVersion = 'v3', entityType = 'dataset'): Promise<Response> {
-  const value = { properties };
-  return s.request(`/openapi/${v}/entity/${entityType}/${enc(urn)}/structuredProperties?createIfNotExists=false`, {
-    method: 'POST',
-    body: JSON.stringify(v === 'v3' ? { value } : value),
-  });
-}
-
-/** P4: patches the structured properties of an entity. */
-function patchValues(urn: string, patch: unknown[], v: ApiVersion = 'v3', entityType = 'dataset'): Promise<Response> {
-  return s.request(`/openapi/${v}/entity/${entityType}/${enc(urn)}/structuredProperties`, {
-    method: 'PATCH',
-    headers: { 'content-type': 'application/json-patch+json', accept: 'application/json' },
-    body: JSON.stringify({ patch, arrayPrimaryKeys: PRIMARY_KEYS }),
-  });
-}
-
-const addOp = (propertyUrn: string, values: Value[]) => ({ op: 'add', path: `/properties/${propertyUrn}`, value: { propertyUrn, values } });
-const removeOp = (propertyUrn: string) => ({ op: 'remove', path: `/properties/${propertyUrn}` });
-
-async function readValues(urn: string, entityType = 'dataset'): Promise<unknown[]> {
-  return JSON.parse(await text(await s.request(`/openapi/v2/entity/${entityType}/${enc(urn)}/structuredProperties`), 200)).value.properties;
-}
-
-/** Everything stored: aspects, time series, property value rows, tasks and tokens. */
-async function fingerprint(): Promise<string> {
-  const [row] = await sql<{ f: string }>(
-    s.databaseUrl,
-    `SELECT (SELECT count(*) || ':' || coalesce(md5(string_agg(urn || aspect || version || metadata::text, ',' ORDER BY urn, aspect, version)), '') FROM aspects)
-         || '|' || (SELECT count(*) FROM timeseries_aspects)
-         || '|' || (SELECT count(*) || ':' || coalesce(md5(string_agg(urn || property_urn || definition_version || value_index, ',' ORDER BY urn, property_urn, value_index)), '') FROM structured_property_values)
-         || '|' || (SELECT count(*) FROM tasks) || '|' || (SELECT count(*) FROM api_tokens) AS f`,
-  );
-  return row!.f;
-}
-
-/**
- * Sends a request that must be refused with `status` and {"error":"Validation Error","message"}, the
- * message containing every one of `expected`; asserts the database did not change. Returns the message.
- */
-async function expectValidationError(req: () => Promise<Response>, status: number, ...expected: string[]): Promise<string> {
-  const before = await fingerprint();
-  const res = await req();
-  const raw = await res.text();
-  assert.equal(res.status, status, raw);
-  const body = JSON.parse(raw) as { error: string; message: string };
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message'], raw);
-  assert.equal(body.error, 'Validation Error');
-  for (const e of expected) assert.ok(body.message.includes(e), `expected "${e}" in: ${body.message}`);
-  assert.equal(await fingerprint(), before, 'the database changed');
-  return body.message;
-}
-
 describe('setting values', () => {
   test('a set replaces every structured property of the entity', async () => {
-    const a = await createProperty('test.val.replaceA');
-    const b = await createProperty('test.val.replaceB');
-    const ds = await createDataset('val_replace');
-    await text(await setValues(ds, [{ propertyUrn: a, values: [{ string: 'one' }] }]), 200);
-    const res = JSON.parse(await text(await setValues(ds, [{ propertyUrn: b, values: [{ string: 'two' }] }]), 200));
+    const a = await createProperty(s, 'test.val.replaceA');
+    const b = await createProperty(s, 'test.val.replaceB');
+    const ds = await createDataset(s, 'val_replace');
+    await text(await setValues(s, ds, [{ propertyUrn: a, values: [{ string: 'one' }] }]), 200);
+    const res = JSON.parse(await text(await setValues(s, ds, [{ propertyUrn: b, values: [{ string: 'two' }] }]), 200));
     assert.deepEqual(res, { urn: ds, structuredProperties: { value: { properties: [{ propertyUrn: b, values: [{ string: 'two' }] }] } } });
-    assert.deepEqual(await readValues(ds), [{ propertyUrn: b, values: [{ string: 'two' }] }]);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: b, values: [{ string: 'two' }] }]);
   });
 
   test('a set with no properties clears them', async () => {
-    const a = await createProperty('test.val.clear');
-    const ds = await createDataset('val_clear');
-    await text(await setValues(ds, [{ propertyUrn: a, values: [{ string: 'x' }] }]), 200);
-    await text(await setValues(ds, []), 200);
-    assert.deepEqual(await readValues(ds), []);
+    const a = await createProperty(s, 'test.val.clear');
+    const ds = await createDataset(s, 'val_clear');
+    await text(await setValues(s, ds, [{ propertyUrn: a, values: [{ string: 'x' }] }]), 200);
+    await text(await setValues(s, ds, []), 200);
+    assert.deepEqual(await readValues(s, ds), []);
   });
 
   test('rejects two entries for the same property', async () => {
-    const p = await createProperty('test.val.duplicate', { cardinality: 'MULTIPLE' });
-    const ds = await createDataset('val_duplicate');
+    const p = await createProperty(s, 'test.val.duplicate', { cardinality: 'MULTIPLE' });
+    const ds = await createDataset(s, 'val_duplicate');
     await expectValidationError(
-      () => setValues(ds, [{ propertyUrn: p, values: [{ string: 'a' }] }, { propertyUrn: p, values: [{ string: 'b' }] }]),
+      s,
+      () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'a' }] }, { propertyUrn: p, values: [{ string: 'b' }] }]),
       400,
       `Property: ${p} has multiple entries: [`,
     );
   });
 
   test('rejects a propertyUrn that is not a structuredProperty urn', async () => {
-    const ds = await createDataset('val_wrong_urn_type');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: datasetUrn('some_other'), values: [{ string: 'a' }] }]), 400, 'Unexpected entity type. Expected: structuredProperty Found: dataset');
+    const ds = await createDataset(s, 'val_wrong_urn_type');
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: datasetUrn('some_other'), values: [{ string: 'a' }] }]), 400, 'Unexpected entity type. Expected: structuredProperty Found: dataset');
   });
 
   test('rejects a value of a property that does not exist with 412', async () => {
-    const ds = await createDataset('val_missing_property');
+    const ds = await createDataset(s, 'val_missing_property');
     const missing = propertyUrn('test.val.neverCreated');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: missing, values: [{ string: 'a' }] }]), 412, `Unexpected null value found for ${missing} Structured Property Definition.`);
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: missing, values: [{ string: 'a' }] }], 'v2'), 412, `Unexpected null value found for ${missing} Structured Property Definition.`);
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: missing, values: [{ string: 'a' }] }]), 412, `Unexpected null value found for ${missing} Structured Property Definition.`);
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: missing, values: [{ string: 'a' }] }], 'v2'), 412, `Unexpected null value found for ${missing} Structured Property Definition.`);
   });
 
   test('rejects values on an entity that does not exist with 412, on v3 and v2', async () => {
-    const p = await createProperty('test.val.entityMissing');
+    const p = await createProperty(s, 'test.val.entityMissing');
     const ds = datasetUrn('val_never_created');
     for (const v of ['v3', 'v2'] as const) {
-      await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ string: 'a' }] }], v), 412, ds);
+      await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'a' }] }], v), 412, ds);
     }
     assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(ds)}`)).status, 404);
   });
 
   test('a missing property beside an invalid value is a 400 naming both', async () => {
-    const p = await createProperty('test.val.mixedFailures');
-    const ds = await createDataset('val_mixed_failures');
+    const p = await createProperty(s, 'test.val.mixedFailures');
+    const ds = await createDataset(s, 'val_mixed_failures');
     const missing = propertyUrn('test.val.mixedMissing');
     await expectValidationError(
-      () => setValues(ds, [{ propertyUrn: missing, values: [{ string: 'a' }] }, { propertyUrn: p, values: [{ double: 1 }] }]),
+      s,
+      () => setValues(s, ds, [{ propertyUrn: missing, values: [{ string: 'a' }] }, { propertyUrn: p, values: [{ double: 1 }] }]),
       400,
       `Unexpected null value found for ${missing} Structured Property Definition.`,
       `Property: ${p}, value: {double=1.0} should be a string`,
@@ -164,56 +84,59 @@ describe('setting values', () => {
   });
 
   test('rejects more than one value for a SINGLE property', async () => {
-    const p = await createProperty('test.val.single');
-    const ds = await createDataset('val_single');
+    const p = await createProperty(s, 'test.val.single');
+    const ds = await createDataset(s, 'val_single');
     await expectValidationError(
-      () => setValues(ds, [{ propertyUrn: p, values: [{ string: 'a' }, { string: 'b' }] }]),
+      s,
+      () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'a' }, { string: 'b' }] }]),
       400,
       `Property: ${p} has cardinality 1, but multiple values were assigned: [{string=a}, {string=b}]`,
     );
   });
 
   test('accepts several values for a MULTIPLE property, in order', async () => {
-    const p = await createProperty('test.val.multiple', { cardinality: 'MULTIPLE', valueType: 'urn:li:dataType:svc.number' });
-    const ds = await createDataset('val_multiple');
-    await text(await setValues(ds, [{ propertyUrn: p, values: [{ double: 3 }, { double: 1.5 }, { double: 2 }] }]), 200);
-    assert.deepEqual(await readValues(ds), [{ propertyUrn: p, values: [{ double: 3 }, { double: 1.5 }, { double: 2 }] }]);
+    const p = await createProperty(s, 'test.val.multiple', { cardinality: 'MULTIPLE', valueType: 'urn:li:dataType:svc.number' });
+    const ds = await createDataset(s, 'val_multiple');
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ double: 3 }, { double: 1.5 }, { double: 2 }] }]), 200);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ double: 3 }, { double: 1.5 }, { double: 2 }] }]);
   });
 
   test('rejects an assignment with no values', async () => {
-    const p = await createProperty('test.val.noValues', { cardinality: 'MULTIPLE' });
-    const ds = await createDataset('val_no_values');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [] }]), 400, `Property: ${p} has no values`);
+    const p = await createProperty(s, 'test.val.noValues', { cardinality: 'MULTIPLE' });
+    const ds = await createDataset(s, 'val_no_values');
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [] }]), 400, `Property: ${p} has no values`);
   });
 
   test('rejects a value on an entity whose type is not in entityTypes', async () => {
-    const p = await createProperty('test.val.entityTypeOnlyFlow', { entityTypes: ['urn:li:entityType:svc.dataFlow'] });
-    const ds = await createDataset('val_wrong_entity_type');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ string: 'a' }] }]), 400, `Property: ${p} cannot be applied to entity type urn:li:entityType:svc.dataset`);
-    const chart = await createEntity('chart', 'urn:li:chart:(looker,val_wrong_entity_type)');
+    const p = await createProperty(s, 'test.val.entityTypeOnlyFlow', { entityTypes: ['urn:li:entityType:svc.dataFlow'] });
+    const ds = await createDataset(s, 'val_wrong_entity_type');
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'a' }] }]), 400, `Property: ${p} cannot be applied to entity type urn:li:entityType:svc.dataset`);
+    const chart = await createEntity(s, 'chart', 'urn:li:chart:(looker,val_wrong_entity_type)');
     await expectValidationError(
-      () => setValues(chart, [{ propertyUrn: p, values: [{ string: 'a' }] }], 'v3', 'chart'),
+      s,
+      () => setValues(s, chart, [{ propertyUrn: p, values: [{ string: 'a' }] }], 'v3', 'chart'),
       400,
       `Property: ${p} cannot be applied to entity type urn:li:entityType:svc.chart`,
     );
   });
 
   test('accepts a value on every entity type in entityTypes', async () => {
-    const p = await createProperty('test.val.entityTypeBoth', { entityTypes: ['dataset', 'dataFlow'] });
-    const ds = await createDataset('val_both_types');
-    const flow = await createEntity('dataFlow', 'urn:li:dataFlow:(airflow,val_both_types,prod)');
-    await text(await setValues(ds, [{ propertyUrn: p, values: [{ string: 'on a dataset' }] }]), 200);
-    await text(await setValues(flow, [{ propertyUrn: p, values: [{ string: 'on a flow' }] }], 'v3', 'dataFlow'), 200);
-    assert.deepEqual(await readValues(flow, 'dataFlow'), [{ propertyUrn: p, values: [{ string: 'on a flow' }] }]);
+    const p = await createProperty(s, 'test.val.entityTypeBoth', { entityTypes: ['dataset', 'dataFlow'] });
+    const ds = await createDataset(s, 'val_both_types');
+    const flow = await createEntity(s, 'dataFlow', 'urn:li:dataFlow:(airflow,val_both_types,prod)');
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'on a dataset' }] }]), 200);
+    await text(await setValues(s, flow, [{ propertyUrn: p, values: [{ string: 'on a flow' }] }], 'v3', 'dataFlow'), 200);
+    assert.deepEqual(await readValues(s, flow, 'dataFlow'), [{ propertyUrn: p, values: [{ string: 'on a flow' }] }]);
   });
 
   test('reports every violation of one request in one 400 message joined by "; "', async () => {
-    const single = await createProperty('test.val.manySingle', { allowedValues: [{ value: { string: 'ok' } }] });
-    const num = await createProperty('test.val.manyNumber', { valueType: 'urn:li:dataType:svc.number' });
-    const ds = await createDataset('val_many_violations');
+    const single = await createProperty(s, 'test.val.manySingle', { allowedValues: [{ value: { string: 'ok' } }] });
+    const num = await createProperty(s, 'test.val.manyNumber', { valueType: 'urn:li:dataType:svc.number' });
+    const ds = await createDataset(s, 'val_many_violations');
     const message = await expectValidationError(
+      s,
       () =>
-        setValues(ds, [
+        setValues(s, ds, [
           { propertyUrn: single, values: [{ string: 'ok' }, { string: 'bad' }] },
           { propertyUrn: num, values: [{ string: 'NaN-ish' }] },
         ]),
@@ -228,98 +151,100 @@ describe('setting values', () => {
 
 describe('value types', () => {
   test('rejects a number for a string property', async () => {
-    const p = await createProperty('test.type.string');
-    const ds = await createDataset('type_string');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ double: 60 }] }]), 400, `Property: ${p}, value: {double=60.0} should be a string`);
+    const p = await createProperty(s, 'test.type.string');
+    const ds = await createDataset(s, 'type_string');
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ double: 60 }] }]), 400, `Property: ${p}, value: {double=60.0} should be a string`);
   });
 
   test('rejects a number for a rich_text property', async () => {
-    const p = await createProperty('test.type.richText', { valueType: 'urn:li:dataType:svc.rich_text' });
-    const ds = await createDataset('type_rich_text');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ double: 1.25 }] }]), 400, `Property: ${p}, value: {double=1.25} should be a string`);
-    await text(await setValues(ds, [{ propertyUrn: p, values: [{ string: '**bold**' }] }]), 200);
+    const p = await createProperty(s, 'test.type.richText', { valueType: 'urn:li:dataType:svc.rich_text' });
+    const ds = await createDataset(s, 'type_rich_text');
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ double: 1.25 }] }]), 400, `Property: ${p}, value: {double=1.25} should be a string`);
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: '**bold**' }] }]), 200);
   });
 
   test('rejects a string that is not a number for a number property', async () => {
-    const p = await createProperty('test.type.number', { valueType: 'urn:li:dataType:svc.number' });
-    const ds = await createDataset('type_number');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ string: 'sixty' }] }]), 400, `Property: ${p}, value: {string=sixty} should be a number`);
+    const p = await createProperty(s, 'test.type.number', { valueType: 'urn:li:dataType:svc.number' });
+    const ds = await createDataset(s, 'type_number');
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'sixty' }] }]), 400, `Property: ${p}, value: {string=sixty} should be a number`);
   });
 
   test('accepts a number given as a numeric string', async () => {
-    const p = await createProperty('test.type.numericString', { valueType: 'urn:li:dataType:svc.number' });
-    const ds = await createDataset('type_numeric_string');
-    await text(await setValues(ds, [{ propertyUrn: p, values: [{ string: '30' }] }]), 200);
-    assert.deepEqual(await readValues(ds), [{ propertyUrn: p, values: [{ string: '30' }] }]);
+    const p = await createProperty(s, 'test.type.numericString', { valueType: 'urn:li:dataType:svc.number' });
+    const ds = await createDataset(s, 'type_numeric_string');
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: '30' }] }]), 200);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: '30' }] }]);
   });
 
   test('accepts a date as YYYY-MM-DD', async () => {
-    const p = await createProperty('test.type.dateOk', { valueType: 'urn:li:dataType:svc.date' });
-    const ds = await createDataset('type_date_ok');
+    const p = await createProperty(s, 'test.type.dateOk', { valueType: 'urn:li:dataType:svc.date' });
+    const ds = await createDataset(s, 'type_date_ok');
     for (const date of ['2024-06-14', '2024-02-29', '1000-01-01', '9999-12-31']) {
-      await text(await setValues(ds, [{ propertyUrn: p, values: [{ string: date }] }]), 200);
+      await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: date }] }]), 200);
     }
-    assert.deepEqual(await readValues(ds), [{ propertyUrn: p, values: [{ string: '9999-12-31' }] }]);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: '9999-12-31' }] }]);
   });
 
   test('rejects a date not in the form YYYY-MM-DD', async () => {
-    const p = await createProperty('test.type.dateBad', { valueType: 'urn:li:dataType:svc.date' });
-    const ds = await createDataset('type_date_bad');
+    const p = await createProperty(s, 'test.type.dateBad', { valueType: 'urn:li:dataType:svc.date' });
+    const ds = await createDataset(s, 'type_date_bad');
     for (const bad of ['2020/10/01', '14-06-2024', '2024-02-30', '2024-13-01', '2024-6-14', '0999-01-01', 'yesterday', '2024-06-14T00:00']) {
-      await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ string: bad }] }]), 400, `Property: ${p}, value: {string=${bad}} should be a date with format YYYY-MM-DD`);
+      await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: bad }] }]), 400, `Property: ${p}, value: {string=${bad}} should be a date with format YYYY-MM-DD`);
     }
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ double: 20240614 }] }]), 400, `Property: ${p}, value: {double=20240614.0} should be a string`);
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ double: 20240614 }] }]), 400, `Property: ${p}, value: {double=20240614.0} should be a string`);
   });
 
   test('rejects a value that is not a urn for a urn property', async () => {
-    const p = await createProperty('test.type.urn', { valueType: 'urn:li:dataType:svc.urn' });
-    const ds = await createDataset('type_urn');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ string: 'not a urn' }] }]), 400, `Property: ${p}, value: {string=not a urn} should be an urn`);
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ double: 7 }] }]), 400, `Property: ${p}, value: {double=7.0} should be a string`);
-    await text(await setValues(ds, [{ propertyUrn: p, values: [{ string: datasetUrn('any') }] }]), 200);
+    const p = await createProperty(s, 'test.type.urn', { valueType: 'urn:li:dataType:svc.urn' });
+    const ds = await createDataset(s, 'type_urn');
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'not a urn' }] }]), 400, `Property: ${p}, value: {string=not a urn} should be an urn`);
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ double: 7 }] }]), 400, `Property: ${p}, value: {double=7.0} should be a string`);
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: datasetUrn('any') }] }]), 200);
   });
 
   test('rejects a urn of a type outside typeQualifier.allowedTypes', async () => {
-    const p = await createProperty('test.type.urnAllowedTypes', { valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['urn:li:entityType:svc.corpuser'] } });
-    const ds = await createDataset('type_urn_allowed');
+    const p = await createProperty(s, 'test.type.urnAllowedTypes', { valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['urn:li:entityType:svc.corpuser'] } });
+    const ds = await createDataset(s, 'type_urn_allowed');
     await expectValidationError(
-      () => setValues(ds, [{ propertyUrn: p, values: [{ string: datasetUrn('other') }] }]),
+      s,
+      () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: datasetUrn('other') }] }]),
       400,
       `Property: ${p}, value: {string=${datasetUrn('other')}} is not of any supported urn types:[urn:li:entityType:svc.corpuser]`,
     );
-    await text(await setValues(ds, [{ propertyUrn: p, values: [{ string: 'urn:li:corpuser:jdoe' }] }]), 200);
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'urn:li:corpuser:jdoe' }] }]), 200);
   });
   test('rejects a value of a data type svc cannot validate yet', async () => {
     // A dataType entity written by a user exists, so a definition may name it; its values cannot be checked.
     const custom = 'urn:li:dataType:svc.test_custom';
     await text(await s.request(`/openapi/v3/entity/dataType/${enc(custom)}/dataTypeInfo?createIfNotExists=false`, { method: 'POST', body: '{"value":{"qualifiedName":"svc.test_custom"}}' }), 200);
-    const p = await createProperty('test.type.custom', { valueType: custom });
-    const ds = await createDataset('type_custom');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ string: 'x' }] }]), 400, `Validation support for type ${custom} is not yet implemented.`);
+    const p = await createProperty(s, 'test.type.custom', { valueType: custom });
+    const ds = await createDataset(s, 'type_custom');
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'x' }] }]), 400, `Validation support for type ${custom} is not yet implemented.`);
   });
 });
 
 describe('allowed values', () => {
   test('rejects a value outside allowedValues', async () => {
-    const p = await createProperty('test.allowed.strings', { allowedValues: [{ value: { string: 'foo' } }, { value: { string: 'bar' } }] });
-    const ds = await createDataset('allowed_strings');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ string: 'baz' }] }]), 400, `Property: ${p}, value: {string=baz} should be one of [`);
-    await text(await setValues(ds, [{ propertyUrn: p, values: [{ string: 'bar' }] }]), 200);
+    const p = await createProperty(s, 'test.allowed.strings', { allowedValues: [{ value: { string: 'foo' } }, { value: { string: 'bar' } }] });
+    const ds = await createDataset(s, 'allowed_strings');
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'baz' }] }]), 400, `Property: ${p}, value: {string=baz} should be one of [`);
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'bar' }] }]), 200);
   });
 
   test('compares by type: {"string":"30"} is not the allowed {"double":30}', async () => {
-    const p = await createProperty('test.allowed.byType', { valueType: 'urn:li:dataType:svc.number', allowedValues: [{ value: { double: 30 } }, { value: { double: 60 } }] });
-    const ds = await createDataset('allowed_by_type');
-    const message = await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ string: '30' }] }]), 400, `Property: ${p}, value: {string=30} should be one of [`);
+    const p = await createProperty(s, 'test.allowed.byType', { valueType: 'urn:li:dataType:svc.number', allowedValues: [{ value: { double: 30 } }, { value: { double: 60 } }] });
+    const ds = await createDataset(s, 'allowed_by_type');
+    const message = await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: '30' }] }]), 400, `Property: ${p}, value: {string=30} should be one of [`);
     assert.ok(message.includes('{double=30.0}') && message.includes('{double=60.0}'), message);
-    await text(await setValues(ds, [{ propertyUrn: p, values: [{ double: 30 }] }]), 200);
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ double: 30 }] }]), 200);
   });
 
   test('checks every value of a MULTIPLE property', async () => {
-    const p = await createProperty('test.allowed.multiple', { valueType: 'urn:li:dataType:svc.number', cardinality: 'MULTIPLE', allowedValues: [{ value: { double: 1 } }] });
-    const ds = await createDataset('allowed_multiple');
+    const p = await createProperty(s, 'test.allowed.multiple', { valueType: 'urn:li:dataType:svc.number', cardinality: 'MULTIPLE', allowedValues: [{ value: { double: 1 } }] });
+    const ds = await createDataset(s, 'allowed_multiple');
     const message = await expectValidationError(
-      () => setValues(ds, [{ propertyUrn: p, values: [{ double: 1 }, { double: 2 }, { double: 3 }] }]),
+      s,
+      () => setValues(s, ds, [{ propertyUrn: p, values: [{ double: 1 }, { double: 2 }, { double: 3 }] }]),
       400,
       `Property: ${p}, value: {double=2.0} should be one of [`,
       `Property: ${p}, value: {double=3.0} should be one of [`,
@@ -330,115 +255,116 @@ describe('allowed values', () => {
 
 describe('immutable properties', () => {
   async function immutableOnDataset(label: string): Promise<{ p: string; ds: string }> {
-    const p = await createProperty(`test.immutable.${label}`, { immutable: true });
-    const ds = await createDataset(`immutable_${label}`);
-    await text(await setValues(ds, [{ propertyUrn: p, values: [{ string: 'first' }] }]), 200);
+    const p = await createProperty(s, `test.immutable.${label}`, { immutable: true });
+    const ds = await createDataset(s, `immutable_${label}`);
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'first' }] }]), 200);
     return { p, ds };
   }
 
   test('accepts writing the same value again', async () => {
     const { p, ds } = await immutableOnDataset('same');
-    await text(await setValues(ds, [{ propertyUrn: p, values: [{ string: 'first' }] }]), 200);
-    await text(await patchValues(ds, [addOp(p, [{ string: 'first' }])]), 200);
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'first' }] }]), 200);
+    await text(await patchValues(s, ds, [addOp(p, [{ string: 'first' }])]), 200);
   });
 
   test('rejects changing the value of an immutable property', async () => {
     const { p, ds } = await immutableOnDataset('mutate');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: p, values: [{ string: 'second' }] }]), 400, `Cannot mutate an immutable property: ${p}`);
-    await expectValidationError(() => patchValues(ds, [addOp(p, [{ string: 'second' }])]), 400, `Cannot mutate an immutable property: ${p}`);
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'second' }] }]), 400, `Cannot mutate an immutable property: ${p}`);
+    await expectValidationError(s, () => patchValues(s, ds, [addOp(p, [{ string: 'second' }])]), 400, `Cannot mutate an immutable property: ${p}`);
   });
 
   test('rejects removing an immutable property by a set or a patch', async () => {
     const { p, ds } = await immutableOnDataset('delete');
-    const other = await createProperty('test.immutable.deleteOther');
-    await expectValidationError(() => setValues(ds, [{ propertyUrn: other, values: [{ string: 'x' }] }]), 400, `Cannot delete an immutable property ${p}`);
-    await expectValidationError(() => patchValues(ds, [removeOp(p)]), 400, `Cannot delete an immutable property ${p}`);
-    assert.deepEqual(await readValues(ds), [{ propertyUrn: p, values: [{ string: 'first' }] }]);
+    const other = await createProperty(s, 'test.immutable.deleteOther');
+    await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: other, values: [{ string: 'x' }] }]), 400, `Cannot delete an immutable property ${p}`);
+    await expectValidationError(s, () => patchValues(s, ds, [removeOp(p)]), 400, `Cannot delete an immutable property ${p}`);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'first' }] }]);
   });
   test('rejects deleting the structuredProperties aspect that holds an immutable property', async () => {
     // §2.4: the immutable check also applies to change type DELETE.
     const { p, ds } = await immutableOnDataset('aspectDelete');
-    await expectValidationError(() => s.request(`/openapi/v3/entity/dataset/${enc(ds)}/structuredProperties`, { method: 'DELETE' }), 400, `Cannot delete an immutable property ${p}`);
-    assert.deepEqual(await readValues(ds), [{ propertyUrn: p, values: [{ string: 'first' }] }]);
+    await expectValidationError(s, () => s.request(`/openapi/v3/entity/dataset/${enc(ds)}/structuredProperties`, { method: 'DELETE' }), 400, `Cannot delete an immutable property ${p}`);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'first' }] }]);
   });
 });
 
 describe('patching values', () => {
   test('add appends or replaces one property and keeps the others; remove drops one', async () => {
-    const a = await createProperty('test.patch.keepA');
-    const b = await createProperty('test.patch.keepB', { cardinality: 'MULTIPLE' });
-    const ds = await createDataset('patch_keep');
-    await text(await setValues(ds, [{ propertyUrn: a, values: [{ string: 'a1' }] }]), 200);
-    await text(await patchValues(ds, [addOp(b, [{ string: 'b1' }])]), 200);
-    const replaced = JSON.parse(await text(await patchValues(ds, [addOp(b, [{ string: 'b1' }, { string: 'b2' }])]), 200));
+    const a = await createProperty(s, 'test.patch.keepA');
+    const b = await createProperty(s, 'test.patch.keepB', { cardinality: 'MULTIPLE' });
+    const ds = await createDataset(s, 'patch_keep');
+    await text(await setValues(s, ds, [{ propertyUrn: a, values: [{ string: 'a1' }] }]), 200);
+    await text(await patchValues(s, ds, [addOp(b, [{ string: 'b1' }])]), 200);
+    const replaced = JSON.parse(await text(await patchValues(s, ds, [addOp(b, [{ string: 'b1' }, { string: 'b2' }])]), 200));
     assert.deepEqual(replaced, {
       urn: ds,
       structuredProperties: { value: { properties: [{ propertyUrn: a, values: [{ string: 'a1' }] }, { propertyUrn: b, values: [{ string: 'b1' }, { string: 'b2' }] }] } },
     });
-    const removed = JSON.parse(await text(await patchValues(ds, [removeOp(a)], 'v2'), 200));
+    const removed = JSON.parse(await text(await patchValues(s, ds, [removeOp(a)], 'v2'), 200));
     assert.deepEqual(removed, { urn: ds, aspects: { structuredProperties: { value: { properties: [{ propertyUrn: b, values: [{ string: 'b1' }, { string: 'b2' }] }] } } } });
   });
 
   test('rejects a patch whose result has a value outside allowedValues', async () => {
-    const p = await createProperty('test.patch.allowed', { allowedValues: [{ value: { string: 'foo2' } }, { value: { string: 'bar2' } }] });
-    const ds = await createDataset('patch_allowed');
+    const p = await createProperty(s, 'test.patch.allowed', { allowedValues: [{ value: { string: 'foo2' } }, { value: { string: 'bar2' } }] });
+    const ds = await createDataset(s, 'patch_allowed');
     for (const v of ['v3', 'v2'] as const) {
-      await expectValidationError(() => patchValues(ds, [addOp(p, [{ string: 'baz' }])], v), 400, `Property: ${p}, value: {string=baz} should be one of [`);
+      await expectValidationError(s, () => patchValues(s, ds, [addOp(p, [{ string: 'baz' }])], v), 400, `Property: ${p}, value: {string=baz} should be one of [`);
     }
   });
 
   test('rejects a patch whose result breaks the cardinality', async () => {
-    const p = await createProperty('test.patch.single');
-    const ds = await createDataset('patch_single');
+    const p = await createProperty(s, 'test.patch.single');
+    const ds = await createDataset(s, 'patch_single');
     await expectValidationError(
-      () => patchValues(ds, [addOp(p, [{ string: 'a' }, { string: 'b' }])]),
+      s,
+      () => patchValues(s, ds, [addOp(p, [{ string: 'a' }, { string: 'b' }])]),
       400,
       `Property: ${p} has cardinality 1, but multiple values were assigned: [{string=a}, {string=b}]`,
     );
   });
 
   test('rejects a patch whose result has a value of the wrong type', async () => {
-    const p = await createProperty('test.patch.type', { valueType: 'urn:li:dataType:svc.number' });
-    const ds = await createDataset('patch_type');
-    await expectValidationError(() => patchValues(ds, [addOp(p, [{ string: 'many' }])]), 400, `Property: ${p}, value: {string=many} should be a number`);
+    const p = await createProperty(s, 'test.patch.type', { valueType: 'urn:li:dataType:svc.number' });
+    const ds = await createDataset(s, 'patch_type');
+    await expectValidationError(s, () => patchValues(s, ds, [addOp(p, [{ string: 'many' }])]), 400, `Property: ${p}, value: {string=many} should be a number`);
   });
 
   test('rejects a patch adding a property not meant for the entity type', async () => {
-    const p = await createProperty('test.patch.entityType', { entityTypes: ['urn:li:entityType:svc.dataFlow'] });
-    const ds = await createDataset('patch_entity_type');
-    await expectValidationError(() => patchValues(ds, [addOp(p, [{ string: 'a' }])]), 400, `Property: ${p} cannot be applied to entity type urn:li:entityType:svc.dataset`);
+    const p = await createProperty(s, 'test.patch.entityType', { entityTypes: ['urn:li:entityType:svc.dataFlow'] });
+    const ds = await createDataset(s, 'patch_entity_type');
+    await expectValidationError(s, () => patchValues(s, ds, [addOp(p, [{ string: 'a' }])]), 400, `Property: ${p} cannot be applied to entity type urn:li:entityType:svc.dataset`);
   });
 
   test('rejects a patch adding a property that is not a structuredProperty urn', async () => {
-    const ds = await createDataset('patch_wrong_urn_type');
-    await expectValidationError(() => patchValues(ds, [addOp('urn:li:tag:nope', [{ string: 'a' }])]), 400, 'Unexpected entity type. Expected: structuredProperty Found: tag');
+    const ds = await createDataset(s, 'patch_wrong_urn_type');
+    await expectValidationError(s, () => patchValues(s, ds, [addOp('urn:li:tag:nope', [{ string: 'a' }])]), 400, 'Unexpected entity type. Expected: structuredProperty Found: tag');
   });
 
   test('rejects a patch adding a property that does not exist with 412', async () => {
-    const ds = await createDataset('patch_missing_property');
+    const ds = await createDataset(s, 'patch_missing_property');
     const missing = propertyUrn('test.patch.neverCreated');
-    await expectValidationError(() => patchValues(ds, [addOp(missing, [{ string: 'a' }])]), 412, `Unexpected null value found for ${missing} Structured Property Definition.`);
+    await expectValidationError(s, () => patchValues(s, ds, [addOp(missing, [{ string: 'a' }])]), 412, `Unexpected null value found for ${missing} Structured Property Definition.`);
   });
 
   test('rejects a patch of an entity that does not exist with 412', async () => {
-    const p = await createProperty('test.patch.entityMissing');
+    const p = await createProperty(s, 'test.patch.entityMissing');
     const ds = datasetUrn('patch_never_created');
-    await expectValidationError(() => patchValues(ds, [addOp(p, [{ string: 'a' }])]), 412, ds);
+    await expectValidationError(s, () => patchValues(s, ds, [addOp(p, [{ string: 'a' }])]), 412, ds);
     assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(ds)}`)).status, 404);
   });
 
   test('a patch that fails in its second operation applies none of them', async () => {
-    const good = await createProperty('test.patch.atomicGood');
-    const bad = await createProperty('test.patch.atomicBad', { valueType: 'urn:li:dataType:svc.number' });
-    const ds = await createDataset('patch_atomic');
-    await expectValidationError(() => patchValues(ds, [addOp(good, [{ string: 'fine' }]), addOp(bad, [{ string: 'x' }])]), 400, `Property: ${bad}, value: {string=x} should be a number`);
+    const good = await createProperty(s, 'test.patch.atomicGood');
+    const bad = await createProperty(s, 'test.patch.atomicBad', { valueType: 'urn:li:dataType:svc.number' });
+    const ds = await createDataset(s, 'patch_atomic');
+    await expectValidationError(s, () => patchValues(s, ds, [addOp(good, [{ string: 'fine' }]), addOp(bad, [{ string: 'x' }])]), 400, `Property: ${bad}, value: {string=x} should be a number`);
   });
 
   test('reports every violation of a patch in one 400 message joined by "; "', async () => {
-    const a = await createProperty('test.patch.manyA', { allowedValues: [{ value: { string: 'only' } }] });
-    const b = await createProperty('test.patch.manyB', { valueType: 'urn:li:dataType:svc.date' });
-    const ds = await createDataset('patch_many');
-    const message = await expectValidationError(() => patchValues(ds, [addOp(a, [{ string: 'other' }]), addOp(b, [{ string: 'soon' }])]), 400);
+    const a = await createProperty(s, 'test.patch.manyA', { allowedValues: [{ value: { string: 'only' } }] });
+    const b = await createProperty(s, 'test.patch.manyB', { valueType: 'urn:li:dataType:svc.date' });
+    const ds = await createDataset(s, 'patch_many');
+    const message = await expectValidationError(s, () => patchValues(s, ds, [addOp(a, [{ string: 'other' }]), addOp(b, [{ string: 'soon' }])]), 400);
     const parts = message.split('; ');
     assert.ok(parts.some((p) => p.startsWith(`Property: ${a}, value: {string=other} should be one of [`)), message);
     assert.ok(parts.includes(`Property: ${b}, value: {string=soon} should be a date with format YYYY-MM-DD`), message);

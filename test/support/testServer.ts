@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import assert from 'node:assert/strict';
 import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../../server/src/config.ts';
@@ -58,6 +59,13 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The body of a response that must have `status`; the body is the failure message when it has not. */
+export async function text(res: Response, status: number): Promise<string> {
+  const body = await res.text();
+  assert.equal(res.status, status, body);
+  return body;
 }
 
 /** Percent-encodes a URN for a path segment (colon, parentheses and comma included). */

@@ -1,0 +1,44 @@
+/**
+ * Assertions for requests that svc must refuse without changing anything: the database fingerprint
+ * is taken before and after the request and must be the same.
+ */
+import assert from 'node:assert/strict';
+import { fingerprint } from './fingerprint.ts';
+import type { TestServer } from './testServer.ts';
+
+/**
+ * Sends a request that must be refused with `status`, runs `check` on the raw body, and asserts the
+ * database of `s` did not change.
+ */
+export async function expectRejected(
+  s: TestServer,
+  req: () => Promise<Response>,
+  status: number,
+  check: (body: string, res: Response) => void,
+): Promise<void> {
+  const before = await fingerprint(s.databaseUrl);
+  const res = await req();
+  const body = await res.text();
+  assert.equal(res.status, status, body);
+  check(body, res);
+  assert.equal(await fingerprint(s.databaseUrl), before, 'the database changed');
+}
+
+/**
+ * Sends a request that must be refused with `status` and a body of exactly
+ * {"error":"Validation Error","message"}, the message containing every one of `expected`; asserts the
+ * database did not change. Returns the message.
+ *
+ *   await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [] }]), 400, `Property: ${p} has no values`);
+ */
+export async function expectValidationError(s: TestServer, req: () => Promise<Response>, status: number, ...expected: string[]): Promise<string> {
+  let message = '';
+  await expectRejected(s, req, status, (raw) => {
+    const body = JSON.parse(raw) as { error: string; message: string };
+    assert.deepEqual(Object.keys(body).sort(), ['error', 'message'], raw);
+    assert.equal(body.error, 'Validation Error');
+    for (const e of expected) assert.ok(body.message.includes(e), `expected "${e}" in: ${body.message}`);
+    message = body.message;
+  });
+  return message;
+}
