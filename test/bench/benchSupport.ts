@@ -5,13 +5,13 @@
  * driver for the raw side.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { freePort, type Component } from '../harness/component.ts';
 import { startDebianPostgres } from '../harness/postgres.ts';
+import { createTestDatabase } from '../support/testServer.ts';
 
 export const BENCH_TOKEN = 'bench-token';
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -28,16 +28,8 @@ export async function benchPostgres(): Promise<BenchPostgres> {
   return { adminUrl: c.env.DATABASE_URL!, label: 'Debian 15 (harness, tmpfs)', stop: () => c.stop() };
 }
 
-export async function createDb(adminUrl: string): Promise<string> {
-  const name = `bench_${randomBytes(4).toString('hex')}`;
-  const c = new pg.Client({ connectionString: adminUrl });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  const u = new URL(adminUrl);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
+/** A fresh, empty database on the cluster of `adminUrl`. */
+export const createDb = (adminUrl: string): Promise<string> => createTestDatabase(adminUrl);
 
 export interface BenchServer {
   base: string;

@@ -25,8 +25,7 @@ export interface TestServer {
 }
 
 /** Creates an empty database on the harness's cluster and returns its URL. */
-export async function createTestDatabase(): Promise<string> {
-  const admin = process.env.DATABASE_URL;
+export async function createTestDatabase(admin = process.env.DATABASE_URL): Promise<string> {
   if (!admin) throw new Error('DATABASE_URL is not set: run the tests through `npm test`, which starts Postgres');
   const name = `t_${randomBytes(6).toString('hex')}`;
   const c = new pg.Client({ connectionString: admin });
