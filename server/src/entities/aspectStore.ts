@@ -65,9 +65,10 @@ export function dbError(err: unknown): SvcError {
   return new SvcError('INTERNAL', 'Internal server error occurred', { cause: err });
 }
 
-async function q<T extends object>(db: Db, sql: string, params: unknown[]): Promise<T[]> {
+/** Runs a query; a `name` makes it a prepared statement (parsed and planned once per connection). */
+async function q<T extends object>(db: Db, sql: string, params: unknown[], name?: string): Promise<T[]> {
   try {
-    return (await db.query<T>(sql, params)).rows;
+    return (await db.query<T>(name ? { name, text: sql, values: params } : { text: sql, values: params })).rows;
   } catch (err) {
     throw dbError(err);
   }
@@ -77,14 +78,14 @@ async function q<T extends object>(db: Db, sql: string, params: unknown[]): Prom
 export async function latestAspects(db: Db, urns: string[], aspects?: string[]): Promise<StoredAspect[]> {
   if (urns.length === 0) return [];
   const rows = aspects
-    ? await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = ANY($1) AND version = 0 AND aspect = ANY($2)`, [urns, aspects])
-    : await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = ANY($1) AND version = 0`, [urns]);
+    ? await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = ANY($1) AND version = 0 AND aspect = ANY($2)`, [urns, aspects], 'svc_latest_some')
+    : await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = ANY($1) AND version = 0`, [urns], 'svc_latest_all');
   return rows.map(toAspect);
 }
 
 /** One version of one aspect (0 = latest). */
 export async function aspectVersion(db: Db, urn: string, aspect: string, version: number): Promise<StoredAspect | undefined> {
-  const rows = await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = $1 AND aspect = $2 AND version = $3`, [urn, aspect, version]);
+  const rows = await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = $1 AND aspect = $2 AND version = $3`, [urn, aspect, version], 'svc_aspect_version');
   return rows[0] && toAspect(rows[0]);
 }
 
@@ -103,9 +104,15 @@ export async function writeAspect(db: Db, w: AspectWrite): Promise<WriteOutcome>
   }
 }
 
+/** Takes the entity's write lock and reads the latest value of one aspect, in one round trip. */
+export async function lockAndRead(tx: Db, urn: string, aspect: string): Promise<StoredAspect | undefined> {
+  const rows = await q<Row>(tx, `SELECT ${COLUMNS} FROM svc_lock_and_read($1, $2)`, [urn, aspect], 'svc_lock_and_read');
+  return rows[0] && toAspect(rows[0]);
+}
+
 /** Takes the entity's write lock until the transaction ends (the same lock `svc_write_aspect` takes). */
 export async function lockEntity(tx: Db, urn: string): Promise<void> {
-  await q(tx, 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [urn]);
+  await q(tx, 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [urn], 'svc_lock_entity');
 }
 
 /** Deletes every version of one aspect; returns the number of rows removed. */

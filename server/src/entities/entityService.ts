@@ -13,6 +13,7 @@ import {
   insertTimeseries,
   latestAspects,
   latestTimeseries,
+  lockAndRead,
   lockEntity,
   scrollUrns,
   writeAspect,
@@ -200,19 +201,20 @@ export class EntityService {
 
   /**
    * Writes one versioned aspect. With hooks: under the entity's lock, the hooks check the write
-   * against the stored value and may rewrite it; returns the value stored.
+   * against the stored value and may rewrite it; returns the value stored. `locked` says the caller
+   * already holds the lock and read the stored value.
    */
   private async storeAspect(
     tx: Db,
     w: Omit<PendingWrite, 'previous' | 'scratch'>,
     systemMetadata: Record<string, unknown>,
     mode: WriteMode,
+    locked?: { previous: StoredAspect | undefined },
   ): Promise<unknown> {
     const hooks = this.hooksFor(w.aspect.name);
-    const pending: PendingWrite = { ...w, previous: undefined, scratch: {} };
+    const pending: PendingWrite = { ...w, previous: locked?.previous, scratch: {} };
     if (hooks.length) {
-      await lockEntity(tx, w.target.urn);
-      pending.previous = await aspectVersion(tx, w.target.urn, w.aspect.name, 0);
+      if (!locked) pending.previous = await lockAndRead(tx, w.target.urn, w.aspect.name);
       for (const h of hooks) if (h.prepareWrite) pending.value = await h.prepareWrite(pending, tx);
     }
     await writeAspect(tx, {
@@ -271,13 +273,12 @@ export class EntityService {
     const { ops, arrayPrimaryKeys } = parsePatchBody(body);
     const now = Date.now();
     const stored = await inTransaction(this.pool, async (tx) => {
-      await lockEntity(tx, target.urn);
-      const current = await aspectVersion(tx, target.urn, aspect.name, 0);
+      const current = await lockAndRead(tx, target.urn, aspect.name);
       const next = applyPatch(current?.value ?? emptyTemplate(aspect), ops, arrayPrimaryKeys);
       const problems = registry.validate(aspect, next);
       if (problems.length) throw SvcError.validation(problems);
       const systemMetadata = { runId: 'no-run-id-provided', lastObserved: now };
-      const value = await this.storeAspect(tx, { target, aspect, value: next, kind: 'patch', actor }, systemMetadata, 'upsert');
+      const value = await this.storeAspect(tx, { target, aspect, value: next, kind: 'patch', actor }, systemMetadata, 'upsert', { previous: current });
       return { urn: target.urn, aspect: aspect.name, version: 0, value, systemMetadata, createdOn: new Date(now), createdBy: actor.urn };
     });
     await this.filterRead([stored]);

@@ -15,8 +15,8 @@ import {
   existingUrns,
   isSoftDeleted,
   loadProperties,
-  recordedVersions,
   replaceValueRows,
+  loadReadContext,
   loadWriteContext,
 } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
@@ -132,8 +132,7 @@ function valuesHook(): AspectHook {
     async filterRead(aspects: StoredAspect[], db: Db) {
       const all = aspects.flatMap((a) => (a.value as StructuredProperties).properties ?? []);
       if (all.length === 0) return;
-      const states = await loadProperties(db, all.map((a) => a.propertyUrn));
-      const recorded = await recordedVersions(db, [...new Set(aspects.map((a) => a.urn))]);
+      const { properties: states, recorded } = await loadReadContext(db, [...new Set(aspects.map((a) => a.urn))], all.map((a) => a.propertyUrn));
       for (const a of aspects) {
         const value = a.value as StructuredProperties;
         const shown = value.properties.filter((p) => hiddenReason(p, states, recorded.get(a.urn)) === undefined);

@@ -8,9 +8,10 @@ import { dbError } from '../entities/aspectStore.ts';
 import type { Assignment, PropertyDefinition } from './types.ts';
 import type { PropertyState } from './valueRules.ts';
 
-async function rows<T>(db: Db, sql: string, params: unknown[]): Promise<T[]> {
+/** Runs a query; a `name` makes it a prepared statement (parsed and planned once per connection). */
+async function rows<T>(db: Db, sql: string, params: unknown[], name?: string): Promise<T[]> {
   try {
-    return (await db.query(sql, params)).rows as T[];
+    return (await db.query(name ? { name, text: sql, values: params } : { text: sql, values: params })).rows as T[];
   } catch (err) {
     throw dbError(err);
   }
@@ -24,6 +25,7 @@ export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Ma
     db,
     "SELECT urn, aspect, metadata FROM aspects WHERE urn = ANY($1) AND version = 0 AND aspect IN ('propertyDefinition', 'status')",
     [[...new Set(propertyUrns)]],
+    'svc_load_properties',
   );
   for (const r of rs) if (r.aspect === 'propertyDefinition') out.set(r.urn, { definition: r.metadata as PropertyDefinition, softDeleted: false });
   for (const r of rs) {
@@ -57,12 +59,44 @@ export async function recordedVersions(db: Db, urns: string[]): Promise<Recorded
     db,
     'SELECT DISTINCT urn, property_urn, definition_version FROM structured_property_values WHERE urn = ANY($1)',
     [urns],
+    'svc_recorded_versions',
   );
   for (const r of rs) {
     if (!out.has(r.urn)) out.set(r.urn, new Map());
     out.get(r.urn)!.set(r.property_urn, r.definition_version);
   }
   return out;
+}
+
+/**
+ * What reads need to hide values, in one round trip: the state of the referenced properties and the
+ * versions the entities' values were written under.
+ */
+export async function loadReadContext(db: Db, urns: string[], propertyUrns: string[]): Promise<{ properties: Map<string, PropertyState>; recorded: RecordedVersions }> {
+  const rs = await rows<{ kind: string; a: string; b: string; c: string | null }>(
+    db,
+    `SELECT 'p' AS kind, urn AS a, aspect AS b, metadata::text AS c FROM aspects
+      WHERE urn = ANY($2) AND version = 0 AND aspect IN ('propertyDefinition', 'status')
+     UNION ALL
+     SELECT DISTINCT 'v', urn, property_urn, definition_version FROM structured_property_values WHERE urn = ANY($1)`,
+    [urns, [...new Set(propertyUrns)]],
+    'svc_read_context',
+  );
+  const properties = new Map<string, PropertyState>();
+  const recorded: RecordedVersions = new Map();
+  const removed: string[] = [];
+  for (const r of rs) {
+    if (r.kind === 'v') {
+      if (!recorded.has(r.a)) recorded.set(r.a, new Map());
+      recorded.get(r.a)!.set(r.b, r.c ?? '');
+    } else if (r.b === 'propertyDefinition') properties.set(r.a, { definition: JSON.parse(r.c!) as PropertyDefinition, softDeleted: false });
+    else if ((JSON.parse(r.c!) as { removed?: boolean }).removed === true) removed.push(r.a);
+  }
+  for (const urn of removed) {
+    const state = properties.get(urn);
+    if (state) state.softDeleted = true;
+  }
+  return { properties, recorded };
 }
 
 /** Replaces the value rows of an entity: one row per value, with the version each assignment was written under. */
@@ -81,7 +115,7 @@ export async function replaceValueRows(db: Db, urn: string, assignments: Assignm
       numbers.push('double' in v ? v.double : 'string' in v && v.string.trim() !== '' && Number.isFinite(Number(v.string)) ? Number(v.string) : null);
     });
   }
-  await rows(db, 'SELECT svc_replace_property_values($1, $2, $3, $4, $5, $6)', [urn, props, versions, indexes, strings, numbers]);
+  await rows(db, 'SELECT svc_replace_property_values($1, $2, $3, $4, $5, $6)', [urn, props, versions, indexes, strings, numbers], 'svc_replace_values');
 }
 
 export interface WriteContext {
@@ -105,6 +139,7 @@ export async function loadWriteContext(db: Db, urn: string, keyAspect: string, p
      UNION ALL
      SELECT DISTINCT 'v', property_urn, definition_version, NULL FROM structured_property_values WHERE urn = $1`,
     [urn, keyAspect, [...new Set(propertyUrns)]],
+    'svc_write_context',
   );
   const ctx: WriteContext = { entityExists: false, properties: new Map(), recorded: new Map() };
   const statuses: string[] = [];

@@ -89,3 +89,15 @@ CREATE TABLE api_tokens (
   created_by  text NOT NULL,
   revoked_at  timestamptz
 );
+
+-- Takes the entity's lock and returns the latest row of one aspect, in one round trip. (plpgsql: the
+-- SELECT runs after the lock with a fresh snapshot, so it sees the last committed write.)
+CREATE FUNCTION svc_lock_and_read(p_urn text, p_aspect text)
+RETURNS TABLE (urn text, aspect text, version bigint, metadata json, system_metadata jsonb, created_on timestamptz, created_by text)
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(p_urn, 0));
+  RETURN QUERY SELECT a.urn::text, a.aspect, a.version, a.metadata, a.system_metadata, a.created_on, a.created_by
+    FROM aspects a WHERE a.urn = p_urn AND a.aspect = p_aspect AND a.version = 0;
+END
+$$;

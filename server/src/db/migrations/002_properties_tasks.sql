@@ -35,11 +35,14 @@ CREATE TABLE tasks (
 CREATE INDEX tasks_open ON tasks (created_at) WHERE state IN ('PENDING', 'RUNNING');
 CREATE INDEX tasks_by_subject ON tasks (subject, created_at DESC);
 
--- Replaces the value rows of one entity in one round trip (structuredProperties writes are hot).
+-- Replaces the value rows of one entity in one round trip (structuredProperties writes are hot);
+-- plpgsql so its statements' plans are cached per connection.
 CREATE FUNCTION svc_replace_property_values(
   p_urn text, p_properties text[], p_versions text[], p_indexes int[], p_strings text[], p_numbers float8[]
-) RETURNS void LANGUAGE sql AS $$
+) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
   DELETE FROM structured_property_values WHERE urn = p_urn;
   INSERT INTO structured_property_values (urn, property_urn, definition_version, value_index, string_value, number_value)
-    SELECT p_urn, * FROM unnest(p_properties, p_versions, p_indexes, p_strings, p_numbers);
+    SELECT p_urn, u.* FROM unnest(p_properties, p_versions, p_indexes, p_strings, p_numbers) AS u;
+END
 $$;
