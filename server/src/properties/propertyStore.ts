@@ -8,7 +8,11 @@ import { dbError } from '../entities/aspectStore.ts';
 import type { Assignment, PropertyDefinition } from './types.ts';
 import type { PropertyState } from './valueRules.ts';
 
-/** Runs a query; a `name` makes it a prepared statement (parsed and planned once per connection). */
+/**
+ * Runs a query; a `name` makes it a prepared statement (parsed and planned once per connection).
+ * Lookups of structured_property_values by URN stay unnamed: a plan cached while the table was nearly
+ * empty would keep scanning the whole table after it grew.
+ */
 async function rows<T>(db: Db, sql: string, params: unknown[], name?: string): Promise<T[]> {
   try {
     return (await db.query(name ? { name, text: sql, values: params } : { text: sql, values: params })).rows as T[];
@@ -25,7 +29,6 @@ export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Ma
     db,
     "SELECT urn, aspect, metadata FROM aspects WHERE urn = ANY($1) AND version = 0 AND aspect IN ('propertyDefinition', 'status')",
     [[...new Set(propertyUrns)]],
-    'svc_load_properties',
   );
   for (const r of rs) if (r.aspect === 'propertyDefinition') out.set(r.urn, { definition: r.metadata as PropertyDefinition, softDeleted: false });
   for (const r of rs) {
@@ -59,7 +62,6 @@ export async function recordedVersions(db: Db, urns: string[]): Promise<Recorded
     db,
     'SELECT DISTINCT urn, property_urn, definition_version FROM structured_property_values WHERE urn = ANY($1)',
     [urns],
-    'svc_recorded_versions',
   );
   for (const r of rs) {
     if (!out.has(r.urn)) out.set(r.urn, new Map());
@@ -80,7 +82,6 @@ export async function loadReadContext(db: Db, urns: string[], propertyUrns: stri
      UNION ALL
      SELECT DISTINCT 'v', urn, property_urn, definition_version FROM structured_property_values WHERE urn = ANY($1)`,
     [urns, [...new Set(propertyUrns)]],
-    'svc_read_context',
   );
   const properties = new Map<string, PropertyState>();
   const recorded: RecordedVersions = new Map();
@@ -139,7 +140,6 @@ export async function loadWriteContext(db: Db, urn: string, keyAspect: string, p
      UNION ALL
      SELECT DISTINCT 'v', property_urn, definition_version, NULL FROM structured_property_values WHERE urn = $1`,
     [urn, keyAspect, [...new Set(propertyUrns)]],
-    'svc_write_context',
   );
   const ctx: WriteContext = { entityExists: false, properties: new Map(), recorded: new Map() };
   const statuses: string[] = [];

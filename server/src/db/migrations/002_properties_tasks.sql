@@ -35,11 +35,12 @@ CREATE TABLE tasks (
 CREATE INDEX tasks_open ON tasks (created_at) WHERE state IN ('PENDING', 'RUNNING');
 CREATE INDEX tasks_by_subject ON tasks (subject, created_at DESC);
 
--- Replaces the value rows of one entity in one round trip (structuredProperties writes are hot);
--- plpgsql so its statements' plans are cached per connection.
+-- Replaces the value rows of one entity in one round trip (structuredProperties writes are hot).
+-- Planned on every call: a plan cached while the table was nearly empty (a fresh install) would keep
+-- scanning the whole table after it grew, until the next autoanalyze.
 CREATE FUNCTION svc_replace_property_values(
   p_urn text, p_properties text[], p_versions text[], p_indexes int[], p_strings text[], p_numbers float8[]
-) RETURNS void LANGUAGE plpgsql AS $$
+) RETURNS void LANGUAGE plpgsql SET plan_cache_mode = force_custom_plan AS $$
 BEGIN
   DELETE FROM structured_property_values WHERE urn = p_urn;
   INSERT INTO structured_property_values (urn, property_urn, definition_version, value_index, string_value, number_value)
