@@ -176,9 +176,12 @@ describe('versions and system metadata', () => {
 describe('list', () => {
   test('v3 list returns the requested aspects, datasetKey derived from the urn', async () => {
     const res = await s.request('/openapi/v3/entity/dataset?systemMetadata=false&aspects=datasetKey&aspects=structuredProperties&count=10&sort=urn&sortOrder=ASCENDING');
-    const body = JSON.parse(await text(res, 200));
+    const raw = await text(res, 200);
+    const body = JSON.parse(raw);
     const entity = body.entities.find((e: { urn: string }) => e.urn === DATASET);
     assert.deepEqual(entity.datasetKey, { value: { platform: 'urn:li:dataPlatform:hive', name: 'SampleHiveDataset', origin: 'PROD' } });
+    // The key's fields come in URN order, as the key aspect is defined.
+    assert.ok(raw.includes('"datasetKey":{"value":{"platform":"urn:li:dataPlatform:hive","name":"SampleHiveDataset","origin":"PROD"}}'), raw);
     assert.deepEqual(Object.keys(entity).sort(), ['datasetKey', 'structuredProperties', 'urn']);
     assert.equal(body.scrollId, null);
   });

@@ -35,7 +35,7 @@ CREATE INDEX timeseries_by_urn ON timeseries_aspects (urn, aspect, timestamp_mil
 -- p_mode: 'upsert' | 'create' (the aspect must not exist) | 'create_entity' (the entity must not exist).
 -- Returns 'created', 'updated' or 'unchanged' (same content: only system metadata is refreshed).
 CREATE FUNCTION svc_write_aspect(
-  p_urn text, p_aspect text, p_key_aspect text, p_key jsonb,
+  p_urn text, p_aspect text, p_key_aspect text, p_key json,
   p_metadata json, p_system_metadata jsonb, p_actor text, p_mode text
 ) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -66,7 +66,7 @@ BEGIN
   END IF;
   IF p_aspect <> p_key_aspect THEN
     INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by)
-      VALUES (p_urn, p_key_aspect, 0, p_key::json, p_system_metadata, p_actor)
+      VALUES (p_urn, p_key_aspect, 0, p_key, p_system_metadata, p_actor)
       ON CONFLICT DO NOTHING;
     IF p_mode = 'create_entity' AND NOT FOUND THEN
       RAISE EXCEPTION 'Cannot perform CREATE_ENTITY if not exists since the entity key already exists.'
