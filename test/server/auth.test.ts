@@ -47,6 +47,28 @@ describe('roles', () => {
     assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(URN)}/status`, { method: 'DELETE', token: t })).status, 200);
   });
 
+  test('every way to hard delete needs admin: the key among the listed aspects, a property definition, clear on a property', async () => {
+    const { token: t } = await token('writer-2', 'writer');
+    const prop = 'urn:li:structuredProperty:auth.guarded';
+    const def = { qualifiedName: 'auth.guarded', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] };
+    assert.equal((await s.request(`/openapi/v3/entity/structuredProperty/${enc(prop)}/propertyDefinition`, { method: 'POST', body: JSON.stringify({ value: def }) })).status, 200);
+    await s.request(statusPath, { method: 'POST', body: '{"value":{"removed":false}}' });
+    const attempts = [
+      `/openapi/v3/entity/dataset/${enc(URN)}?aspects=datasetKey&aspects=status`,
+      `/openapi/v3/entity/dataset/${enc(URN)}/datasetKey`,
+      `/openapi/v3/entity/structuredProperty/${enc(prop)}/propertyDefinition`,
+      `/openapi/v3/entity/structuredProperty/${enc(prop)}?aspects=propertyDefinition`,
+      `/openapi/v3/entity/structuredProperty/${enc(prop)}?clear=true`,
+    ];
+    for (const path of attempts) {
+      const res = await s.request(path, { method: 'DELETE', token: t });
+      assert.equal(res.status, 403, path);
+      assert.match(((await res.json()) as { error: string }).error, /needs admin/);
+    }
+    assert.equal((await s.request(`/openapi/v3/entity/structuredProperty/${enc(prop)}/propertyDefinition`)).status, 200, 'the definition is still there');
+    assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(URN)}`)).status, 200, 'the dataset is still there');
+  });
+
   test('tokens are listed without secrets, stored hashed, and revocation is immediate', async () => {
     const created = await token('revoke-me', 'writer');
     const list = (await (await s.request('/api/tokens')).json()) as { tokens: Record<string, unknown>[] };

@@ -297,6 +297,36 @@ describe('hard delete', () => {
 });
 
 describe('versioned breaking change', () => {
+  test('an update without a version, or with a lower one, keeps every value and queues no cleanup', async () => {
+    const qn = 'test.life.keepsValues';
+    const p = await createProperty(s, qn, { version: '20240101000000' });
+    const ds = await createDataset(s, 'keeps_values');
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'kept' }] }]), 200);
+    await text(await writeDefinition(s, p, definitionOf(qn, { description: 'no version given' })), 200);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'kept' }] }]);
+    assert.deepEqual(await tasksOf(p), []);
+    // From no version to one lower than the values' own: they were written under a newer one and stay.
+    await text(await writeDefinition(s, p, definitionOf(qn, { description: 'a lower version', version: '20230101000000' })), 200);
+    for (const task of await tasksOf(p)) if (task.state !== 'SUCCEEDED') await waitForTask(p, task.kind);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'kept' }] }]);
+    assert.deepEqual(await storedValues(ds), [{ propertyUrn: p, values: [{ string: 'kept' }] }]);
+    assert.equal(await valueRowCount(p), 1);
+  });
+
+  test('a value set again under the new version, equal to an old one, is kept, also after the cleanup', async () => {
+    const qn = 'test.life.resetSame';
+    const p = await createProperty(s, qn, { cardinality: 'MULTIPLE' });
+    const ds = await createDataset(s, 'reset_same');
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'a' }] }]), 200);
+    await text(await writeDefinition(s, p, definitionOf(qn, { cardinality: 'SINGLE', version: '20240614080000' })), 200);
+    assert.deepEqual(await readValues(s, ds), []);
+    const again = JSON.parse(await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'a' }] }]), 200));
+    assert.deepEqual(again.structuredProperties.value.properties, [{ propertyUrn: p, values: [{ string: 'a' }] }]);
+    await waitForTask(p, STALE_VALUES_TASK);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'a' }] }]);
+    assert.deepEqual(await storedValues(ds), [{ propertyUrn: p, values: [{ string: 'a' }] }]);
+  });
+
   test('rejects MULTIPLE to SINGLE without a version and keeps the values', async () => {
     const qn = 'test.life.noVersion';
     const p = await createProperty(s, qn, { cardinality: 'MULTIPLE' });

@@ -31,22 +31,10 @@ export function authenticate(tokens: TokenService, enabled: boolean) {
   };
 }
 
-/** The role a request needs, from its method: reads need reader, writes writer. */
-export function roleFor(method: string): Role {
-  return method === 'GET' || method === 'HEAD' || method === 'OPTIONS' ? 'reader' : 'writer';
-}
-
 /** Fails with FORBIDDEN unless the request's principal has at least `need`. */
 export function requireRole(req: Request, need: Role, operation: string): void {
   const p = req.principal!;
   if (!allows(p.role, need)) {
     throw new SvcError('FORBIDDEN', `${p.actor} is unauthorized to ${operation} entities. (role ${p.role}; ${operation} needs ${need})`);
   }
-}
-
-/** Middleware form of {@link requireRole} using the method's role. */
-export function authorizeByMethod(req: Request, _res: Response, next: NextFunction): void {
-  const need = roleFor(req.method);
-  requireRole(req, need, need === 'reader' ? 'READ' : 'UPDATE');
-  next();
 }

@@ -6,6 +6,7 @@
 import type { Db } from '../db/pool.ts';
 import type { AspectSpec, EntityUrn } from '../registry/registry.ts';
 import type { StoredAspect } from './aspectStore.ts';
+import type { PatchOperation } from './jsonPatch.ts';
 
 export interface Actor {
   urn: string;
@@ -19,6 +20,8 @@ export interface PendingWrite {
   /** The stored latest value it replaces (before any read filtering). */
   previous: StoredAspect | undefined;
   kind: 'set' | 'patch';
+  /** For a patch: its operations (what the caller addressed). */
+  patch?: PatchOperation[];
   actor: Actor;
   /** What a hook's prepareWrite loaded, kept for its afterWrite (one write's lifetime). */
   scratch: Record<string, unknown>;
@@ -33,6 +36,8 @@ export interface AspectHook {
   afterWrite?(w: PendingWrite, stored: unknown, tx: Db): Promise<void>;
   /** Rewrites values before any read returns them (e.g. hides values); mutates `aspects` in place. */
   filterRead?(aspects: StoredAspect[], db: Db): Promise<void>;
+  /** Whether deleting this aspect removes data beyond it (e.g. a property's values everywhere): a hard delete. */
+  cascades?(target: EntityUrn, aspect: string): boolean;
   /** In the transaction deleting an aspect of the entity, or the whole entity when `aspect` is undefined. */
   onDelete?(target: EntityUrn, aspect: string | undefined, tx: Db, actor: Actor): Promise<void>;
 }

@@ -278,11 +278,23 @@ export class EntityService {
       const problems = registry.validate(aspect, next);
       if (problems.length) throw SvcError.validation(problems);
       const systemMetadata = { runId: 'no-run-id-provided', lastObserved: now };
-      const value = await this.storeAspect(tx, { target, aspect, value: next, kind: 'patch', actor }, systemMetadata, 'upsert', { previous: current });
+      const value = await this.storeAspect(tx, { target, aspect, value: next, kind: 'patch', patch: ops, actor }, systemMetadata, 'upsert', { previous: current });
       return { urn: target.urn, aspect: aspect.name, version: 0, value, systemMetadata, createdOn: new Date(now), createdBy: actor.urn };
     });
     await this.filterRead([stored]);
     return stored;
+  }
+
+  /**
+   * Whether deleting these aspects (undefined: the whole entity) is a hard delete, which needs admin:
+   * the entity goes, or a hook says the deletion removes data beyond the aspect.
+   */
+  isHardDelete(target: EntityUrn, aspectNames: string[] | undefined): boolean {
+    if (aspectNames === undefined) return true;
+    return aspectNames.some((n) => {
+      const aspect = registry.aspect(target.spec, n);
+      return aspect.keyOf !== undefined || this.hooks.some((h) => h.cascades?.(target, aspect.name));
+    });
   }
 
   /** Hard-deletes an entity: every aspect, every version, every time series entry. Missing is fine. */

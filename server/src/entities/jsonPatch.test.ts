@@ -52,3 +52,15 @@ test('parsePatchBody accepts the DataHub body and a bare RFC 6902 array, and lis
     (e: unknown) => e instanceof SvcError && e.violations.length === 5,
   );
 });
+
+test('a path through __proto__, constructor or prototype is refused and pollutes nothing', () => {
+  for (const path of ['/__proto__/polluted', '/constructor/prototype/polluted', '/a/__proto__']) {
+    assert.throws(() => applyPatch({ a: {} }, [{ op: 'add', path, value: true }]), (e: unknown) => e instanceof SvcError && /is not a member an aspect can have/.test(e.message));
+  }
+  assert.throws(() => applyPatch({}, [{ op: 'copy', from: '/__proto__', path: '/x' }]), SvcError);
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+});
+
+test('inherited members are not members of the document', () => {
+  assert.throws(() => applyPatch({}, [{ op: 'remove', path: '/toString' }]), (e: unknown) => e instanceof SvcError && /does not exist/.test(e.message));
+});

@@ -52,9 +52,15 @@ export function parsePatchBody(body: unknown): { ops: PatchOperation[]; arrayPri
   return { ops: patch as PatchOperation[], arrayPrimaryKeys: keys };
 }
 
+/** Members a path may never name: writing them would reach Object.prototype (prototype pollution). */
+const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
+
 function decodePointer(path: string): string[] {
   if (path === '') return [];
-  return path.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = path.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const bad = segments.find((s) => FORBIDDEN.has(s));
+  if (bad !== undefined) throw new PatchError(`path ${path}: "${bad}" is not a member an aspect can have`);
+  return segments;
 }
 
 type Json = unknown;
@@ -108,7 +114,7 @@ function locate(doc: Json, segments: string[], keys: ArrayPrimaryKeys, path: str
     if (!isObject(cur)) throw new PatchError(`path ${path} does not exist`);
     const seg = segments[i]!;
     if (i === segments.length - 1) return { container: cur, member: seg };
-    if (!(seg in cur)) throw new PatchError(`path ${path} does not exist`);
+    if (!Object.hasOwn(cur, seg)) throw new PatchError(`path ${path} does not exist`);
     parentField = seg;
     cur = cur[seg];
     i++;
@@ -121,7 +127,7 @@ function get(loc: Location, path: string): Json {
     if (idx < 0 || idx >= loc.container.length) throw new PatchError(`path ${path} does not exist`);
     return loc.container[idx];
   }
-  if (!(loc.member! in loc.container)) throw new PatchError(`path ${path} does not exist`);
+  if (!Object.hasOwn(loc.container, loc.member!)) throw new PatchError(`path ${path} does not exist`);
   return loc.container[loc.member!];
 }
 

@@ -53,7 +53,7 @@ export function hardDeleteCleanup(pool: Pool) {
   };
 }
 
-/** After a versioned change: the values written under any other version than the current one. */
+/** After a versioned change: the values written under an older version than the current one. */
 export function staleValuesCleanup(pool: Pool) {
   return async (ctx: TaskContext): Promise<void> => {
     const property = ctx.task.subject;
@@ -62,9 +62,9 @@ export function staleValuesCleanup(pool: Pool) {
     const version = state.definition.version ?? '';
     if (ctx.task.total === null) await ctx.progress({ total: await countEntitiesWithValues(pool, property, version) });
     while (!ctx.stopping) {
-      const urns = await entitiesWithValues(pool, property, { notVersion: version, limit: BATCH });
+      const urns = await entitiesWithValues(pool, property, { olderThan: version, limit: BATCH });
       if (urns.length === 0) return;
-      for (const urn of urns) await removeFromEntity(pool, urn, property, (recorded) => recorded === version);
+      for (const urn of urns) await removeFromEntity(pool, urn, property, (recorded) => recorded === undefined || recorded >= version);
       await ctx.progress({ doneDelta: urns.length });
     }
   };

@@ -92,12 +92,3 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   }
   return out;
 }
-
-/**
- * Whether accepting `next` over `previous` is a breaking change (one only a new version allows):
- * values written under the previous version then stop being returned (DECISIONS.md).
- */
-export function isVersionedBreakingChange(previous: PropertyDefinition | undefined, next: PropertyDefinition): boolean {
-  if (!previous || next.version === undefined || next.version === previous.version) return false;
-  return allowedByVersion(previous, next);
-}

@@ -6,6 +6,7 @@
 import { SvcError } from '../errors.ts';
 import type { Db } from '../db/pool.ts';
 import type { AspectHook, PendingWrite } from '../entities/aspectHooks.ts';
+import type { PatchOperation } from '../entities/jsonPatch.ts';
 import { aspectVersion, type StoredAspect } from '../entities/aspectStore.ts';
 import { registry } from '../registry/registry.ts';
 import { enqueueTask, openTask } from '../tasks/taskQueue.ts';
@@ -17,6 +18,7 @@ import {
   loadProperties,
   replaceValueRows,
   loadReadContext,
+  lockPropertiesShared,
   loadWriteContext,
 } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
@@ -27,14 +29,29 @@ export const STALE_VALUES_TASK = 'property-stale-values';
 
 const versionOf = (state: PropertyState | undefined) => state?.definition.version ?? '';
 
-/** Why an assignment is not shown: its property is soft deleted, gone, or has a newer version. */
+/**
+ * Why an assignment is not shown: its property is soft deleted, gone, or its values were written under
+ * an older version than the definition's (versions are yyyyMMddhhmmss strings; none is the oldest).
+ */
 function hiddenReason(a: Assignment, states: ReadonlyMap<string, PropertyState>, recorded: Map<string, string> | undefined): 'soft' | 'stale' | undefined {
   const state = states.get(a.propertyUrn);
   if (!state) return 'stale'; // hard deleted: its values are being removed
   const at = recorded?.get(a.propertyUrn);
-  if (at !== undefined && at !== versionOf(state)) return 'stale';
+  if (at !== undefined && at < versionOf(state)) return 'stale';
   if (state.softDeleted) return 'soft';
   return undefined;
+}
+
+/** The property URNs a patch addresses (`/properties/<urn>`): what the caller gave, as opposed to carried over. */
+function addressedByPatch(ops: PatchOperation[] | undefined): Set<string> {
+  const out = new Set<string>();
+  for (const op of ops ?? []) {
+    for (const path of [op.path, op.from]) {
+      const [, field, key] = (path ?? '').split('/');
+      if (field === 'properties' && key) out.add(key.replace(/~1/g, '/').replace(/~0/g, '~'));
+    }
+  }
+  return out;
 }
 
 function sameAssignment(a: Assignment, b: Assignment | undefined): boolean {
@@ -76,7 +93,7 @@ function definitionHook(onTaskQueued: () => void): AspectHook {
     async afterWrite(w: PendingWrite, stored: unknown, tx: Db) {
       const previous = w.previous?.value as PropertyDefinition | undefined;
       const next = stored as PropertyDefinition;
-      if (previous && (previous.version ?? '') !== (next.version ?? '')) {
+      if (previous && (next.version ?? '') > (previous.version ?? '')) {
         // Values written under the previous version stop being returned now; this task deletes them.
         await enqueueTask(tx, STALE_VALUES_TASK, w.target.urn, { version: next.version ?? '' });
         onTaskQueued();
@@ -92,7 +109,9 @@ function valuesHook(): AspectHook {
     async prepareWrite(w: PendingWrite, tx: Db) {
       const incoming = (w.value as StructuredProperties).properties;
       const before = (w.previous?.value as StructuredProperties | undefined)?.properties ?? [];
-      const context = await loadWriteContext(tx, w.target.urn, w.target.spec.keyAspect, [...before, ...incoming].map((a) => a.propertyUrn));
+      const referenced = [...before, ...incoming].map((a) => a.propertyUrn);
+      await lockPropertiesShared(tx, referenced);
+      const context = await loadWriteContext(tx, w.target.urn, w.target.spec.keyAspect, referenced);
       if (!context.entityExists) {
         fail([{ message: `Entity ${w.target.urn} does not exist: create it before setting structured properties on it`, precondition: true }]);
       }
@@ -100,33 +119,36 @@ function valuesHook(): AspectHook {
       const recorded = context.recorded;
       const hidden = new Map(before.map((a) => [a.propertyUrn, hiddenReason(a, states, recorded)]));
       const previousOf = new Map(before.map((a) => [a.propertyUrn, a]));
+      // What the caller gave: all of a set; the assignments a patch addresses. The rest is carried over.
+      const given = w.kind === 'set' ? new Set(incoming.map((a) => a.propertyUrn)) : addressedByPatch(w.patch);
 
       let next = incoming;
       if (w.kind === 'set') {
         // A set replaces what the caller can see; values of soft-deleted properties are kept for a restore.
-        const named = new Set(incoming.map((a) => a.propertyUrn));
-        next = [...incoming, ...before.filter((a) => hidden.get(a.propertyUrn) === 'soft' && !named.has(a.propertyUrn))];
+        next = [...incoming, ...before.filter((a) => hidden.get(a.propertyUrn) === 'soft' && !given.has(a.propertyUrn))];
       }
-      // Values of a deleted property or of an older version are dropped unless this write replaces them.
-      next = next.filter((a) => !(hidden.get(a.propertyUrn) === 'stale' && sameAssignment(a, previousOf.get(a.propertyUrn))));
-      const changed = next.filter((a) => !sameAssignment(a, previousOf.get(a.propertyUrn)));
+      // Values of a deleted property or of an older version go, unless the caller gives them again.
+      next = next.filter((a) => hidden.get(a.propertyUrn) !== 'stale' || given.has(a.propertyUrn));
+      // Checked and recorded under the current version: what changed, and what was stale and is given again.
+      const fresh = next.filter((a) => !sameAssignment(a, previousOf.get(a.propertyUrn)) || hidden.get(a.propertyUrn) === 'stale');
       const visibleBefore = w.previous ? before.filter((a) => hidden.get(a.propertyUrn) !== 'stale') : undefined;
       const violations = [
-        ...checkAssignments(changed, next, states, entityTypeUrn(w.target.spec.name)),
+        ...checkAssignments(fresh, next, states, entityTypeUrn(w.target.spec.name)),
         ...checkImmutable(visibleBefore, next, states),
       ];
       if (violations.length) fail(violations);
       w.scratch.states = states;
       w.scratch.recorded = recorded;
+      w.scratch.fresh = new Set(fresh.map((a) => a.propertyUrn));
       return { ...(w.value as object), properties: next };
     },
     async afterWrite(w: PendingWrite, stored: unknown, tx: Db) {
-      const before = new Map(((w.previous?.value as StructuredProperties | undefined)?.properties ?? []).map((a) => [a.propertyUrn, a]));
       const states = w.scratch.states as Map<string, PropertyState>;
       const recorded = w.scratch.recorded as Map<string, string>;
-      // Unchanged assignments keep the version they were written under; changed ones take the current one.
+      const fresh = w.scratch.fresh as Set<string>;
+      // Fresh assignments take the current version; carried-over ones keep the one they were written under.
       await replaceValueRows(tx, w.target.urn, (stored as StructuredProperties).properties, (a) =>
-        sameAssignment(a, before.get(a.propertyUrn)) && recorded.has(a.propertyUrn) ? recorded.get(a.propertyUrn)! : versionOf(states.get(a.propertyUrn)),
+        !fresh.has(a.propertyUrn) && recorded.has(a.propertyUrn) ? recorded.get(a.propertyUrn)! : versionOf(states.get(a.propertyUrn)),
       );
     },
     async filterRead(aspects: StoredAspect[], db: Db) {
@@ -146,6 +168,7 @@ function valuesHook(): AspectHook {
 function deleteHook(onTaskQueued: () => void): AspectHook {
   return {
     aspects: [],
+    cascades: (target, aspect) => target.spec.name === 'structuredProperty' && aspect === 'propertyDefinition',
     async onDelete(target, aspect, tx) {
       if (target.spec.name === 'structuredProperty' && (aspect === undefined || aspect === 'propertyDefinition')) {
         const states = await loadProperties(tx, [target.urn]);

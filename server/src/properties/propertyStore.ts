@@ -52,6 +52,17 @@ export async function existingUrns(db: Db, keyAspect: string): Promise<Set<strin
   return new Set(rs.map((r) => r.urn));
 }
 
+/**
+ * Shared locks on the referenced properties until the transaction ends: a definition write or a hard
+ * delete of one of them (which take its entity lock, exclusive) waits for this value write, or this
+ * write waits for it and then sees it. Without them a value could land under a definition being deleted
+ * or replaced, and escape its cleanup.
+ */
+export async function lockPropertiesShared(db: Db, propertyUrns: string[]): Promise<void> {
+  if (propertyUrns.length === 0) return;
+  await rows(db, 'SELECT pg_advisory_xact_lock_shared(hashtextextended(u, 0)) FROM unnest($1::text[]) AS u', [[...new Set(propertyUrns)]], 'svc_lock_properties_shared');
+}
+
 /** entity URN → property URN → the definition version its values were written under. */
 export type RecordedVersions = Map<string, Map<string, string>>;
 
@@ -156,22 +167,22 @@ export async function loadWriteContext(db: Db, urn: string, keyAspect: string, p
   return ctx;
 }
 
-/** A page of entities holding values of a property (optionally only values written under another version). */
-export async function entitiesWithValues(db: Db, propertyUrn: string, opts: { notVersion?: string; limit: number }): Promise<string[]> {
+/** A page of entities holding values of a property (optionally only values written under an older version). */
+export async function entitiesWithValues(db: Db, propertyUrn: string, opts: { olderThan?: string; limit: number }): Promise<string[]> {
   const rs = await rows<{ urn: string }>(
     db,
     `SELECT DISTINCT urn FROM structured_property_values
-      WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version <> $2) ORDER BY urn LIMIT $3`,
-    [propertyUrn, opts.notVersion ?? null, opts.limit],
+      WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version < $2) ORDER BY urn LIMIT $3`,
+    [propertyUrn, opts.olderThan ?? null, opts.limit],
   );
   return rs.map((r) => r.urn);
 }
 
-export async function countEntitiesWithValues(db: Db, propertyUrn: string, notVersion?: string): Promise<number> {
+export async function countEntitiesWithValues(db: Db, propertyUrn: string, olderThan?: string): Promise<number> {
   const rs = await rows<{ n: number }>(
     db,
-    'SELECT count(DISTINCT urn)::int AS n FROM structured_property_values WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version <> $2)',
-    [propertyUrn, notVersion ?? null],
+    'SELECT count(DISTINCT urn)::int AS n FROM structured_property_values WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version < $2)',
+    [propertyUrn, olderThan ?? null],
   );
   return rs[0]!.n;
 }

@@ -114,19 +114,12 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
 
   router.delete(`${base}/:entityName/:urn`, async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
-    const aspects = listParam(req, 'aspects');
-    const clear = boolParam(req, 'clear', false);
-    const keyOnly = aspects?.every((a) => registry.aspect(target.spec, a).keyOf);
-    if (aspects && aspects.length > 0 && !keyOnly) {
-      requireRole(req, 'writer', 'DELETE');
-      await service.deleteAspects(target, aspects, actorOf(req));
-    } else if (clear) {
-      requireRole(req, 'writer', 'DELETE');
-      await service.deleteAspects(target, target.spec.aspects, actorOf(req));
-    } else {
-      requireRole(req, 'admin', 'DELETE');
-      await service.deleteEntity(target, actorOf(req));
-    }
+    const listed = listParam(req, 'aspects');
+    // No aspects named: the whole entity; clear=true: every aspect but the key.
+    const aspects = listed && listed.length > 0 ? listed : boolParam(req, 'clear', false) ? target.spec.aspects : undefined;
+    requireRole(req, service.isHardDelete(target, aspects) ? 'admin' : 'writer', 'DELETE');
+    if (aspects) await service.deleteAspects(target, aspects, actorOf(req));
+    else await service.deleteEntity(target, actorOf(req));
     res.status(200).end();
   });
 
@@ -171,7 +164,7 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
   router.delete(`${base}/:entityName/:urn/:aspectName`, async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const aspect = registry.aspect(target.spec, req.params.aspectName);
-    requireRole(req, aspect.keyOf ? 'admin' : 'writer', 'DELETE');
+    requireRole(req, service.isHardDelete(target, [aspect.name]) ? 'admin' : 'writer', 'DELETE');
     await service.deleteAspects(target, [aspect.name], actorOf(req));
     res.status(200).end();
   });
