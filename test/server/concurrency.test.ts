@@ -60,3 +60,15 @@ test('concurrent first writes of one new entity create it once', async () => {
   const entity = (await (await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`)).json()) as Record<string, unknown>;
   assert.deepEqual(Object.keys(entity).sort(), ['datasetKey', 'datasetProperties', 'status', 'subTypes', 'urn']);
 });
+
+test('concurrent batches naming the same entities in opposite orders all succeed (no deadlock)', async () => {
+  const a = 'urn:li:dataset:(urn:li:dataPlatform:hive,order_a,PROD)';
+  const b = 'urn:li:dataset:(urn:li:dataPlatform:hive,order_b,PROD)';
+  const batch = (urns: string[], i: number) =>
+    s.request('/openapi/v3/entity/dataset?async=false', {
+      method: 'POST',
+      body: JSON.stringify(urns.map((urn) => ({ urn, status: { value: { removed: i % 2 === 0 } }, subTypes: { value: { typeNames: [`t${i}`] } } }))),
+    });
+  const results = await Promise.all(Array.from({ length: 40 }, (_, i) => batch(i % 2 ? [a, b] : [b, a], i)));
+  assert.deepEqual([...new Set(results.map((r) => r.status))], [200]);
+});

@@ -59,6 +59,9 @@ export function dbError(err: unknown): SvcError {
   if (err instanceof SvcError) return err;
   const code = (err as DatabaseError | undefined)?.code;
   if (code === 'SV412') return new SvcError('PRECONDITION', (err as Error).message, { cause: err });
+  if (code === '40P01' || code === '40001') {
+    return new SvcError('CONFLICT', 'The write conflicted with a concurrent one and was not applied; retry it', { cause: err });
+  }
   if (code === 'ECONNREFUSED' || code === '57P01' || code === '57P03' || code === 'ECONNRESET') {
     return new SvcError('UNAVAILABLE', 'The database is not reachable', { cause: err });
   }

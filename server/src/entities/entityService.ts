@@ -165,8 +165,10 @@ export class EntityService {
    * error), then all are written in one transaction. Returns the written aspects grouped by entity.
    */
   async write(inputs: AspectInput[], mode: WriteMode, actor: Actor): Promise<EntityRecord[]> {
-    // Aspects with hooks go last, so an entity created by this same request exists when they run.
-    const checked = this.check(inputs).sort((a, b) => Number(this.hooksFor(a.aspect.name).length > 0) - Number(this.hooksFor(b.aspect.name).length > 0));
+    // Entities in URN order, so two batches lock their entities in the same order and never deadlock;
+    // within an entity, aspects with hooks last, so an entity created by this request exists for them.
+    const hooked = (w: CheckedWrite) => Number(this.hooksFor(w.aspect.name).length > 0);
+    const checked = this.check(inputs).sort((a, b) => (a.target.urn < b.target.urn ? -1 : a.target.urn > b.target.urn ? 1 : hooked(a) - hooked(b)));
     const now = Date.now();
     const writeAll = async (tx: Db): Promise<StoredAspect[]> => {
       const written: StoredAspect[] = [];

@@ -7,7 +7,7 @@ import { SvcError } from '../errors.ts';
 import type { Db } from '../db/pool.ts';
 import { dbError } from '../entities/aspectStore.ts';
 
-export type TaskState = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+export type TaskState = 'PENDING' | 'RUNNING' | 'SUCCEEDED';
 
 export interface Task {
   id: number;
@@ -19,7 +19,10 @@ export interface Task {
   total: number | null;
   done: number;
   error: string | null;
+  /** How many times a runner claimed it (resumes included). */
   attempts: number;
+  /** How many of those ended in an error (each retried after a backoff). */
+  failures: number;
   createdAt: string;
   updatedAt: string;
   finishedAt: string | null;
@@ -40,6 +43,7 @@ function toTask(r: Record<string, unknown>): Task {
     done: r.done as number,
     error: (r.error as string | null) ?? null,
     attempts: r.attempts as number,
+    failures: r.failures as number,
     createdAt: iso(r.created_at)!,
     updatedAt: iso(r.updated_at)!,
     finishedAt: iso(r.finished_at),
@@ -76,51 +80,80 @@ export async function listTasks(db: Db, filter: { subject?: string; kind?: strin
   return rs.map(toTask);
 }
 
-/** Whether an unfinished task of `kind` exists for `subject`. */
+/** An unfinished task (not SUCCEEDED) of `kind` for `subject`, if any. */
 export async function openTask(db: Db, kind: string, subject: string): Promise<Task | undefined> {
-  const [r] = await rows(db, "SELECT * FROM tasks WHERE kind = $1 AND subject = $2 AND state IN ('PENDING', 'RUNNING') ORDER BY id LIMIT 1", [kind, subject]);
+  const [r] = await rows(db, "SELECT * FROM tasks WHERE kind = $1 AND subject = $2 AND state <> 'SUCCEEDED' ORDER BY id LIMIT 1", [kind, subject]);
   return r && toTask(r);
 }
 
+/** A claimed task: every later update names the claim, so a runner that lost its lease changes nothing. */
+export interface Claim {
+  task: Task;
+  claimId: string;
+}
+
 /** Claims the oldest runnable task (pending, or running with an expired lease), if any. */
-export async function claimTask(db: Db, kinds: string[]): Promise<Task | undefined> {
+export async function claimTask(db: Db, kinds: string[]): Promise<Claim | undefined> {
   const [r] = await rows(
     db,
-    `UPDATE tasks SET state = 'RUNNING', lease_until = now() + make_interval(secs => $2), attempts = attempts + 1, updated_at = now()
+    `UPDATE tasks SET state = 'RUNNING', claim_id = gen_random_uuid(), lease_until = now() + make_interval(secs => $2),
+                      attempts = attempts + 1, updated_at = now()
       WHERE id = (SELECT id FROM tasks WHERE state IN ('PENDING', 'RUNNING') AND kind = ANY($1)
                     AND (lease_until IS NULL OR lease_until < now())
                   ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1)
       RETURNING *`,
     [kinds, LEASE_SECONDS],
   );
-  return r && toTask(r);
+  return r && { task: toTask(r), claimId: r.claim_id as string };
 }
 
-/** Records progress and renews the lease. */
-export async function reportProgress(db: Db, id: number, progress: { total?: number; doneDelta?: number }): Promise<void> {
+/** Renews the lease; false when the claim was lost (another runner took the task over). */
+export async function renewLease(db: Db, claim: Claim): Promise<boolean> {
+  const rs = await rows(db, 'UPDATE tasks SET lease_until = now() + make_interval(secs => $3) WHERE id = $1 AND claim_id = $2 RETURNING id', [
+    claim.task.id,
+    claim.claimId,
+    LEASE_SECONDS,
+  ]);
+  return rs.length === 1;
+}
+
+/** Records progress (and renews the lease); false when the claim was lost. */
+export async function reportProgress(db: Db, claim: Claim, progress: { total?: number; doneDelta?: number }): Promise<boolean> {
+  const rs = await rows(
+    db,
+    `UPDATE tasks SET total = coalesce($3, total), done = done + $4, lease_until = now() + make_interval(secs => $5), updated_at = now()
+      WHERE id = $1 AND claim_id = $2 RETURNING id`,
+    [claim.task.id, claim.claimId, progress.total ?? null, progress.doneDelta ?? 0, LEASE_SECONDS],
+  );
+  return rs.length === 1;
+}
+
+/** The longest wait before a failed task is tried again. */
+const MAX_BACKOFF_SECONDS = 300;
+
+/**
+ * Ends a claim: SUCCEEDED, or after a failure PENDING again with an exponential backoff (capped): a
+ * cleanup must finish some day, so a task is retried rather than given up; `failures` and `error` show it.
+ */
+export async function finishTask(db: Db, claim: Claim, error?: string): Promise<void> {
+  if (error === undefined) {
+    await rows(
+      db,
+      "UPDATE tasks SET state = 'SUCCEEDED', lease_until = NULL, error = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND claim_id = $2",
+      [claim.task.id, claim.claimId],
+    );
+    return;
+  }
   await rows(
     db,
-    `UPDATE tasks SET total = coalesce($2, total), done = done + $3, lease_until = now() + make_interval(secs => $4), updated_at = now()
-      WHERE id = $1`,
-    [id, progress.total ?? null, progress.doneDelta ?? 0, LEASE_SECONDS],
+    `UPDATE tasks SET state = 'PENDING', failures = failures + 1, error = $3, updated_at = now(),
+                      lease_until = now() + make_interval(secs => least(power(2, failures + 1), $4))
+      WHERE id = $1 AND claim_id = $2`,
+    [claim.task.id, claim.claimId, error, MAX_BACKOFF_SECONDS],
   );
 }
 
-export async function finishTask(db: Db, id: number, outcome: { error?: string; retryInSeconds?: number }): Promise<void> {
-  if (outcome.error === undefined) {
-    await rows(db, "UPDATE tasks SET state = 'SUCCEEDED', lease_until = NULL, error = NULL, finished_at = now(), updated_at = now() WHERE id = $1", [id]);
-  } else if (outcome.retryInSeconds !== undefined) {
-    await rows(db, "UPDATE tasks SET state = 'PENDING', lease_until = now() + make_interval(secs => $3), error = $2, updated_at = now() WHERE id = $1", [
-      id,
-      outcome.error,
-      outcome.retryInSeconds,
-    ]);
-  } else {
-    await rows(db, "UPDATE tasks SET state = 'FAILED', lease_until = NULL, error = $2, finished_at = now(), updated_at = now() WHERE id = $1", [id, outcome.error]);
-  }
-}
-
 /** Gives a task back at once (graceful shutdown mid-task): the next runner resumes it without waiting for the lease. */
-export async function releaseTask(db: Db, id: number): Promise<void> {
-  await rows(db, "UPDATE tasks SET lease_until = NULL, updated_at = now() WHERE id = $1 AND state = 'RUNNING'", [id]);
+export async function releaseTask(db: Db, claim: Claim): Promise<void> {
+  await rows(db, "UPDATE tasks SET lease_until = NULL, updated_at = now() WHERE id = $1 AND claim_id = $2 AND state = 'RUNNING'", [claim.task.id, claim.claimId]);
 }

@@ -5,19 +5,18 @@
  */
 import type { Pool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
-import { claimTask, finishTask, releaseTask, reportProgress, type Task } from './taskQueue.ts';
+import { claimTask, finishTask, LEASE_SECONDS, releaseTask, renewLease, reportProgress, type Claim, type Task } from './taskQueue.ts';
 
 export interface TaskContext {
   task: Task;
   /** Records progress (and renews the lease). */
   progress(p: { total?: number; doneDelta?: number }): Promise<void>;
-  /** True once the runner is stopping: return between steps, the task is resumed later. */
+  /** True once the runner is stopping or lost the task's lease: return between steps (it is resumed later). */
   readonly stopping: boolean;
 }
 
 export type TaskHandler = (ctx: TaskContext) => Promise<void>;
 
-const MAX_ATTEMPTS = 5;
 const POLL_MS = 500;
 
 export class TaskRunner {
@@ -53,14 +52,14 @@ export class TaskRunner {
 
   private async loop(): Promise<void> {
     while (!this.stopping) {
-      let task: Task | undefined;
+      let claim: Claim | undefined;
       try {
-        task = await claimTask(this.pool, [...this.handlers.keys()]);
+        claim = await claimTask(this.pool, [...this.handlers.keys()]);
       } catch (err) {
         this.log.warn({ err }, 'could not claim a task; retrying');
       }
-      if (task) {
-        await this.run(task);
+      if (claim) {
+        await this.run(claim);
         continue;
       }
       await new Promise<void>((resolve) => {
@@ -74,33 +73,45 @@ export class TaskRunner {
     }
   }
 
-  private async run(task: Task): Promise<void> {
+  private async run(claim: Claim): Promise<void> {
+    const { task } = claim;
     const handler = this.handlers.get(task.kind)!;
+    let lost = false;
+    const lose = (ok: boolean) => {
+      if (!ok && !lost) {
+        lost = true;
+        this.log.warn({ task: task.id }, 'lost the lease of a task to another runner; leaving it');
+      }
+    };
+    // The lease is renewed while the handler works, also through a long step.
+    const heartbeat = setInterval(() => {
+      renewLease(this.pool, claim).then(lose, (err: unknown) => this.log.warn({ err, task: task.id }, 'could not renew a task lease'));
+    }, (LEASE_SECONDS * 1000) / 3);
     const runner = this;
     const ctx: TaskContext = {
       task,
-      progress: (p) => reportProgress(this.pool, task.id, p),
+      progress: async (p) => lose(await reportProgress(this.pool, claim, p)),
       get stopping() {
-        return runner.stopping;
+        return runner.stopping || lost;
       },
     };
     this.log.info({ task: task.id, kind: task.kind, subject: task.subject, attempt: task.attempts }, 'task started');
     try {
       await handler(ctx);
+      if (lost) return;
       if (this.stopping) {
-        await releaseTask(this.pool, task.id);
+        await releaseTask(this.pool, claim);
         this.log.info({ task: task.id }, 'task released for a later runner (shutting down)');
         return;
       }
-      await finishTask(this.pool, task.id, {});
+      await finishTask(this.pool, claim);
       this.log.info({ task: task.id, kind: task.kind }, 'task succeeded');
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      const retry = task.attempts < MAX_ATTEMPTS;
-      this.log.warn({ err, task: task.id, retry }, 'task step failed');
-      await finishTask(this.pool, task.id, retry ? { error: message, retryInSeconds: 2 ** task.attempts } : { error: message }).catch((e: unknown) =>
-        this.log.error({ err: e, task: task.id }, 'could not record the task outcome'),
-      );
+      this.log.warn({ err, task: task.id }, 'task step failed; it is retried after a backoff');
+      await finishTask(this.pool, claim, message).catch((e: unknown) => this.log.error({ err: e, task: task.id }, 'could not record the task outcome'));
+    } finally {
+      clearInterval(heartbeat);
     }
   }
 }

@@ -12,7 +12,7 @@ export function taskRoutes(pool: Pool): Router {
     const tasks = await listTasks(pool, {
       subject: stringParam(req, 'subject'),
       kind: stringParam(req, 'kind'),
-      state: enumParam(req, 'state', ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', ''] as const, '') || undefined,
+      state: enumParam(req, 'state', ['PENDING', 'RUNNING', 'SUCCEEDED', ''] as const, '') || undefined,
       limit: Math.min(intParam(req, 'count', 100, 1), 1000),
     });
     res.type('application/json').send(stringifyJson({ tasks }));

@@ -15,18 +15,21 @@ CREATE INDEX spv_by_property_number ON structured_property_values (property_urn,
 CREATE INDEX spv_by_property_string ON structured_property_values (property_urn, string_value, urn);
 
 -- Durable background work (value cleanup after a hard delete or a version change, ...): queued in
--- the transaction of the write that causes it, claimed with a lease so a task of a killed server is
--- picked up again, and observable through /api/tasks.
+-- the transaction of the write that causes it, claimed with a lease (renewed while it runs; every
+-- update names the claim, so a runner that lost its lease cannot overwrite its successor) so a task of
+-- a killed server is picked up again, retried with backoff after a failure, observable via /api/tasks.
 CREATE TABLE tasks (
   id           bigserial PRIMARY KEY,
   kind         text NOT NULL,
   subject      text NOT NULL,
   params       jsonb NOT NULL DEFAULT '{}',
-  state        text NOT NULL DEFAULT 'PENDING' CHECK (state IN ('PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED')),
+  state        text NOT NULL DEFAULT 'PENDING' CHECK (state IN ('PENDING', 'RUNNING', 'SUCCEEDED')),
   total        bigint,
   done         bigint NOT NULL DEFAULT 0,
   error        text,
   attempts     int NOT NULL DEFAULT 0,
+  failures     int NOT NULL DEFAULT 0,
+  claim_id     uuid,
   lease_until  timestamptz,
   created_at   timestamptz NOT NULL DEFAULT now(),
   updated_at   timestamptz NOT NULL DEFAULT now(),
