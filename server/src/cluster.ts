@@ -29,9 +29,22 @@ export async function startPrimary(config: Config, log: Logger): Promise<Primary
   const root = rootToken(config.adminToken, config.dataDir);
   const env = { DATABASE_URL: database.url, SVC_ADMIN_TOKEN: root.token };
   let stopping = false;
-  const fork = (): Worker => cluster.fork(env);
+  const listening = new Set<Worker>();
+  const fork = (): Worker => {
+    const worker = cluster.fork(env);
+    worker.once('listening', () => listening.add(worker));
+    return worker;
+  };
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
+    if (!listening.has(worker)) {
+      // It never served (bad port, database gone…): starting it again would fail the same way.
+      log.fatal({ pid: worker.process.pid, code }, 'a worker failed before listening; stopping');
+      stopping = true;
+      process.kill(process.pid, 'SIGTERM');
+      return;
+    }
+    listening.delete(worker);
     log.error({ pid: worker.process.pid, code, signal }, 'worker exited; starting another');
     setTimeout(fork, 1000);
   });

@@ -2,7 +2,7 @@
  * Starts and stops a whole svc server: database (embedded or `DATABASE_URL`), migrations, services and
  * HTTP. Used by `main.ts` and, in-process, by the tests.
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { createPool, type Pool } from './db/pool.ts';
@@ -44,9 +44,12 @@ export async function startSvc(config: Config, log: Logger): Promise<Svc> {
     tasks.register(STALE_VALUES_TASK, staleValuesCleanup(pool));
     await entities.write(bootstrapAspects(), 'upsert', { urn: 'urn:li:corpuser:__svc_system' });
     const app = createApp({ config, pool, entities, tokens, log });
-    const server: Server = await new Promise((resolve, reject) => {
-      const s = app.listen(config.port, () => resolve(s));
-      s.once('error', reject);
+    const server: Server = createServer(app);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(err.code === 'EADDRINUSE' ? new Error(`port ${config.port} is already in use (set PORT to another one)`, { cause: err }) : err),
+      );
+      server.listen(config.port, () => resolve());
     });
     server.keepAliveTimeout = 5_000;
     const port = (server.address() as AddressInfo).port;

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { createServer } from 'node:net';
 import { freePort } from '../harness/component.ts';
 import { enc } from '../support/testServer.ts';
 
@@ -170,4 +171,24 @@ test('with SVC_WORKERS=2 two worker processes serve one port on the primary\'s e
     assert.equal(await exited(running.child), 0);
   }
   assert.equal(alive(pgPid), false, 'the primary stops the embedded Postgres after its workers');
+});
+
+test('a port already in use stops the start with a message naming it', async () => {
+  const port = await freePort();
+  const blocker = createServer().listen(port, '0.0.0.0');
+  await new Promise((r) => blocker.once('listening', r));
+  try {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: dataDir, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    assert.equal(await exited(child), 1);
+    assert.match(out, new RegExp(`port ${port} is already in use`));
+  } finally {
+    blocker.close();
+  }
 });

@@ -149,6 +149,12 @@ describe('rejections that change nothing', () => {
     });
   });
 
+  test('without a token, even a malformed or oversized body gets 401 (the body is not read)', async () => {
+    await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"value": {', token: null }), 401, (raw) => {
+      assert.match(JSON.parse(raw).message, /Missing Authorization header/);
+    });
+  });
+
   test('a wrong token is 401', async () => {
     await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":true}}', token: 'not-a-token' }), 401, (raw) => {
       assert.match(JSON.parse(raw).message, /not valid/);

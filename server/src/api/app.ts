@@ -59,10 +59,11 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use('/openapi/swagger-ui', express.static(swaggerDir, { index: false }));
 
+  // Authentication first: a caller without a valid token gets 401 before any body is read.
   // Every API body is JSON whatever its Content-Type says (curl -d sends form encoding by default).
   const api = express.Router();
-  api.use(express.json({ limit: deps.config.maxBodyBytes, strict: false, type: () => true }));
   api.use(authenticate(deps.tokens, deps.config.authEnabled));
+  api.use(express.json({ limit: deps.config.maxBodyBytes, strict: false, type: () => true }));
   api.use(entityRoutes(deps.entities, 'v2'));
   api.use(entityRoutes(deps.entities, 'v3'));
   api.use(tokenRoutes(deps.tokens));

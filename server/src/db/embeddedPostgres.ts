@@ -8,7 +8,7 @@
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -109,7 +109,11 @@ function unprivilegedUser(): RunAs | undefined {
 /** Fails with a clear message when the Postgres user cannot reach the binaries or the data directory. */
 function checkReachable(runAs: RunAs | undefined, dataDir: string): void {
   if (!runAs) return;
-  chownSync(dataDir, runAs.uid, runAs.gid);
+  // The Postgres user needs to pass through SVC_DATA_DIR (search permission) and own only its
+  // postgres/ folder; the admin token and passwords beside it stay root's (mode 600).
+  chmodSync(dataDir, statSync(dataDir).mode | 0o711);
+  mkdirSync(join(dataDir, 'postgres'), { recursive: true, mode: 0o700 });
+  chownSync(join(dataDir, 'postgres'), runAs.uid, runAs.gid);
   const probe = (cmd: string, args: string[]) => spawnSync(cmd, args, { uid: runAs.uid, gid: runAs.gid, stdio: 'ignore' }).status === 0;
   if (!probe(postgres, ['--version'])) {
     throw new Error(
@@ -117,7 +121,7 @@ function checkReachable(runAs: RunAs | undefined, dataDir: string): void {
         'give it search permission on the parent directories (chmod o+x) or install svc in a directory others can reach',
     );
   }
-  if (!probe('test', ['-w', dataDir])) {
+  if (!probe('test', ['-w', join(dataDir, 'postgres')])) {
     throw new Error(
       `the embedded Postgres runs as user "${PG_USER}" (svc runs as root), which cannot reach SVC_DATA_DIR ${dataDir}: ` +
         'give it search permission on the parent directories (chmod o+x) or set SVC_DATA_DIR to a directory it can reach',
@@ -164,6 +168,14 @@ async function stopOrphan(pgDir: string, log: Logger): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  // After a reboot the pid may belong to anything: only a postgres serving this directory is ours.
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return;
+  }
+  if (!cmdline.split('\0').includes(pgDir)) return;
   log.warn({ pid }, 'stopping the Postgres left running by a server that did not stop cleanly');
   process.kill(pid, 'SIGINT');
   const deadline = Date.now() + 30_000;
