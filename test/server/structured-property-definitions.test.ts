@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { registry } from '../../server/src/registry/registry.ts';
 import { expectValidationError } from '../support/expectRejected.ts';
-import { definitionOf, propertyUrn, writeDefinition, type Definition } from '../support/structuredProperties.ts';
+import { createProperty, definitionOf, propertyUrn, writeDefinition, type Definition } from '../support/structuredProperties.ts';
 import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 let s: TestServer;
@@ -435,5 +435,16 @@ describe('bootstrapped data types and entity types', () => {
     const res = await s.request(`/openapi/v3/entity/entityType/${enc('urn:li:entityType:dataset')}`);
     assert.equal(res.status, 404);
     assert.equal(await res.text(), '');
+  });
+});
+
+describe('qualified names', () => {
+  test('a qualified name belongs to one property: another URN with the same name is refused with 409', async () => {
+    const first = await createProperty(s, 'test.defs.sharedName');
+    const other = propertyUrn('test.defs.sharedNameOther');
+    const res = await writeDefinition(s, other, definitionOf('test.defs.sharedName'));
+    assert.equal(res.status, 409);
+    assert.deepEqual(await res.json(), { error: 'Conflict', message: `Qualified name test.defs.sharedName is already used by structured property ${first}` });
+    assert.equal((await s.request(`/openapi/v3/entity/structuredProperty/${enc(other)}`)).status, 404);
   });
 });

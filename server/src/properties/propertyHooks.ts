@@ -9,7 +9,7 @@ import type { AspectHook, PendingWrite } from '../entities/aspectHooks.ts';
 import type { PatchOperation } from '../entities/jsonPatch.ts';
 import { aspectVersion, type StoredAspect } from '../entities/aspectStore.ts';
 import { registry } from '../registry/registry.ts';
-import { enqueueTask, openTask } from '../tasks/taskQueue.ts';
+import { enqueueTask, getTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
 import {
@@ -19,6 +19,7 @@ import {
   replaceValueRows,
   loadReadContext,
   lockPropertiesShared,
+  qualifiedNameHolder,
   loadWriteContext,
 } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
@@ -70,16 +71,16 @@ function definitionHook(onTaskQueued: () => void): AspectHook {
     async prepareWrite(w: PendingWrite, tx: Db) {
       const next = normalizeDefinition(w.value as PropertyDefinition);
       const previous = w.previous?.value as PropertyDefinition | undefined;
-      if (!previous) {
-        const cleanup = await openTask(tx, HARD_DELETE_TASK, w.target.urn);
-        if (cleanup) {
-          throw new SvcError(
-            'CONFLICT',
-            `Structured property ${w.target.urn} was hard deleted and its values are still being removed (task ${cleanup.id}: ` +
-              `${cleanup.done} of ${cleanup.total ?? '?'} entities done); it can be created again once that task has finished`,
-          );
-        }
+      const holder = await qualifiedNameHolder(tx, next.qualifiedName, w.target.urn, HARD_DELETE_TASK);
+      if (holder?.cleanupTask !== undefined) {
+        const task = await getTask(tx, holder.cleanupTask);
+        throw new SvcError(
+          'CONFLICT',
+          `Structured property ${holder.urn} was hard deleted and its values are still being removed ` +
+            `(task ${task.id}: ${task.done} of ${task.total ?? '?'} entities done); its qualified name ${next.qualifiedName} can be used again once that task has finished`,
+        );
       }
+      if (holder) throw new SvcError('CONFLICT', `Qualified name ${next.qualifiedName} is already used by structured property ${holder.urn}`);
       const violations = checkDefinition(next, {
         urn: w.target.urn,
         previous,
@@ -171,9 +172,9 @@ function deleteHook(onTaskQueued: () => void): AspectHook {
     cascades: (target, aspect) => target.spec.name === 'structuredProperty' && aspect === 'propertyDefinition',
     async onDelete(target, aspect, tx) {
       if (target.spec.name === 'structuredProperty' && (aspect === undefined || aspect === 'propertyDefinition')) {
-        const states = await loadProperties(tx, [target.urn]);
-        if (!states.has(target.urn)) return;
-        await enqueueTask(tx, HARD_DELETE_TASK, target.urn);
+        const state = (await loadProperties(tx, [target.urn])).get(target.urn);
+        if (!state) return;
+        await enqueueTask(tx, HARD_DELETE_TASK, target.urn, { qualifiedName: state.definition.qualifiedName });
         onTaskQueued();
       } else if (aspect === 'structuredProperties') {
         // Deleting the aspect drops every assignment: immutable ones may not go (§2.4, change type DELETE).

@@ -63,6 +63,25 @@ export async function lockPropertiesShared(db: Db, propertyUrns: string[]): Prom
   await rows(db, 'SELECT pg_advisory_xact_lock_shared(hashtextextended(u, 0)) FROM unnest($1::text[]) AS u', [[...new Set(propertyUrns)]], 'svc_lock_properties_shared');
 }
 
+/**
+ * Who else holds a qualified name: another live property, or a hard-deleted one whose values are still
+ * being removed. Takes a lock on the name first, so two definitions cannot claim it at once.
+ */
+export async function qualifiedNameHolder(db: Db, qualifiedName: string, urn: string, cleanupKind: string): Promise<{ urn: string; cleanupTask?: number } | undefined> {
+  await rows(db, 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`qualifiedName:${qualifiedName}`]);
+  const rs = await rows<{ urn: string; task: number | null }>(
+    db,
+    `SELECT urn, NULL::bigint AS task FROM aspects
+      WHERE aspect = 'propertyDefinition' AND version = 0 AND (metadata::jsonb) ->> 'qualifiedName' = $1 AND urn <> $2
+     UNION ALL
+     SELECT subject, id FROM tasks WHERE kind = $3 AND state <> 'SUCCEEDED' AND (subject = $2 OR params ->> 'qualifiedName' = $1)
+     LIMIT 1`,
+    [qualifiedName, urn, cleanupKind],
+  );
+  const r = rs[0];
+  return r && { urn: r.urn, cleanupTask: r.task ?? undefined };
+}
+
 /** entity URN → property URN → the definition version its values were written under. */
 export type RecordedVersions = Map<string, Map<string, string>>;
 

@@ -80,12 +80,6 @@ export async function listTasks(db: Db, filter: { subject?: string; kind?: strin
   return rs.map(toTask);
 }
 
-/** An unfinished task (not SUCCEEDED) of `kind` for `subject`, if any. */
-export async function openTask(db: Db, kind: string, subject: string): Promise<Task | undefined> {
-  const [r] = await rows(db, "SELECT * FROM tasks WHERE kind = $1 AND subject = $2 AND state <> 'SUCCEEDED' ORDER BY id LIMIT 1", [kind, subject]);
-  return r && toTask(r);
-}
-
 /** A claimed task: every later update names the claim, so a runner that lost its lease changes nothing. */
 export interface Claim {
   task: Task;

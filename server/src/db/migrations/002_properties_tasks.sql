@@ -14,6 +14,10 @@ CREATE TABLE structured_property_values (
 CREATE INDEX spv_by_property_number ON structured_property_values (property_urn, number_value, urn);
 CREATE INDEX spv_by_property_string ON structured_property_values (property_urn, string_value, urn);
 
+-- A qualified name belongs to one structured property: looked up on every definition write.
+CREATE INDEX property_qualified_names ON aspects (((metadata::jsonb) ->> 'qualifiedName'))
+  WHERE aspect = 'propertyDefinition' AND version = 0;
+
 -- Durable background work (value cleanup after a hard delete or a version change, ...): queued in
 -- the transaction of the write that causes it, claimed with a lease (renewed while it runs; every
 -- update names the claim, so a runner that lost its lease cannot overwrite its successor) so a task of
