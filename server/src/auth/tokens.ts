@@ -6,8 +6,7 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError, Violations } from '../errors.ts';
-import type { Pool } from '../db/pool.ts';
-import { dbError } from '../entities/aspectStore.ts';
+import { dbError, type Pool } from '../db/pool.ts';
 
 export const ROLES = ['reader', 'writer', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -31,7 +30,10 @@ export interface TokenInfo {
 
 const hash = (token: string) => createHash('sha256').update(token).digest('hex');
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-/** How long a verified token is trusted without asking the database again (revocation here is immediate). */
+/**
+ * How long a verified token is trusted without asking the database again. A revocation is immediate on
+ * the server (worker) that handles it; other workers and replicas notice within this time.
+ */
 const CACHE_MS = 5_000;
 
 /**

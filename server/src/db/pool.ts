@@ -1,5 +1,5 @@
 /** The Postgres connection pool, and the transaction helper every multi-statement write goes through. */
-import pg from 'pg';
+import pg, { type DatabaseError } from 'pg';
 import { SvcError } from '../errors.ts';
 
 // bigint columns (aspect versions, timestamps) fit in a double for every value svc writes.
@@ -34,5 +34,32 @@ export async function inTransaction<T>(pool: Pool, fn: (tx: Tx) => Promise<T>): 
     throw err;
   } finally {
     client.release();
+  }
+}
+
+/** Wraps driver errors: svc's own preconditions (SQLSTATE SV412) become PRECONDITION, the rest UNAVAILABLE/CONFLICT/INTERNAL. */
+export function dbError(err: unknown): SvcError {
+  if (err instanceof SvcError) return err;
+  const code = (err as DatabaseError | undefined)?.code;
+  if (code === 'SV412') return new SvcError('PRECONDITION', (err as Error).message, { cause: err });
+  if (code === '40P01' || code === '40001') {
+    return new SvcError('CONFLICT', 'The write conflicted with a concurrent one and was not applied; retry it', { cause: err });
+  }
+  if (code === 'ECONNREFUSED' || code === '57P01' || code === '57P03' || code === 'ECONNRESET') {
+    return new SvcError('UNAVAILABLE', 'The database is not reachable', { cause: err });
+  }
+  return new SvcError('INTERNAL', 'Internal server error occurred', { cause: err });
+}
+
+/**
+ * Runs a query and returns its rows, driver errors wrapped by {@link dbError}. A `name` makes it a
+ * prepared statement (parsed and planned once per connection) — only for queries whose best plan does
+ * not depend on how full the tables are.
+ */
+export async function query<T extends object = Record<string, unknown>>(db: Db, sql: string, params: unknown[], name?: string): Promise<T[]> {
+  try {
+    return (await db.query<T>(name ? { name, text: sql, values: params } : { text: sql, values: params })).rows;
+  } catch (err) {
+    throw dbError(err);
   }
 }

@@ -2,9 +2,7 @@
  * SQL over the `aspects` and `timeseries_aspects` tables. Plain functions taking a pool or a
  * transaction's client, so callers decide the transaction boundaries.
  */
-import type { DatabaseError } from 'pg';
-import { SvcError } from '../errors.ts';
-import type { Db } from '../db/pool.ts';
+import { query as q, type Db } from '../db/pool.ts';
 
 export interface StoredAspect {
   urn: string;
@@ -54,29 +52,6 @@ function toAspect(r: Row): StoredAspect {
   };
 }
 
-/** Wraps driver errors: svc's own preconditions (SQLSTATE SV412) become PRECONDITION, the rest UNAVAILABLE/INTERNAL. */
-export function dbError(err: unknown): SvcError {
-  if (err instanceof SvcError) return err;
-  const code = (err as DatabaseError | undefined)?.code;
-  if (code === 'SV412') return new SvcError('PRECONDITION', (err as Error).message, { cause: err });
-  if (code === '40P01' || code === '40001') {
-    return new SvcError('CONFLICT', 'The write conflicted with a concurrent one and was not applied; retry it', { cause: err });
-  }
-  if (code === 'ECONNREFUSED' || code === '57P01' || code === '57P03' || code === 'ECONNRESET') {
-    return new SvcError('UNAVAILABLE', 'The database is not reachable', { cause: err });
-  }
-  return new SvcError('INTERNAL', 'Internal server error occurred', { cause: err });
-}
-
-/** Runs a query; a `name` makes it a prepared statement (parsed and planned once per connection). */
-async function q<T extends object>(db: Db, sql: string, params: unknown[], name?: string): Promise<T[]> {
-  try {
-    return (await db.query<T>(name ? { name, text: sql, values: params } : { text: sql, values: params })).rows;
-  } catch (err) {
-    throw dbError(err);
-  }
-}
-
 /** Latest versions of the given aspects (all aspects when `aspects` is undefined) of the given URNs. */
 export async function latestAspects(db: Db, urns: string[], aspects?: string[]): Promise<StoredAspect[]> {
   if (urns.length === 0) return [];
@@ -94,17 +69,14 @@ export async function aspectVersion(db: Db, urn: string, aspect: string, version
 
 /** Writes one aspect through `svc_write_aspect` (see migration 001): one round trip, history kept. */
 export async function writeAspect(db: Db, w: AspectWrite): Promise<WriteOutcome> {
-  try {
-    // A named statement is parsed once per connection: this is the hottest query of the server.
-    const res = await db.query<{ outcome: WriteOutcome }>({
-      name: 'svc_write_aspect',
-      text: 'SELECT svc_write_aspect($1, $2, $3, $4, $5, $6, $7, $8) AS outcome',
-      values: [w.urn, w.aspect, w.keyAspect, JSON.stringify(w.key), JSON.stringify(w.value), JSON.stringify(w.systemMetadata), w.actor, w.mode],
-    });
-    return res.rows[0]!.outcome;
-  } catch (err) {
-    throw dbError(err);
-  }
+  // A named statement is parsed once per connection: this is the hottest query of the server.
+  const rows = await q<{ outcome: WriteOutcome }>(
+    db,
+    'SELECT svc_write_aspect($1, $2, $3, $4, $5, $6, $7, $8) AS outcome',
+    [w.urn, w.aspect, w.keyAspect, JSON.stringify(w.key), JSON.stringify(w.value), JSON.stringify(w.systemMetadata), w.actor, w.mode],
+    'svc_write_aspect',
+  );
+  return rows[0]!.outcome;
 }
 
 /** Takes the entity's write lock and reads the latest value of one aspect, in one round trip. */

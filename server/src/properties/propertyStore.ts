@@ -3,41 +3,34 @@
  * (definition, soft delete, version), and `structured_property_values`, which records every value of
  * an entity with the definition version it was written under.
  */
-import type { Db } from '../db/pool.ts';
-import { dbError } from '../entities/aspectStore.ts';
-import type { Assignment, PropertyDefinition } from './types.ts';
+import { query as rows, type Db } from '../db/pool.ts';
+import { numericString, type Assignment, type PropertyDefinition } from './types.ts';
 import type { PropertyState } from './valueRules.ts';
 
 /**
- * Runs a query; a `name` makes it a prepared statement (parsed and planned once per connection).
- * Lookups of structured_property_values by URN stay unnamed: a plan cached while the table was nearly
- * empty would keep scanning the whole table after it grew.
+ * Property states from `propertyDefinition` and `status` rows: the one place that says a property with
+ * `status.removed = true` is soft deleted.
  */
-async function rows<T>(db: Db, sql: string, params: unknown[], name?: string): Promise<T[]> {
-  try {
-    return (await db.query(name ? { name, text: sql, values: params } : { text: sql, values: params })).rows as T[];
-  } catch (err) {
-    throw dbError(err);
+function statesFrom(rs: { urn: string; aspect: string; metadata: unknown }[]): Map<string, PropertyState> {
+  const out = new Map<string, PropertyState>();
+  for (const r of rs) if (r.aspect === 'propertyDefinition') out.set(r.urn, { definition: r.metadata as PropertyDefinition, softDeleted: false });
+  for (const r of rs) {
+    const state = r.aspect === 'status' ? out.get(r.urn) : undefined;
+    if (state) state.softDeleted = (r.metadata as { removed?: boolean }).removed === true;
   }
+  return out;
 }
 
 /** The state of each given property that has a definition (absent from the map: no such property). */
 export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Map<string, PropertyState>> {
-  const out = new Map<string, PropertyState>();
-  if (propertyUrns.length === 0) return out;
-  const rs = await rows<{ urn: string; aspect: string; metadata: unknown }>(
-    db,
-    "SELECT urn, aspect, metadata FROM aspects WHERE urn = ANY($1) AND version = 0 AND aspect IN ('propertyDefinition', 'status')",
-    [[...new Set(propertyUrns)]],
+  if (propertyUrns.length === 0) return new Map();
+  return statesFrom(
+    await rows<{ urn: string; aspect: string; metadata: unknown }>(
+      db,
+      "SELECT urn, aspect, metadata FROM aspects WHERE urn = ANY($1) AND version = 0 AND aspect IN ('propertyDefinition', 'status')",
+      [[...new Set(propertyUrns)]],
+    ),
   );
-  for (const r of rs) if (r.aspect === 'propertyDefinition') out.set(r.urn, { definition: r.metadata as PropertyDefinition, softDeleted: false });
-  for (const r of rs) {
-    if (r.aspect === 'status' && (r.metadata as { removed?: boolean }).removed === true) {
-      const state = out.get(r.urn);
-      if (state) state.softDeleted = true;
-    }
-  }
-  return out;
 }
 
 /** Whether a property is soft deleted (`status.removed = true`). */
@@ -113,20 +106,15 @@ export async function loadReadContext(db: Db, urns: string[], propertyUrns: stri
      SELECT DISTINCT 'v', urn, property_urn, definition_version FROM structured_property_values WHERE urn = ANY($1)`,
     [urns, [...new Set(propertyUrns)]],
   );
-  const properties = new Map<string, PropertyState>();
   const recorded: RecordedVersions = new Map();
-  const removed: string[] = [];
+  const states: { urn: string; aspect: string; metadata: unknown }[] = [];
   for (const r of rs) {
     if (r.kind === 'v') {
       if (!recorded.has(r.a)) recorded.set(r.a, new Map());
       recorded.get(r.a)!.set(r.b, r.c ?? '');
-    } else if (r.b === 'propertyDefinition') properties.set(r.a, { definition: JSON.parse(r.c!) as PropertyDefinition, softDeleted: false });
-    else if ((JSON.parse(r.c!) as { removed?: boolean }).removed === true) removed.push(r.a);
+    } else states.push({ urn: r.a, aspect: r.b, metadata: JSON.parse(r.c!) });
   }
-  for (const urn of removed) {
-    const state = properties.get(urn);
-    if (state) state.softDeleted = true;
-  }
+  const properties = statesFrom(states);
   return { properties, recorded };
 }
 
@@ -143,7 +131,7 @@ export async function replaceValueRows(db: Db, urn: string, assignments: Assignm
       versions.push(versionOf(a));
       indexes.push(i);
       strings.push('string' in v ? v.string : null);
-      numbers.push('double' in v ? v.double : 'string' in v && v.string.trim() !== '' && Number.isFinite(Number(v.string)) ? Number(v.string) : null);
+      numbers.push('double' in v ? v.double : (numericString(v.string) ?? null));
     });
   }
   await rows(db, 'SELECT svc_replace_property_values($1, $2, $3, $4, $5, $6)', [urn, props, versions, indexes, strings, numbers], 'svc_replace_values');
@@ -172,17 +160,13 @@ export async function loadWriteContext(db: Db, urn: string, keyAspect: string, p
     [urn, keyAspect, [...new Set(propertyUrns)]],
   );
   const ctx: WriteContext = { entityExists: false, properties: new Map(), recorded: new Map() };
-  const statuses: string[] = [];
+  const states: { urn: string; aspect: string; metadata: unknown }[] = [];
   for (const r of rs) {
     if (r.kind === 'e') ctx.entityExists = true;
     else if (r.kind === 'v') ctx.recorded.set(r.a, r.b ?? '');
-    else if (r.b === 'propertyDefinition') ctx.properties.set(r.a, { definition: JSON.parse(r.c!) as PropertyDefinition, softDeleted: false });
-    else if ((JSON.parse(r.c!) as { removed?: boolean }).removed === true) statuses.push(r.a);
+    else states.push({ urn: r.a, aspect: r.b!, metadata: JSON.parse(r.c!) });
   }
-  for (const urn of statuses) {
-    const state = ctx.properties.get(urn);
-    if (state) state.softDeleted = true;
-  }
+  ctx.properties = statesFrom(states);
   return ctx;
 }
 

@@ -77,6 +77,12 @@ export function printValue(v: PrimitiveValue): string {
 
 export const printValues = (vs: PrimitiveValue[]) => `[${vs.map(printValue).join(', ')}]`;
 
+/** The number a `{"string": …}` value holds, when it holds one (DataHub accepts "30" for a number property). */
+export function numericString(s: string): number | undefined {
+  const n = Number(s);
+  return s.trim() !== '' && Number.isFinite(n) ? n : undefined;
+}
+
 export function sameValue(a: PrimitiveValue, b: PrimitiveValue): boolean {
   if ('double' in a) return 'double' in b && a.double === b.double;
   return 'string' in b && a.string === b.string;

@@ -4,7 +4,7 @@
  * and an assignment carries at least one value.
  */
 import { parseUrn } from '../urn/urn.ts';
-import { logicalType, printValue, printValues, sameValue, type Assignment, type PrimitiveValue, type PropertyDefinition } from './types.ts';
+import { logicalType, numericString, printValue, printValues, sameValue, type Assignment, type PrimitiveValue, type PropertyDefinition } from './types.ts';
 
 /** What the rules need to know about one referenced property. */
 export interface PropertyState {
@@ -38,7 +38,7 @@ export function checkValueType(subject: string, valueType: string, value: Primit
   switch (logicalType(valueType)) {
     case 'number':
       if ('double' in value) return undefined;
-      return Number.isFinite(Number(value.string)) && value.string.trim() !== '' ? undefined : `${subject}, value: ${v} should be a number`;
+      return numericString(value.string) !== undefined ? undefined : `${subject}, value: ${v} should be a number`;
     case 'string':
     case 'rich_text':
       return 'string' in value ? undefined : `${subject}, value: ${v} should be a string`;

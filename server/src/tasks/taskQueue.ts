@@ -4,8 +4,7 @@
  * out), reports its counts as it goes, and can be read through `/api/tasks`.
  */
 import { SvcError } from '../errors.ts';
-import type { Db } from '../db/pool.ts';
-import { dbError } from '../entities/aspectStore.ts';
+import { query as rows, type Db } from '../db/pool.ts';
 
 export type TaskState = 'PENDING' | 'RUNNING' | 'SUCCEEDED';
 
@@ -48,14 +47,6 @@ function toTask(r: Record<string, unknown>): Task {
     updatedAt: iso(r.updated_at)!,
     finishedAt: iso(r.finished_at),
   };
-}
-
-async function rows(db: Db, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
-  try {
-    return (await db.query(sql, params)).rows;
-  } catch (err) {
-    throw dbError(err);
-  }
 }
 
 /** Queues a task (call inside the transaction of the write that causes it). */
