@@ -1,8 +1,9 @@
 /**
  * An exclusive lock on a data directory: a lock file created atomically, holding the owner's pid and
  * start time. A lock whose owner is gone (crash, kill -9) is taken over; a live owner means refusal.
+ * (Two servers taking over one stale lock at the same instant is left to Postgres' own postmaster.pid.)
  */
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export interface DirLock {
@@ -23,30 +24,42 @@ function startTime(pid: number): string | undefined {
 
 export function acquireDirLock(path: string): DirLock {
   const me = `${process.pid} ${startTime(process.pid) ?? ''}\n`;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const fd = openSync(path, 'wx', 0o600);
-      writeSync(fd, me);
-      closeSync(fd);
-      let released = false;
-      return {
-        release() {
-          if (released) return;
-          released = true;
-          rmSync(path, { force: true });
-        },
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  // The lock appears whole: written to a private file first, then hard-linked into place (atomic; fails if taken).
+  const mine = `${path}.${process.pid}`;
+  writeFileSync(mine, me, { mode: 0o600 });
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        linkSync(mine, path);
+        let released = false;
+        return {
+          release() {
+            if (released) return;
+            released = true;
+            rmSync(path, { force: true });
+          },
+        };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      let holder: string;
+      try {
+        holder = readFileSync(path, 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile: try again
+        throw err;
+      }
+      const [pidText, started] = holder.trim().split(' ');
+      const pid = Number(pidText);
+      if (Number.isInteger(pid) && pid > 0 && startTime(pid) !== undefined && startTime(pid) === started) {
+        throw new DirLockedError(
+          `SVC_DATA_DIR ${dirname(path)} is in use by another svc server (pid ${pid}); stop it or set SVC_DATA_DIR to another directory`,
+        );
+      }
+      rmSync(path, { force: true }); // stale: its owner is gone
     }
-    const [pidText, started] = readFileSync(path, 'utf8').trim().split(' ');
-    const pid = Number(pidText);
-    if (Number.isInteger(pid) && pid > 0 && startTime(pid) !== undefined && startTime(pid) === started) {
-      throw new DirLockedError(
-        `SVC_DATA_DIR ${dirname(path)} is in use by another svc server (pid ${pid}); stop it or set SVC_DATA_DIR to another directory`,
-      );
-    }
-    rmSync(path, { force: true }); // stale: its owner is gone
+    throw new DirLockedError(`could not lock ${path}`);
+  } finally {
+    rmSync(mine, { force: true });
   }
-  throw new DirLockedError(`could not lock ${path}`);
 }
