@@ -72,3 +72,26 @@ test('concurrent batches naming the same entities in opposite orders all succeed
   const results = await Promise.all(Array.from({ length: 40 }, (_, i) => batch(i % 2 ? [a, b] : [b, a], i)));
   assert.deepEqual([...new Set(results.map((r) => r.status))], [200]);
 });
+
+test('value writes and batches of definitions touching the same properties in any order do not deadlock', async () => {
+  const p1 = 'urn:li:structuredProperty:order.p1';
+  const p2 = 'urn:li:structuredProperty:order.p2';
+  const definition = (urn: string, i: number) => ({
+    urn,
+    propertyDefinition: { value: { qualifiedName: urn.slice('urn:li:structuredProperty:'.length), valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'], description: `d${i}` } },
+  });
+  assert.equal((await s.request('/openapi/v3/entity/structuredProperty?async=false', { method: 'POST', body: JSON.stringify([definition(p1, 0), definition(p2, 0)]) })).status, 200);
+  const ds = 'urn:li:dataset:(urn:li:dataPlatform:hive,order_values,PROD)';
+  assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(ds)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' })).status, 200);
+  const results = await Promise.all(
+    Array.from({ length: 40 }, (_, i) =>
+      i % 2
+        ? s.request('/openapi/v3/entity/structuredProperty?async=false', { method: 'POST', body: JSON.stringify(i % 4 === 1 ? [definition(p2, i), definition(p1, i)] : [definition(p1, i), definition(p2, i)]) })
+        : s.request(`/openapi/v3/entity/dataset/${enc(ds)}/structuredProperties?createIfNotExists=false`, {
+            method: 'POST',
+            body: JSON.stringify({ value: { properties: (i % 4 === 0 ? [p2, p1] : [p1, p2]).map((propertyUrn) => ({ propertyUrn, values: [{ string: `v${i}` }] })) } }),
+          }),
+    ),
+  );
+  assert.deepEqual([...new Set(results.map((r) => r.status))], [200]);
+});

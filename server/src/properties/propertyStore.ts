@@ -53,7 +53,9 @@ export async function existingUrns(db: Db, keyAspect: string): Promise<Set<strin
  */
 export async function lockPropertiesShared(db: Db, propertyUrns: string[]): Promise<void> {
   if (propertyUrns.length === 0) return;
-  await rows(db, 'SELECT pg_advisory_xact_lock_shared(hashtextextended(u, 0)) FROM unnest($1::text[]) AS u', [[...new Set(propertyUrns)]], 'svc_lock_properties_shared');
+  // In URN order, the order batches of definitions lock theirs: a lock cycle between them is impossible.
+  const ordered = [...new Set(propertyUrns)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  await rows(db, 'SELECT pg_advisory_xact_lock_shared(hashtextextended(u, 0)) FROM unnest($1::text[]) WITH ORDINALITY AS t(u, n) ORDER BY n', [ordered], 'svc_lock_properties_shared');
 }
 
 /**
