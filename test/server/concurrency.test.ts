@@ -95,3 +95,29 @@ test('value writes and batches of definitions touching the same properties in an
   );
   assert.deepEqual([...new Set(results.map((r) => r.status))], [200]);
 });
+
+test('batches of value writes over several entities and batches of definitions do not deadlock', async () => {
+  const p = 'urn:li:structuredProperty:order.batch.p';
+  const q = 'urn:li:structuredProperty:order.batch.q';
+  const definition = (urn: string, i: number) => ({
+    urn,
+    propertyDefinition: { value: { qualifiedName: urn.slice('urn:li:structuredProperty:'.length), valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'], description: `d${i}` } },
+  });
+  assert.equal((await s.request('/openapi/v3/entity/structuredProperty?async=false', { method: 'POST', body: JSON.stringify([definition(p, 0), definition(q, 0)]) })).status, 200);
+  const a = 'urn:li:dataset:(urn:li:dataPlatform:hive,order_batch_a,PROD)';
+  const b = 'urn:li:dataset:(urn:li:dataPlatform:hive,order_batch_b,PROD)';
+  for (const ds of [a, b]) await s.request(`/openapi/v3/entity/dataset/${enc(ds)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' });
+  // Entity a carries q and entity b carries p: entity order and property order disagree.
+  const values = (i: number) => [
+    { urn: a, structuredProperties: { value: { properties: [{ propertyUrn: q, values: [{ string: `v${i}` }] }] } } },
+    { urn: b, structuredProperties: { value: { properties: [{ propertyUrn: p, values: [{ string: `v${i}` }] }] } } },
+  ];
+  const results = await Promise.all(
+    Array.from({ length: 40 }, (_, i) =>
+      i % 2
+        ? s.request('/openapi/v3/entity/structuredProperty?async=false', { method: 'POST', body: JSON.stringify([definition(p, i), definition(q, i)]) })
+        : s.request('/openapi/v3/entity/dataset?async=false', { method: 'POST', body: JSON.stringify(values(i)) }),
+    ),
+  );
+  assert.deepEqual([...new Set(results.map((r) => r.status))], [200]);
+});

@@ -298,20 +298,26 @@ describe('hard delete', () => {
 });
 
 describe('versioned breaking change', () => {
-  test('an update without a version, or with a lower one, keeps every value and queues no cleanup', async () => {
+  test('an update without a version keeps the version and every value, and queues no cleanup', async () => {
     const qn = 'test.life.keepsValues';
     const p = await createProperty(s, qn, { version: '20240101000000' });
     const ds = await createDataset(s, 'keeps_values');
     await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'kept' }] }]), 200);
-    await text(await writeDefinition(s, p, definitionOf(qn, { description: 'no version given' })), 200);
+    const stored = JSON.parse(await text(await writeDefinition(s, p, definitionOf(qn, { description: 'no version given' })), 200));
+    assert.equal(stored.propertyDefinition.value.version, '20240101000000');
     assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'kept' }] }]);
     assert.deepEqual(await tasksOf(p), []);
-    // From no version to one lower than the values' own: they were written under a newer one and stay.
-    await text(await writeDefinition(s, p, definitionOf(qn, { description: 'a lower version', version: '20230101000000' })), 200);
-    for (const task of await tasksOf(p)) if (task.state !== 'SUCCEEDED') await waitForTask(p, task.kind);
-    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'kept' }] }]);
-    assert.deepEqual(await storedValues(ds), [{ propertyUrn: p, values: [{ string: 'kept' }] }]);
-    assert.equal(await valueRowCount(p), 1);
+  });
+
+  test('values written before a lower-then-higher version dance cannot survive a breaking change: lower versions are refused', async () => {
+    const qn = 'test.life.noDance';
+    const p = await createProperty(s, qn, { version: '20250101000000' });
+    const ds = await createDataset(s, 'no_dance');
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'old-string' }] }]), 200);
+    await expectValidationError(s, () => writeDefinition(s, p, definitionOf(qn, { version: '20240101000000' })), 400, 'never decreases');
+    await expectValidationError(s, () => writeDefinition(s, p, definitionOf(qn, { valueType: 'urn:li:dataType:svc.number', version: '20241201000000' })), 400, 'never decreases');
+    await text(await writeDefinition(s, p, definitionOf(qn, { valueType: 'urn:li:dataType:svc.number', version: '20260101000000' })), 200);
+    assert.deepEqual(await readValues(s, ds), [], 'the string value written under the older version is not returned under the number type');
   });
 
   test('a value set again under the new version, equal to an old one, is kept, also after the cleanup', async () => {

@@ -16,8 +16,28 @@ export function createPool(connectionString: string, max: number): Pool {
   return pool;
 }
 
-/** Runs `fn` in a transaction; rolls back on any error. */
+const RETRIED = new Set(['40P01', '40001']); // deadlock detected, serialization failure
+const ATTEMPTS = 3;
+
+/**
+ * Runs `fn` in a transaction; rolls back on any error. A deadlock or serialization failure (rare:
+ * writes lock in URN order) is retried with the whole transaction, which re-reads what it needs.
+ */
 export async function inTransaction<T>(pool: Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transactionOnce(pool, fn);
+    } catch (err) {
+      // The driver's error, possibly wrapped in an SvcError by dbError().
+      const driver = err instanceof SvcError ? err.cause : err;
+      const sqlstate = (driver as { code?: string } | undefined)?.code;
+      if (attempt >= ATTEMPTS || !sqlstate || !RETRIED.has(sqlstate)) throw err;
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+    }
+  }
+}
+
+async function transactionOnce<T>(pool: Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   let client: pg.PoolClient;
   try {
     client = await pool.connect();

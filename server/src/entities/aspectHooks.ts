@@ -30,6 +30,8 @@ export interface PendingWrite {
 export interface AspectHook {
   /** Aspect names the write and read hooks apply to. */
   readonly aspects: readonly string[];
+  /** Once per write request, in its transaction, before any entity lock (e.g. to take locks in a global order). */
+  beforeWrites?(writes: { target: EntityUrn; aspect: string; value: unknown }[], tx: Db): Promise<void>;
   /** Checks a write (throwing SvcError) and returns the value to store. */
   prepareWrite?(w: PendingWrite, tx: Db): Promise<unknown>;
   /** After the aspect was stored, in the same transaction (side tables, tasks). */

@@ -172,6 +172,8 @@ export class EntityService {
     const now = Date.now();
     const writeAll = async (tx: Db): Promise<StoredAspect[]> => {
       const written: StoredAspect[] = [];
+      const items = checked.map((w) => ({ target: w.target, aspect: w.aspect.name, value: w.value }));
+      for (const h of this.hooks) await h.beforeWrites?.(items.filter((i) => h.aspects.includes(i.aspect)), tx);
       for (const w of checked) {
         const systemMetadata = { ...w.systemMetadata, lastObserved: now };
         let value = w.value;
@@ -275,6 +277,7 @@ export class EntityService {
     const { ops, arrayPrimaryKeys } = parsePatchBody(body);
     const now = Date.now();
     const stored = await inTransaction(this.pool, async (tx) => {
+      for (const h of this.hooksFor(aspect.name)) await h.beforeWrites?.([{ target, aspect: aspect.name, value: body }], tx);
       const current = await lockAndRead(tx, target.urn, aspect.name);
       const next = applyPatch(current?.value ?? emptyTemplate(aspect), ops, arrayPrimaryKeys);
       const problems = registry.validate(aspect, next);

@@ -34,6 +34,10 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   const out: string[] = [];
   if (ctx.softDeleted) out.push('Cannot mutate a soft deleted Structured Property Definition');
   if (next.version !== undefined && !VERSION.test(next.version)) out.push('Invalid version specified. Must match [0-9]{14}');
+  // svc: versions never decrease, so "written under an older version" always means the same values.
+  if (next.version !== undefined && ctx.previous?.version !== undefined && next.version.toLowerCase() < ctx.previous.version.toLowerCase()) {
+    out.push(`Invalid version ${next.version}: a structured property's version never decreases (it is ${ctx.previous.version})`);
+  }
   if (parseUrn(ctx.urn).id.includes(' ')) out.push('Urn ID cannot have spaces');
   if (next.qualifiedName.includes(' ')) out.push('Qualified names cannot have spaces');
 

@@ -69,8 +69,10 @@ function definitionHook(onTaskQueued: () => void): AspectHook {
   return {
     aspects: ['propertyDefinition'],
     async prepareWrite(w: PendingWrite, tx: Db) {
-      const next = normalizeDefinition(w.value as PropertyDefinition);
       const previous = w.previous?.value as PropertyDefinition | undefined;
+      const given = normalizeDefinition(w.value as PropertyDefinition);
+      // An update without a version keeps the current one (a version never goes away or down).
+      const next = given.version === undefined && previous?.version !== undefined ? { ...given, version: previous.version } : given;
       const holder = await qualifiedNameHolder(tx, next.qualifiedName, w.target.urn, HARD_DELETE_TASK);
       if (holder?.cleanupTask !== undefined) {
         const task = await getTask(tx, holder.cleanupTask);
@@ -107,6 +109,15 @@ function definitionHook(onTaskQueued: () => void): AspectHook {
 function valuesHook(): AspectHook {
   return {
     aspects: ['structuredProperties'],
+    async beforeWrites(writes, tx) {
+      // Every property the request names, locked (shared) in URN order before any entity: the same order
+      // batches of definitions take theirs, so the two cannot wait on each other in a cycle.
+      const named = writes.flatMap((w) => {
+        const properties = (w.value as Partial<StructuredProperties> | undefined)?.properties;
+        return Array.isArray(properties) ? properties.map((a) => a.propertyUrn) : [];
+      });
+      await lockPropertiesShared(tx, named);
+    },
     async prepareWrite(w: PendingWrite, tx: Db) {
       const incoming = (w.value as StructuredProperties).properties;
       const before = (w.previous?.value as StructuredProperties | undefined)?.properties ?? [];
