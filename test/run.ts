@@ -116,6 +116,7 @@ function runNodeTest(files: string[], env: Record<string, string>): Promise<Coun
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    testProcess = child;
     const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
     let buffer = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -135,17 +136,27 @@ function runNodeTest(files: string[], env: Record<string, string>): Promise<Coun
 
 /** Components running now: stopped on the way out, also when the run is interrupted (Ctrl-C, a CI timeout). */
 const running = new Set<Component>();
+/** The `node --test` process of the current suite. */
+let testProcess: ReturnType<typeof spawn> | undefined;
+let stopping: Promise<void> | undefined;
 
-async function stopAll(): Promise<void> {
-  for (const c of [...running].reverse()) {
-    await c.stop().catch((e: unknown) => process.stdout.write(`# stopping ${c.name} failed: ${String(e)}\n`));
-    running.delete(c);
-  }
+/** Stops every running component, once even when called again meanwhile (interrupt during a suite's end). */
+function stopAll(): Promise<void> {
+  stopping ??= (async () => {
+    for (const c of [...running].reverse()) {
+      await c.stop().catch((e: unknown) => process.stdout.write(`# stopping ${c.name} failed: ${String(e)}\n`));
+      running.delete(c);
+    }
+  })().finally(() => {
+    stopping = undefined;
+  });
+  return stopping;
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    process.stdout.write(`\n# ${signal}: stopping the components\n`);
+    process.stdout.write(`\n# ${signal}: stopping the tests and the components\n`);
+    testProcess?.kill('SIGTERM');
     void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   });
 }

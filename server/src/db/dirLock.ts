@@ -3,6 +3,7 @@
  * start time. A lock whose owner is gone (crash, kill -9) is taken over; a live owner means refusal.
  * (Two servers taking over one stale lock at the same instant is left to Postgres' own postmaster.pid.)
  */
+import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -25,7 +26,7 @@ function startTime(pid: number): string | undefined {
 export function acquireDirLock(path: string): DirLock {
   const me = `${process.pid} ${startTime(process.pid) ?? ''}\n`;
   // The lock appears whole: written to a private file first, then hard-linked into place (atomic; fails if taken).
-  const mine = `${path}.${process.pid}`;
+  const mine = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
   writeFileSync(mine, me, { mode: 0o600 });
   try {
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -36,7 +37,12 @@ export function acquireDirLock(path: string): DirLock {
           release() {
             if (released) return;
             released = true;
-            rmSync(path, { force: true });
+            // Only our own lock: after a takeover race the file may be another server's.
+            try {
+              if (readFileSync(path, 'utf8') === me) rmSync(path, { force: true });
+            } catch {
+              // already gone
+            }
           },
         };
       } catch (err) {

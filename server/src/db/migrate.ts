@@ -1,7 +1,9 @@
 /**
  * Schema migrations: plain ordered SQL files in `migrations/`, each applied once in its own
- * transaction, recorded in `schema_migrations`; an advisory lock keeps two starting servers apart.
+ * transaction, recorded in `schema_migrations` with a checksum (a file changed after it was applied
+ * stops the start); an advisory lock keeps two starting servers apart.
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,15 +18,21 @@ export async function migrate(pool: Pool): Promise<string[]> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
-    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-    const done = new Set((await client.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name));
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    const done = new Map((await client.query<{ name: string; checksum: string }>('SELECT name, checksum FROM schema_migrations')).rows.map((r) => [r.name, r.checksum]));
     const applied: string[] = [];
     for (const file of files) {
-      if (done.has(file)) continue;
+      const sql = readFileSync(join(MIGRATIONS_DIR, file), 'utf8');
+      const checksum = createHash('sha256').update(sql).digest('hex');
+      if (done.has(file)) {
+        // Migrations are append-only: a changed file would never reach databases that applied it.
+        if (done.get(file) !== checksum) throw new Error(`migration ${file} changed after it was applied to this database; add a new migration instead`);
+        continue;
+      }
       await client.query('BEGIN');
       try {
-        await client.query(readFileSync(join(MIGRATIONS_DIR, file), 'utf8'));
-        await client.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);
+        await client.query(sql);
+        await client.query('INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)', [file, checksum]);
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK');

@@ -94,7 +94,7 @@ export async function claimTask(db: Db, kinds: string[]): Promise<Claim | undefi
 
 /** Renews the lease; false when the claim was lost (another runner took the task over). */
 export async function renewLease(db: Db, claim: Claim): Promise<boolean> {
-  const rs = await rows(db, 'UPDATE tasks SET lease_until = now() + make_interval(secs => $3) WHERE id = $1 AND claim_id = $2 RETURNING id', [
+  const rs = await rows(db, "UPDATE tasks SET lease_until = now() + make_interval(secs => $3) WHERE id = $1 AND claim_id = $2 AND state = 'RUNNING' RETURNING id", [
     claim.task.id,
     claim.claimId,
     LEASE_SECONDS,
@@ -124,14 +124,14 @@ export async function finishTask(db: Db, claim: Claim, error?: string): Promise<
   if (error === undefined) {
     await rows(
       db,
-      "UPDATE tasks SET state = 'SUCCEEDED', lease_until = NULL, error = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND claim_id = $2",
+      "UPDATE tasks SET state = 'SUCCEEDED', claim_id = NULL, lease_until = NULL, error = NULL, finished_at = now(), updated_at = now() WHERE id = $1 AND claim_id = $2",
       [claim.task.id, claim.claimId],
     );
     return;
   }
   await rows(
     db,
-    `UPDATE tasks SET state = 'PENDING', failures = failures + 1, error = $3, updated_at = now(),
+    `UPDATE tasks SET state = 'PENDING', claim_id = NULL, failures = failures + 1, error = $3, updated_at = now(),
                       lease_until = now() + make_interval(secs => least(power(2, failures + 1), $4))
       WHERE id = $1 AND claim_id = $2`,
     [claim.task.id, claim.claimId, error, MAX_BACKOFF_SECONDS],
@@ -140,5 +140,8 @@ export async function finishTask(db: Db, claim: Claim, error?: string): Promise<
 
 /** Gives a task back at once (graceful shutdown mid-task): the next runner resumes it without waiting for the lease. */
 export async function releaseTask(db: Db, claim: Claim): Promise<void> {
-  await rows(db, "UPDATE tasks SET lease_until = NULL, updated_at = now() WHERE id = $1 AND claim_id = $2 AND state = 'RUNNING'", [claim.task.id, claim.claimId]);
+  await rows(db, "UPDATE tasks SET claim_id = NULL, lease_until = NULL, updated_at = now() WHERE id = $1 AND claim_id = $2 AND state = 'RUNNING'", [
+    claim.task.id,
+    claim.claimId,
+  ]);
 }
