@@ -20,6 +20,8 @@ export interface Svc {
   /** Base URL, e.g. `http://127.0.0.1:8080`. */
   url: string;
   port: number;
+  /** The HTTP server (for embedding and tests). */
+  http: Server;
   pool: Pool;
   entities: EntityService;
   tasks: TaskRunner;
@@ -59,6 +61,7 @@ export async function startSvc(config: Config, log: Logger): Promise<Svc> {
     return {
       url: `http://127.0.0.1:${port}`,
       port,
+      http: server,
       pool,
       entities,
       tasks,

@@ -2,6 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { once } from 'node:events';
 import { enc, startTestServer, type TestServer } from '../support/testServer.ts';
 import { registry } from '../../server/src/registry/registry.ts';
 
@@ -64,6 +65,7 @@ test('closing the server finishes a request already in flight', async () => {
   const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,in_flight,PROD)';
   const body = '{"value":{"removed":true}}';
   const port = new URL(other.url).port;
+  const seen = once(other.svc.http, 'request');
   const socket = connect(Number(port), '127.0.0.1');
   await new Promise<void>((r) => socket.once('connect', () => r()));
   let response = '';
@@ -73,7 +75,7 @@ test('closing the server finishes a request already in flight', async () => {
     `POST /openapi/v3/entity/dataset/${enc(urn)}/status?createIfNotExists=false HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-admin-token\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`,
   );
-  await new Promise((r) => setTimeout(r, 100));
+  await seen; // the server has the request's headers: it is in flight
   const closed = other.close();
   await new Promise((r) => setTimeout(r, 100));
   socket.write(body.slice(10));
