@@ -73,13 +73,15 @@ test('concurrent batches naming the same entities in opposite orders all succeed
   assert.deepEqual([...new Set(results.map((r) => r.status))], [200]);
 });
 
+/** A batch item defining property `urn` (a dataset string property; `i` varies the description). */
+const definition = (urn: string, i: number) => ({
+  urn,
+  propertyDefinition: { value: { qualifiedName: urn.slice('urn:li:structuredProperty:'.length), valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'], description: `d${i}` } },
+});
+
 test('value writes and batches of definitions touching the same properties in any order do not deadlock', async () => {
   const p1 = 'urn:li:structuredProperty:order.p1';
   const p2 = 'urn:li:structuredProperty:order.p2';
-  const definition = (urn: string, i: number) => ({
-    urn,
-    propertyDefinition: { value: { qualifiedName: urn.slice('urn:li:structuredProperty:'.length), valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'], description: `d${i}` } },
-  });
   assert.equal((await s.request('/openapi/v3/entity/structuredProperty?async=false', { method: 'POST', body: JSON.stringify([definition(p1, 0), definition(p2, 0)]) })).status, 200);
   const ds = 'urn:li:dataset:(urn:li:dataPlatform:hive,order_values,PROD)';
   assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(ds)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' })).status, 200);
@@ -99,10 +101,6 @@ test('value writes and batches of definitions touching the same properties in an
 test('batches of value writes over several entities and batches of definitions do not deadlock', async () => {
   const p = 'urn:li:structuredProperty:order.batch.p';
   const q = 'urn:li:structuredProperty:order.batch.q';
-  const definition = (urn: string, i: number) => ({
-    urn,
-    propertyDefinition: { value: { qualifiedName: urn.slice('urn:li:structuredProperty:'.length), valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'], description: `d${i}` } },
-  });
   assert.equal((await s.request('/openapi/v3/entity/structuredProperty?async=false', { method: 'POST', body: JSON.stringify([definition(p, 0), definition(q, 0)]) })).status, 200);
   const a = 'urn:li:dataset:(urn:li:dataPlatform:hive,order_batch_a,PROD)';
   const b = 'urn:li:dataset:(urn:li:dataPlatform:hive,order_batch_b,PROD)';
