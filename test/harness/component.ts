@@ -4,7 +4,7 @@
  */
 import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createServer } from 'node:net';
-import { chownSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -52,10 +52,15 @@ export function serviceUser(): ServiceUser {
   return { name: SERVICE_USER, uid: id('-u'), gid: id('-g') };
 }
 
+/** Directories made by serviceDir: removed when the harness exits, even if their component never finished starting. */
+const madeDirs = new Set<string>();
+
 /** A fresh directory owned by the service user, preferring tmpfs (/dev/shm) for speed. */
 export function serviceDir(prefix: string): string {
   const base = process.env.SVC_TEST_TMP ?? (tryDir('/dev/shm') ?? tmpdir());
   const dir = mkdtempSync(join(base, `svc-${prefix}-`));
+  if (madeDirs.size === 0) process.once('exit', () => madeDirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  madeDirs.add(dir);
   const user = serviceUser();
   chownSync(dir, user.uid, user.gid);
   return dir;
