@@ -18,6 +18,7 @@ export interface TaskContext {
 export type TaskHandler = (ctx: TaskContext) => Promise<void>;
 
 const POLL_MS = 500;
+const KICK_DELAY_MS = 20;
 
 export class TaskRunner {
   private readonly handlers = new Map<string, TaskHandler>();
@@ -34,9 +35,12 @@ export class TaskRunner {
     this.handlers.set(kind, handler);
   }
 
-  /** Asks the runner to look for work now (e.g. right after a task was queued). */
+  /**
+   * Asks the runner to look for work soon: kicks come from inside the transaction that queues the
+   * task, so the claim waits a moment for that commit (the poll is the fallback).
+   */
   kick(): void {
-    this.wake?.();
+    setTimeout(() => this.wake?.(), KICK_DELAY_MS).unref();
   }
 
   start(): void {
@@ -46,7 +50,7 @@ export class TaskRunner {
   /** Stops claiming tasks; a task in progress returns at its next step and is released. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.kick();
+    this.wake?.();
     await this.running;
   }
 
