@@ -68,6 +68,9 @@ async function tasksOf(subject: string): Promise<Task[]> {
   return body.tasks;
 }
 
+/** The fields of a task a test asserts on. */
+const summary = (t: Task) => ({ kind: t.kind, subject: t.subject, state: t.state, total: t.total, done: t.done, error: t.error });
+
 /** Polls GET /api/tasks?subject=<urn> until the task of `kind` has SUCCEEDED (fails on a failed step or after 20 s). */
 async function waitForTask(subject: string, kind: string): Promise<Task> {
   const deadline = Date.now() + 20_000;
@@ -197,7 +200,7 @@ describe('hard delete', () => {
     assert.deepEqual(await readValues(s, flow, 'dataFlow'), []);
 
     const task = await waitForTask(p, HARD_DELETE_TASK);
-    assert.deepEqual({ kind: task.kind, subject: task.subject, state: task.state, total: task.total, done: task.done, error: task.error }, {
+    assert.deepEqual(summary(task), {
       kind: HARD_DELETE_TASK,
       subject: p,
       state: 'SUCCEEDED',
@@ -361,7 +364,7 @@ describe('versioned breaking change', () => {
     assert.deepEqual(await readValues(s, ds2), []);
 
     const task = await waitForTask(p, STALE_VALUES_TASK);
-    assert.deepEqual({ kind: task.kind, subject: task.subject, state: task.state, total: task.total, done: task.done, error: task.error }, {
+    assert.deepEqual(summary(task), {
       kind: STALE_VALUES_TASK,
       subject: p,
       state: 'SUCCEEDED',
