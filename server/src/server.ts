@@ -2,7 +2,7 @@
  * Starts and stops a whole svc server: database (embedded or `DATABASE_URL`), migrations, services and
  * HTTP. Used by `main.ts` and, in-process, by the tests.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { createPool, type Pool } from './db/pool.ts';
@@ -10,7 +10,7 @@ import { migrate } from './db/migrate.ts';
 import { openDatabase } from './db/embeddedPostgres.ts';
 import { EntityService } from './entities/entityService.ts';
 import { rootToken, TokenService } from './auth/tokens.ts';
-import { createApp } from './api/app.ts';
+import { createApp, createHttpServer } from './api/app.ts';
 import { TaskRunner } from './tasks/taskRunner.ts';
 import { bootstrapAspects, HARD_DELETE_TASK, STALE_VALUES_TASK, structuredPropertyHooks } from './properties/propertyHooks.ts';
 import { hardDeleteCleanup, staleValuesCleanup } from './properties/cleanup.ts';
@@ -46,7 +46,7 @@ export async function startSvc(config: Config, log: Logger): Promise<Svc> {
     tasks.register(STALE_VALUES_TASK, staleValuesCleanup(pool));
     await entities.write(bootstrapAspects(), 'upsert', { urn: 'urn:li:corpuser:__svc_system' });
     const app = createApp({ config, pool, entities, tokens, log });
-    const server: Server = createServer(app);
+    const server: Server = createHttpServer(app);
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
         reject(err.code === 'EADDRINUSE' ? new Error(`port ${config.port} is already in use (set PORT to another one)`, { cause: err }) : err),

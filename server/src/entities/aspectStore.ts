@@ -79,6 +79,32 @@ export async function writeAspect(db: Db, w: AspectWrite): Promise<WriteOutcome>
   return rows[0]!.outcome;
 }
 
+/** A batch row's outcome: a failed CREATE precondition is reported (its row wrote nothing), not raised. */
+export type BatchOutcome = WriteOutcome | `precondition:${string}`;
+
+/**
+ * Writes aspects in the given order through `svc_write_aspects` (see migration 003): one statement,
+ * so all of them commit together, or none when the statement fails.
+ */
+export async function writeAspects(db: Db, ws: AspectWrite[]): Promise<BatchOutcome[]> {
+  const rows = await q<{ outcomes: BatchOutcome[] }>(
+    db,
+    'SELECT svc_write_aspects($1, $2, $3, $4, $5, $6, $7, $8) AS outcomes',
+    [
+      ws.map((w) => w.urn),
+      ws.map((w) => w.aspect),
+      ws.map((w) => w.keyAspect),
+      ws.map((w) => JSON.stringify(w.key)),
+      ws.map((w) => JSON.stringify(w.value)),
+      ws.map((w) => JSON.stringify(w.systemMetadata)),
+      ws.map((w) => w.actor),
+      ws.map((w) => w.mode),
+    ],
+    'svc_write_aspects',
+  );
+  return rows[0]!.outcomes;
+}
+
 /** Takes the entity's write lock and reads the latest value of one aspect, in one round trip. */
 export async function lockAndRead(tx: Db, urn: string, aspect: string): Promise<StoredAspect | undefined> {
   const rows = await q<Row>(tx, `SELECT ${COLUMNS} FROM svc_lock_and_read($1, $2)`, [urn, aspect], 'svc_lock_and_read');

@@ -21,6 +21,7 @@ import {
   type WriteMode,
 } from './aspectStore.ts';
 import { applyPatch, parsePatchBody } from './jsonPatch.ts';
+import { WriteBatcher, type WriteBatchStats } from './writeBatcher.ts';
 import type { Actor, AspectHook, PendingWrite } from './aspectHooks.ts';
 
 export type { StoredAspect, WriteMode } from './aspectStore.ts';
@@ -29,6 +30,8 @@ export type { Actor } from './aspectHooks.ts';
 /** One aspect write as a surface received it. */
 export interface AspectInput {
   urn: string;
+  /** The URN already resolved (by {@link EntityService.resolve}), when the surface has it. */
+  target?: EntityUrn;
   aspect: string;
   value: unknown;
   systemMetadata?: unknown;
@@ -59,8 +62,16 @@ interface CheckedWrite {
 
 export class EntityService {
   private readonly hooks: AspectHook[] = [];
+  private readonly batcher: WriteBatcher;
 
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly pool: Pool) {
+    this.batcher = new WriteBatcher(pool);
+  }
+
+  /** What the group commit of single-aspect writes did so far (see {@link WriteBatcher}). */
+  get writeBatchStats(): Readonly<WriteBatchStats> {
+    return this.batcher.stats;
+  }
 
   /** Attaches a domain module's rules (see {@link AspectHook}). */
   addHook(hook: AspectHook): void {
@@ -173,7 +184,10 @@ export class EntityService {
     const writeAll = async (tx: Db): Promise<StoredAspect[]> => {
       const written: StoredAspect[] = [];
       const items = checked.map((w) => ({ target: w.target, aspect: w.aspect.name, value: w.value }));
-      for (const h of this.hooks) await h.beforeWrites?.(items.filter((i) => h.aspects.includes(i.aspect)), tx);
+      for (const h of this.hooks) {
+        const mine = items.filter((i) => h.aspects.includes(i.aspect));
+        if (mine.length) await h.beforeWrites?.(mine, tx);
+      }
       for (const w of checked) {
         const systemMetadata = { ...w.systemMetadata, lastObserved: now };
         let value = w.value;
@@ -196,7 +210,8 @@ export class EntityService {
       }
       return written;
     };
-    // One versioned aspect without hooks is written by one atomic statement: no transaction needed.
+    // One versioned aspect without hooks is one atomic statement: no transaction of its own; it joins
+    // a group commit with the other such writes in flight (see WriteBatcher).
     const single = checked.length === 1 && !checked[0]!.aspect.timeseries && this.hooksFor(checked[0]!.aspect.name).length === 0;
     const results = single ? await writeAll(this.pool) : await inTransaction(this.pool, writeAll);
     await this.filterRead(results);
@@ -221,7 +236,7 @@ export class EntityService {
       if (!locked) pending.previous = await lockAndRead(tx, w.target.urn, w.aspect.name);
       for (const h of hooks) if (h.prepareWrite) pending.value = await h.prepareWrite(pending, tx);
     }
-    await writeAspect(tx, {
+    const write = {
       urn: w.target.urn,
       aspect: w.aspect.name,
       keyAspect: w.target.spec.keyAspect,
@@ -230,7 +245,9 @@ export class EntityService {
       systemMetadata,
       actor: w.actor.urn,
       mode,
-    });
+    };
+    // Outside a transaction (one aspect, no hooks) the write joins a group commit.
+    await (tx === this.pool ? this.batcher.write(write) : writeAspect(tx, write));
     for (const h of hooks) await h.afterWrite?.(pending, pending.value, tx);
     return pending.value;
   }
@@ -240,7 +257,7 @@ export class EntityService {
     const v = new Violations();
     const out: CheckedWrite[] = [];
     for (const input of inputs) {
-      const target = registry.resolveUrn(input.urn);
+      const target = input.target?.urn === input.urn ? input.target : registry.resolveUrn(input.urn);
       let aspect: AspectSpec;
       try {
         aspect = registry.aspect(target.spec, input.aspect);

@@ -1,0 +1,94 @@
+/**
+ * Group commit for single-aspect writes made outside a transaction (the hot path: `POST` of one
+ * aspect). A write goes out at once when one of the batcher's slots is free; writes arriving while
+ * every slot is busy wait, and go out together when a slot frees: one statement, one commit and one
+ * round trip for all of them. Under load this is what keeps the database's per-statement and
+ * per-commit costs, and the driver's per-query costs, from being paid once per request.
+ *
+ * Each write still succeeds or fails on its own: a failed CREATE precondition is reported per row,
+ * and when a batch fails as a whole (a lost connection, a deadlock with another transaction) its
+ * writes are run again one by one. A write's promise settles only after its batch committed.
+ */
+import { SvcError } from '../errors.ts';
+import type { Pool } from '../db/pool.ts';
+import { writeAspect, writeAspects, type AspectWrite, type BatchOutcome, type WriteOutcome } from './aspectStore.ts';
+
+interface Queued {
+  write: AspectWrite;
+  resolve(outcome: WriteOutcome): void;
+  reject(err: unknown): void;
+}
+
+/** Statements in flight at once: enough to keep a small database busy while the next batch forms. */
+const SLOTS = 2;
+/** Rows per statement at most; a longer queue is sent as several batches. */
+const MAX_BATCH = 64;
+
+/** What the batcher did since it started (exported as metrics). */
+export interface WriteBatchStats {
+  /** Writes settled. */
+  writes: number;
+  /** Statements sent: a lone write or a batch is one; a batch's fallback adds one per write. */
+  statements: number;
+  /** Batches that failed as a whole and were run again one by one. */
+  fallbacks: number;
+}
+
+export class WriteBatcher {
+  readonly stats: WriteBatchStats = { writes: 0, statements: 0, fallbacks: 0 };
+  private readonly queue: Queued[] = [];
+  private inFlight = 0;
+
+  constructor(private readonly pool: Pool) {}
+
+  write(w: AspectWrite): Promise<WriteOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ write: w, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < SLOTS && this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      this.inFlight++;
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async send(batch: Queued[]): Promise<void> {
+    if (batch.length === 1) return this.sendAlone(batch[0]!);
+    // URN order, as every multi-entity write of svc locks its entities; the sort is stable, so the
+    // writes of one URN keep their arrival order.
+    batch.sort((a, b) => (a.write.urn < b.write.urn ? -1 : a.write.urn > b.write.urn ? 1 : 0));
+    let outcomes: BatchOutcome[];
+    this.stats.statements++;
+    try {
+      outcomes = await writeAspects(this.pool, batch.map((q) => q.write));
+    } catch {
+      // Nothing of the batch was written: each write runs alone, to succeed or fail on its own.
+      this.stats.fallbacks++;
+      await Promise.all(batch.map((q) => this.sendAlone(q)));
+      return;
+    }
+    this.stats.writes += batch.length;
+    batch.forEach((q, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.startsWith('precondition:')) q.reject(new SvcError('PRECONDITION', outcome.slice('precondition:'.length)));
+      else q.resolve(outcome as WriteOutcome);
+    });
+  }
+
+  private async sendAlone(q: Queued): Promise<void> {
+    this.stats.statements++;
+    this.stats.writes++;
+    try {
+      q.resolve(await writeAspect(this.pool, q.write));
+    } catch (err) {
+      q.reject(err);
+    }
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Group commit of single-aspect writes (server/src/entities/writeBatcher.ts): writes queued behind busy
+ * slots share one statement, yet each succeeds or fails on its own, in arrival order per entity.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SvcError } from '../../server/src/errors.ts';
+import { WriteBatcher } from '../../server/src/entities/writeBatcher.ts';
+import type { AspectWrite } from '../../server/src/entities/aspectStore.ts';
+import { enc, sql, startTestServer, type TestServer } from '../support/testServer.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer({ SVC_DB_POOL_SIZE: '20' });
+});
+after(async () => {
+  await s.close();
+});
+
+const urnOf = (name: string) => `urn:li:dataset:(urn:li:dataPlatform:hive,${name},PROD)`;
+function write(name: string, description: string, extra: Partial<AspectWrite> = {}): AspectWrite {
+  return {
+    urn: urnOf(name),
+    aspect: 'datasetProperties',
+    keyAspect: 'datasetKey',
+    key: { platform: 'urn:li:dataPlatform:hive', name, origin: 'PROD' },
+    value: { description },
+    systemMetadata: { runId: 'batch-test' },
+    actor: 'urn:li:corpuser:batch-test',
+    mode: 'upsert',
+    ...extra,
+  };
+}
+
+/** Latest stored descriptions by URN, from the database itself. */
+async function stored(names: string[]): Promise<Map<string, string>> {
+  const rows = await sql<{ urn: string; d: string }>(
+    s.databaseUrl,
+    `SELECT urn, metadata->>'description' AS d FROM aspects WHERE urn = ANY($1) AND aspect = 'datasetProperties' AND version = 0`,
+    [names.map(urnOf)],
+  );
+  return new Map(rows.map((r) => [r.urn, r.d]));
+}
+
+test('writes queued while the slots are busy share statements, and every one of them is stored', async () => {
+  const batcher = new WriteBatcher(s.svc.pool);
+  const names = Array.from({ length: 30 }, (_, i) => `grouped_${i}`);
+  // Issued together: the first ones take the free slots, the rest queue and go out as batches.
+  const outcomes = await Promise.all(names.map((n) => batcher.write(write(n, `d-${n}`))));
+  assert.deepEqual(outcomes, names.map(() => 'created'));
+  assert.equal(batcher.stats.writes, 30);
+  assert.ok(batcher.stats.statements < 30, `30 writes took ${batcher.stats.statements} statements`);
+  const rows = await stored(names);
+  for (const n of names) assert.equal(rows.get(urnOf(n)), `d-${n}`);
+  // The key aspect came with each new entity.
+  const keys = await sql<{ n: number }>(s.databaseUrl, `SELECT count(*)::int AS n FROM aspects WHERE urn = ANY($1) AND aspect = 'datasetKey'`, [names.map(urnOf)]);
+  assert.equal(keys[0]!.n, 30);
+});
+
+test('a failed CREATE precondition in a batch fails that write alone', async () => {
+  const batcher = new WriteBatcher(s.svc.pool);
+  await batcher.write(write('taken', 'first'));
+  const before = batcher.stats.statements;
+  const results = await Promise.allSettled([
+    batcher.write(write('slot_a', 'a')),
+    batcher.write(write('slot_b', 'b')),
+    // These three queue behind the two above and share one statement.
+    batcher.write(write('taken', 'second', { mode: 'create' })),
+    batcher.write(write('fresh_1', 'f1', { mode: 'create' })),
+    batcher.write(write('fresh_2', 'f2', { mode: 'create_entity' })),
+  ]);
+  assert.ok(batcher.stats.statements - before < 5, 'the queued writes were batched');
+  assert.equal(batcher.stats.fallbacks, 0);
+  const failed = results[2];
+  assert.equal(failed.status, 'rejected');
+  assert.ok(failed.reason instanceof SvcError);
+  assert.equal(failed.reason.code, 'PRECONDITION');
+  assert.equal(failed.reason.message, 'Cannot perform CREATE since the aspect already exists.');
+  assert.deepEqual(results.filter((r) => r.status === 'fulfilled').map((r) => r.value), ['created', 'created', 'created', 'created']);
+  const rows = await stored(['taken', 'fresh_1', 'fresh_2']);
+  assert.equal(rows.get(urnOf('taken')), 'first', 'the failed write changed nothing');
+  assert.equal(rows.get(urnOf('fresh_1')), 'f1');
+  assert.equal(rows.get(urnOf('fresh_2')), 'f2');
+});
+
+test('a batch that fails as a whole is sent again one write at a time', async () => {
+  const batcher = new WriteBatcher(s.svc.pool);
+  const results = await Promise.allSettled([
+    batcher.write(write('fb_slot_a', 'a')),
+    batcher.write(write('fb_slot_b', 'b')),
+    batcher.write(write('fb_1', 'one')),
+    // A row the database refuses (created_by is NOT NULL) fails the whole statement of its batch.
+    batcher.write(write('fb_bad', 'bad', { actor: null as unknown as string })),
+    batcher.write(write('fb_2', 'two')),
+  ]);
+  assert.equal(batcher.stats.fallbacks, 1);
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  const rows = await stored(['fb_1', 'fb_bad', 'fb_2']);
+  assert.equal(rows.get(urnOf('fb_1')), 'one');
+  assert.equal(rows.get(urnOf('fb_2')), 'two');
+  assert.equal(rows.has(urnOf('fb_bad')), false);
+});
+
+test('writes of one aspect in one batch apply in arrival order, each keeping the one before as history', async () => {
+  const batcher = new WriteBatcher(s.svc.pool);
+  await Promise.all([
+    batcher.write(write('ord_slot_a', 'a')),
+    batcher.write(write('ord_slot_b', 'b')),
+    batcher.write(write('ordered', 'v1')),
+    batcher.write(write('zz_other', 'other')),
+    batcher.write(write('ordered', 'v2')),
+    batcher.write(write('ordered', 'v3')),
+  ]);
+  const versions = await sql<{ version: number; d: string }>(
+    s.databaseUrl,
+    `SELECT version::int, metadata->>'description' AS d FROM aspects WHERE urn = $1 AND aspect = 'datasetProperties' ORDER BY version`,
+    [urnOf('ordered')],
+  );
+  assert.deepEqual(versions, [
+    { version: 0, d: 'v3' },
+    { version: 1, d: 'v1' },
+    { version: 2, d: 'v2' },
+  ]);
+});
+
+test('concurrent HTTP writes: CREATE of one aspect succeeds once, upserts of distinct entities all land', async () => {
+  const path = (name: string, create: boolean) => `/openapi/v3/entity/dataset/${enc(urnOf(name))}/datasetProperties?createIfNotExists=${create}`;
+  const creates = await Promise.all(
+    Array.from({ length: 40 }, (_, i) => s.request(path('http_contended', true), { method: 'POST', body: JSON.stringify({ value: { description: `c${i}` } }) })),
+  );
+  const statuses = creates.map((r) => r.status).sort();
+  assert.deepEqual(statuses, [200, ...Array(39).fill(412)]);
+  const names = Array.from({ length: 60 }, (_, i) => `http_${i}`);
+  const upserts = await Promise.all(names.map((n) => s.request(path(n, false), { method: 'POST', body: JSON.stringify({ value: { description: `u-${n}` } }) })));
+  assert.deepEqual([...new Set(upserts.map((r) => r.status))], [200]);
+  for (const [i, r] of upserts.entries()) {
+    assert.deepEqual(await r.json(), { urn: urnOf(names[i]!), datasetProperties: { value: { description: `u-${names[i]}` } } });
+  }
+  const rows = await stored(names);
+  assert.equal(rows.size, 60);
+  // The group commit's counters are exported.
+  const metrics = await (await fetch(`${s.url}/metrics`)).text();
+  const writes = Number(metrics.match(/^svc_db_grouped_writes_total (\d+)/m)?.[1]);
+  const statements = Number(metrics.match(/^svc_db_grouped_write_statements_total (\d+)/m)?.[1]);
+  assert.ok(writes >= 100, `grouped writes: ${writes}`);
+  assert.ok(statements >= 1 && statements <= writes, `statements: ${statements}`);
+});
