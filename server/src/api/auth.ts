@@ -14,9 +14,13 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** Authenticates every request (when enabled); the principal is put on `req.principal`. */
+/**
+ * Authenticates every request (when enabled); the principal is put on `req.principal`. A token known
+ * without the database (the root token, a recently verified one) is settled synchronously: this runs
+ * on every API request.
+ */
 export function authenticate(tokens: TokenService, enabled: boolean) {
-  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+  return (req: Request, _res: Response, next: NextFunction): void => {
     if (!enabled) {
       req.principal = ANONYMOUS;
       return next();
@@ -26,8 +30,15 @@ export function authenticate(tokens: TokenService, enabled: boolean) {
     if (!match) {
       throw new SvcError('UNAUTHORIZED', header ? 'The Authorization header must be "Bearer <token>"' : 'Missing Authorization header: send "Authorization: Bearer <token>"');
     }
-    req.principal = await tokens.authenticate(match[1]!);
-    next();
+    const known = tokens.known(match[1]!);
+    if (known) {
+      req.principal = known;
+      return next();
+    }
+    tokens.authenticate(match[1]!).then((principal) => {
+      req.principal = principal;
+      next();
+    }, next);
   };
 }
 

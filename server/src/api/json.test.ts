@@ -15,3 +15,10 @@ test('leaves other numbers alone and drops undefined like JSON.stringify', () =>
 test('renders negative integral doubles', () => {
   assert.equal(stringifyJson({ double: -2 }), '{"double":-2.0}');
 });
+
+test('writes text without a double key exactly as JSON.stringify, and keeps a "double" inside strings as it is', () => {
+  const value = { description: 'say "double": 60', n: 60, nested: [{ x: 1.5 }], none: undefined };
+  assert.equal(stringifyJson(value), JSON.stringify(value));
+  assert.equal(stringifyJson({ note: 'has "double": 1', v: { double: 1 } }), '{"note":"has \\"double\\": 1","v":{"double":1.0}}');
+  assert.equal(stringifyJson(undefined), 'null');
+});

@@ -6,6 +6,11 @@
 
 /** Serialises `value` like JSON.stringify, writing integral numbers under a `double` key as `n.0`. */
 export function stringifyJson(value: unknown): string {
+  // Most responses have no `double` key at all: the native serialiser writes them, the same text.
+  // (A string containing "double": is written escaped, \"double\":, so it does not match.)
+  const plain = JSON.stringify(value) as string | undefined;
+  if (plain === undefined) return 'null';
+  if (!plain.includes('"double":')) return plain;
   return write(value, undefined) ?? 'null';
 }
 

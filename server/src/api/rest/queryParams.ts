@@ -2,8 +2,20 @@
 import type { Request } from 'express';
 import { SvcError } from '../../errors.ts';
 
+// Express 5 parses the query string again on every read of `req.query`: parse it once per request.
+const parsed = new WeakMap<Request, Record<string, unknown>>();
+
+function queryOf(req: Request): Record<string, unknown> {
+  let q = parsed.get(req);
+  if (!q) {
+    q = req.query as Record<string, unknown>;
+    parsed.set(req, q);
+  }
+  return q;
+}
+
 function raw(req: Request, name: string): string | string[] | undefined {
-  const v = (req.query as Record<string, unknown>)[name];
+  const v = queryOf(req)[name];
   if (v === undefined) return undefined;
   if (typeof v === 'string') return v;
   if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
