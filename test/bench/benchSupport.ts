@@ -85,10 +85,10 @@ export interface WrkRequest {
 
 /**
  * Drives HTTP load with wrk at `concurrency` (one connection per request in flight) for `seconds`;
- * request number k uses `i = k % modulo`. Returns how many requests completed and their rate; any
- * non-2xx answer aborts the run.
+ * request number k uses `i = (offset + k) % modulo`. Returns how many requests completed and their
+ * rate; any non-2xx answer aborts the run.
  */
-export function runWrk(base: string, req: WrkRequest, modulo: number, seconds: number, concurrency: number): { count: number; rate: number } {
+export function runWrk(base: string, req: WrkRequest, modulo: number, seconds: number, concurrency: number, offset = 0): { count: number; rate: number } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const script = join(dir, 'load.lua');
   writeFileSync(
@@ -98,7 +98,7 @@ local counter = -1
 local pad = string.rep("lorem ipsum dolor sit amet ", 34)
 request = function()
   counter = counter + 1
-  local i = counter % ${modulo}
+  local i = (${offset} + counter) % ${modulo}
   return wrk.format("${req.method}", ${req.pathLua}, {["Authorization"] = "Bearer ${BENCH_TOKEN}", ["Content-Type"] = "${req.contentType ?? 'application/json'}"}, ${req.bodyLua})
 end
 response = function(status, headers, body)
@@ -150,9 +150,21 @@ export async function rawUpserts(databaseUrl: string, n: number, concurrency: nu
   return rate;
 }
 
-export function printTable(title: string, rows: { pass: string; http: number; raw: number; n: number }[]): void {
+export interface BenchRow {
+  pass: string;
+  http: number;
+  raw: number;
+  n: number;
+  /** svc/raw of each round, when the pass ran in interleaved rounds. */
+  rounds?: number[];
+}
+
+export function printTable(title: string, rows: BenchRow[]): void {
   console.log(`\n${title}`);
-  console.log('| pass | svc HTTP ops/s | raw pg upserts/s | ratio | operations |');
-  console.log('|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.pass} | ${r.http.toFixed(0)} | ${r.raw.toFixed(0)} | ${(r.http / r.raw).toFixed(2)} | ${r.n} |`);
+  console.log('| pass | svc HTTP ops/s | raw pg upserts/s | ratio | ratio per round | operations |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const rounds = r.rounds?.map((x) => x.toFixed(2)).join(' / ') ?? '';
+    console.log(`| ${r.pass} | ${r.http.toFixed(0)} | ${r.raw.toFixed(0)} | ${(r.http / r.raw).toFixed(2)} | ${rounds} | ${r.n} |`);
+  }
 }

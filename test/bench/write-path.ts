@@ -2,18 +2,23 @@
  * Write-path benchmark: aspect upserts per second through svc's HTTP API at concurrency 16, against
  * raw `pg` upserts of the same rows into the same table shape, in the same run, on the same Postgres.
  *
- *   npm run bench:write-path -- [--seconds 10] [--concurrency 16]
+ *   npm run bench:write-path -- [--seconds 12] [--rounds 3] [--concurrency 16]
  *
- * Two passes: inserts (a new entity per request) for the given time, then as many updates of those
- * aspects. The raw side upserts exactly as many rows in each pass.
+ * Two passes: inserts (a new entity per request), then updates of the aspects the inserts created.
+ * Each pass runs in interleaved rounds (svc for seconds/rounds, then the raw side for as many rows,
+ * and again), so a machine whose speed drifts during the run affects both sides alike; the ratio is
+ * of the totals, and each round's ratio is printed beside it.
  * Uses DATABASE_URL when set (a cluster's admin URL), else starts Debian's PostgreSQL 15 through the
  * test harness. Needs wrk (Debian's package).
  */
 import { parseArgs } from 'node:util';
-import { benchPostgres, createDb, printTable, rawUpserts, runWrk, startBenchServer } from './benchSupport.ts';
+import { benchPostgres, createDb, printTable, rawUpserts, runWrk, startBenchServer, type BenchRow } from './benchSupport.ts';
 
-const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '16' } } });
+const { values: args } = parseArgs({
+  options: { seconds: { type: 'string', default: '12' }, rounds: { type: 'string', default: '3' }, concurrency: { type: 'string', default: '16' } },
+});
 const SECONDS = Number(args.seconds);
+const ROUNDS = Number(args.rounds);
 const CONCURRENCY = Number(args.concurrency);
 
 /** A ~1 KB datasetProperties aspect; the same text on both sides. */
@@ -24,27 +29,40 @@ const pg = await benchPostgres();
 const server = await startBenchServer(await createDb(pg.adminUrl), CONCURRENCY);
 const rawDb = await createDb(pg.adminUrl);
 try {
-  const results = [];
-  let rows = 1_000_000_000; // pass 1: every request a new entity; pass 2: the rows pass 1 created
+  const results: BenchRow[] = [];
+  let created = 0; // entities the insert pass created (rows 0 .. created-1), on both sides
   for (const [pass, label] of [[1, 'insert (new entities)'], [2, 'update (existing aspects)']] as const) {
-    const http = runWrk(
-      server.base,
-      {
-        method: 'POST',
-        pathLua: `"/openapi/v3/entity/dataset/urn%3Ali%3Adataset%3A%28urn%3Ali%3AdataPlatform%3Abench%2Cdb.table_" .. i .. "%2CPROD%29/datasetProperties?createIfNotExists=false"`,
-        bodyLua: `'{"value":{"description":"row ' .. i .. ' pass ${pass} ' .. pad .. '","customProperties":{"owner":"team-' .. (i % 17) .. '"}}}'`,
-      },
-      rows,
-      SECONDS,
-      CONCURRENCY,
-    );
-    if (pass === 1) rows = http.count;
-    const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (i) => ({
-      urn: urnOf(i % rows),
-      aspect: 'datasetProperties',
-      value: { description: description(i % rows, pass), customProperties: { owner: `team-${(i % rows) % 17}` } },
-    }));
-    results.push({ pass: label, http: http.rate, raw, n: http.count });
+    let httpOps = 0;
+    let httpSeconds = 0;
+    let rawSeconds = 0;
+    const rounds: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      // Pass 1 numbers rows on from the last round's; pass 2 walks the rows pass 1 created.
+      const offset = pass === 1 ? created : httpOps;
+      const modulo = pass === 1 ? 1_000_000_000 : created;
+      const http = runWrk(
+        server.base,
+        {
+          method: 'POST',
+          pathLua: `"/openapi/v3/entity/dataset/urn%3Ali%3Adataset%3A%28urn%3Ali%3AdataPlatform%3Abench%2Cdb.table_" .. i .. "%2CPROD%29/datasetProperties?createIfNotExists=false"`,
+          bodyLua: `'{"value":{"description":"row ' .. i .. ' pass ${pass} ' .. pad .. '","customProperties":{"owner":"team-' .. (i % 17) .. '"}}}'`,
+        },
+        modulo,
+        SECONDS / ROUNDS,
+        CONCURRENCY,
+        offset,
+      );
+      const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
+        const i = (offset + k) % modulo;
+        return { urn: urnOf(i), aspect: 'datasetProperties', value: { description: description(i, pass), customProperties: { owner: `team-${i % 17}` } } };
+      });
+      if (pass === 1) created += http.count;
+      httpOps += http.count;
+      httpSeconds += http.count / http.rate;
+      rawSeconds += http.count / raw;
+      rounds.push(http.rate / raw);
+    }
+    results.push({ pass: label, http: httpOps / httpSeconds, raw: httpOps / rawSeconds, n: httpOps, rounds });
   }
   printTable(`write-path: ~1 KB datasetProperties upserts, concurrency ${CONCURRENCY}, Postgres ${pg.label}`, results);
 } finally {
