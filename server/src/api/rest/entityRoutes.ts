@@ -49,6 +49,8 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
   const router = Router();
   // Full paths rather than a mount point: metrics label requests with `req.route.path`, which must be whole.
   const base = `/openapi/${v}/entity`;
+  // Requests for other paths leave this router at once instead of being tried against every route.
+  router.use((req, _res, next) => next(req.path.startsWith(`${base}/`) ? undefined : 'router'));
 
   router.get(`${base}/:entityName`, async (req, res) => {
     const spec = registry.entity(req.params.entityName);
