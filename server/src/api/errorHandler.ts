@@ -5,7 +5,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { SvcError, toSvcError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { stringifyJson } from './json.ts';
+import { sendJson } from './json.ts';
 
 /** The JSON body for an error; undefined means an empty body (404). */
 export function errorBody(err: SvcError): Record<string, unknown> | undefined {
@@ -38,9 +38,8 @@ export function sendError(res: Response, err: SvcError): void {
   if (err.code === 'NOT_FOUND') res.setHeader('Not-Found-Reason', err.notFoundReason ?? 'ENTITY');
   if (err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
   const body = errorBody(err);
-  res.status(err.httpStatus);
-  if (body === undefined) res.end();
-  else res.type('application/json').send(stringifyJson(body));
+  if (body === undefined) res.status(err.httpStatus).end();
+  else sendJson(res, err.httpStatus, body);
 }
 
 export function errorHandler(log: Logger) {

@@ -3,6 +3,17 @@
  * decimal point (`{"double": 60.0}`, never `60`), on every read, because Postgres' jsonb keeps `60.0`
  * as `60` and clients compare the text.
  */
+import type { ServerResponse } from 'node:http';
+
+/**
+ * Writes `body` as the JSON response with `status`, directly: Express' `res.send` machinery costs
+ * more than the rest of a small write. Headers set before (e.g. `Not-Found-Reason`) are kept.
+ */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = stringifyJson(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
 
 /** Serialises `value` like JSON.stringify, writing integral numbers under a `double` key as `n.0`. */
 export function stringifyJson(value: unknown): string {

@@ -67,7 +67,10 @@ export class TokenService {
    * a token verified less than {@link CACHE_MS} ago. Undefined means {@link authenticate} must decide.
    */
   known(token: string): Principal | undefined {
-    const h = hash(token);
+    return this.knownByHash(hash(token));
+  }
+
+  private knownByHash(h: string): Principal | undefined {
     if (timingSafeEqual(Buffer.from(h, 'hex'), this.rootHash)) return ROOT;
     const cached = this.cache.get(h);
     return cached && cached.until > Date.now() ? cached.principal : undefined;
@@ -75,9 +78,9 @@ export class TokenService {
 
   /** The principal of a bearer token; UNAUTHORIZED when it is unknown or revoked. */
   async authenticate(token: string): Promise<Principal> {
-    const known = this.known(token);
-    if (known) return known;
     const h = hash(token);
+    const known = this.knownByHash(h);
+    if (known) return known;
     let rows: { id: string; name: string; role: Role }[];
     try {
       rows = (await this.pool.query('SELECT id, name, role FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL', [h])).rows;

@@ -2,21 +2,14 @@
  * The generic entity endpoints of `/openapi/v2/entity` and `/openapi/v3/entity` (datahub-behaviour.md
  * §5): thin adapters over {@link EntityService} that differ only in JSON shapes.
  */
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request } from 'express';
 import { SvcError, Violations } from '../../errors.ts';
 import { registry } from '../../registry/registry.ts';
 import type { Actor, AspectInput, EntityService, WriteMode } from '../../entities/entityService.ts';
 import { requireRole } from '../auth.ts';
-import { stringifyJson } from '../json.ts';
+import { sendJson as send } from '../json.ts';
 import { boolParam, enumParam, intParam, listParam, stringParam } from './queryParams.ts';
 import { aspectWrapper, batchItemAspects, entityShape, type ApiVersion } from './shapes.ts';
-
-/** Writes a JSON response directly (Express' `res.send` machinery costs more than the rest of a small write). */
-function send(res: Response, status: number, body: unknown): void {
-  const text = stringifyJson(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
 
 function actorOf(req: Request): Actor {
   return { urn: req.principal!.actor };

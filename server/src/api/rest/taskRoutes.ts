@@ -3,7 +3,7 @@ import { Router } from 'express';
 import type { Pool } from '../../db/pool.ts';
 import { SvcError } from '../../errors.ts';
 import { getTask, listTasks } from '../../tasks/taskQueue.ts';
-import { stringifyJson } from '../json.ts';
+import { sendJson } from '../json.ts';
 import { enumParam, intParam, stringParam } from './queryParams.ts';
 
 export function taskRoutes(pool: Pool): Router {
@@ -15,12 +15,12 @@ export function taskRoutes(pool: Pool): Router {
       state: enumParam(req, 'state', ['PENDING', 'RUNNING', 'SUCCEEDED', ''] as const, '') || undefined,
       limit: Math.min(intParam(req, 'count', 100, 1), 1000),
     });
-    res.type('application/json').send(stringifyJson({ tasks }));
+    sendJson(res, 200, { tasks });
   });
   router.get('/api/tasks/:id', async (req, res) => {
     const id = Number(req.params.id);
     if (!Number.isSafeInteger(id) || id <= 0) throw SvcError.validation([`task id: expected a positive integer, got "${req.params.id}"`]);
-    res.type('application/json').send(stringifyJson(await getTask(pool, id)));
+    sendJson(res, 200, await getTask(pool, id));
   });
   return router;
 }

@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import type { TokenService } from '../../auth/tokens.ts';
 import { requireRole } from '../auth.ts';
-import { stringifyJson } from '../json.ts';
+import { sendJson } from '../json.ts';
 
 export function tokenRoutes(tokens: TokenService): Router {
   const router = Router();
@@ -11,13 +11,13 @@ export function tokenRoutes(tokens: TokenService): Router {
     next();
   });
   router.post('/api/tokens', async (req, res) => {
-    res.status(201).type('application/json').send(stringifyJson(await tokens.create(req.body, req.principal!)));
+    sendJson(res, 201, await tokens.create(req.body, req.principal!));
   });
   router.get('/api/tokens', async (_req, res) => {
-    res.type('application/json').send(stringifyJson({ tokens: await tokens.list() }));
+    sendJson(res, 200, { tokens: await tokens.list() });
   });
   router.delete('/api/tokens/:id', async (req, res) => {
-    res.type('application/json').send(stringifyJson(await tokens.revoke(req.params.id)));
+    sendJson(res, 200, await tokens.revoke(req.params.id));
   });
   return router;
 }
