@@ -46,7 +46,7 @@ export function createApp(deps: AppDeps): Express {
       next();
     });
   }
-  app.use(healthRoutes(deps.pool, metrics));
+  healthRoutes(app, deps.pool, metrics);
 
   // The API documentation holds no data: it is open, so the browsable page works without a token.
   const doc = JSON.stringify(openapiDocument());
@@ -65,8 +65,8 @@ export function createApp(deps: AppDeps): Express {
   const api = express.Router();
   api.use(authenticate(deps.tokens, deps.config.authEnabled));
   api.use(express.json({ limit: deps.config.maxBodyBytes, strict: false, type: () => true }));
-  api.use(entityRoutes(deps.entities, 'v2'));
-  api.use(entityRoutes(deps.entities, 'v3'));
+  entityRoutes(api, deps.entities, 'v2');
+  entityRoutes(api, deps.entities, 'v3');
   api.use(tokenRoutes(deps.tokens));
   api.use(taskRoutes(deps.pool));
   app.use(api);

@@ -1,11 +1,14 @@
 /** `/health` (the process is up), `/ready` (database reachable, migrations applied), `/metrics`. */
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { Pool } from '../db/pool.ts';
 import { migrationsDone } from '../db/migrate.ts';
 import type { Metrics } from './metrics.ts';
 
-export function healthRoutes(pool: Pool, metrics: Metrics): Router {
-  const router = Router();
+/**
+ * Adds the operational routes to `router` (the app itself): directly, not in a router of their own,
+ * which every other request would leave unanswered and so pass on only at the event loop's next turn.
+ */
+export function healthRoutes(router: Router, pool: Pool, metrics: Metrics): void {
   router.get('/health', (_req, res) => {
     res.json({ status: 'UP' });
   });
@@ -20,5 +23,4 @@ export function healthRoutes(pool: Pool, metrics: Metrics): Router {
   router.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
-  return router;
 }

@@ -2,7 +2,7 @@
  * The generic entity endpoints of `/openapi/v2/entity` and `/openapi/v3/entity` (datahub-behaviour.md
  * §5): thin adapters over {@link EntityService} that differ only in JSON shapes.
  */
-import { Router, type Request } from 'express';
+import type { Request, Router } from 'express';
 import { SvcError, Violations } from '../../errors.ts';
 import { registry } from '../../registry/registry.ts';
 import type { Actor, AspectInput, EntityService, WriteMode } from '../../entities/entityService.ts';
@@ -38,14 +38,20 @@ function unwrapAspectBody(v: ApiVersion, body: unknown, aspect: string): { value
   return { value, systemMetadata };
 }
 
-export function entityRoutes(service: EntityService, v: ApiVersion): Router {
-  const router = Router();
-  // Full paths rather than a mount point: metrics label requests with `req.route.path`, which must be whole.
+/**
+ * Adds the routes of one API version to `router` (the authenticated API router), with full paths:
+ * metrics label requests with the route's path, which must be whole. Routes sit directly on the API
+ * router rather than in a router of their own: a request that leaves a router unanswered goes on only
+ * at the event loop's next turn, and every write would leave the v2 router that way. One route per
+ * path, its methods chained, so a path is matched once.
+ */
+export function entityRoutes(router: Router, service: EntityService, v: ApiVersion): void {
   const base = `/openapi/${v}/entity`;
-  // Requests for other paths leave this router at once instead of being tried against every route.
-  router.use((req, _res, next) => next(req.path.startsWith(`${base}/`) ? undefined : 'router'));
+  const listRoute = router.route(`${base}/:entityName`);
+  const entityRoute = router.route(`${base}/:entityName/:urn`);
+  const aspectRoute = router.route(`${base}/:entityName/:urn/:aspectName`);
 
-  router.get(`${base}/:entityName`, async (req, res) => {
+  listRoute.get(async (req, res) => {
     const spec = registry.entity(req.params.entityName);
     const query = stringParam(req, 'query');
     if (query !== undefined && query.trim() !== '*' && query.trim() !== '') {
@@ -65,7 +71,7 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
     send(res, 200, v === 'v3' ? { scrollId: page.scrollId ?? null, entities: items } : { scrollId: page.scrollId ?? null, results: items });
   });
 
-  router.post(`${base}/:entityName`, async (req, res) => {
+  listRoute.post(async (req, res) => {
     const spec = registry.entity(req.params.entityName);
     const body = requireBody(req);
     if (!Array.isArray(body)) throw SvcError.validation([`Expected a JSON array of ${v} entities`]);
@@ -97,20 +103,20 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
     send(res, 200, written.map((e) => entityShape(v, e, withSm)));
   });
 
-  router.head(`${base}/:entityName/:urn`, async (req, res) => {
+  entityRoute.head(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const found = await service.exists(target, undefined, boolParam(req, 'includeSoftDelete', false));
     res.status(found ? 204 : 404).end();
   });
 
-  router.get(`${base}/:entityName/:urn`, async (req, res) => {
+  entityRoute.get(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const entity = await service.getEntity(target, listParam(req, 'aspects', 'aspectNames'));
     if (!entity) throw SvcError.notFound(`${target.urn} does not exist`);
     send(res, 200, entityShape(v, entity, boolParam(req, 'systemMetadata', false)));
   });
 
-  router.delete(`${base}/:entityName/:urn`, async (req, res) => {
+  entityRoute.delete(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const listed = listParam(req, 'aspects');
     // No aspects named: the whole entity; clear=true: every aspect but the key.
@@ -121,14 +127,14 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
     res.status(200).end();
   });
 
-  router.head(`${base}/:entityName/:urn/:aspectName`, async (req, res) => {
+  aspectRoute.head(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     registry.aspect(target.spec, req.params.aspectName);
     const found = await service.exists(target, req.params.aspectName, boolParam(req, 'includeSoftDelete', false));
     res.status(found ? 204 : 404).end();
   });
 
-  router.get(`${base}/:entityName/:urn/:aspectName`, async (req, res) => {
+  aspectRoute.get(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const stored = await service.getAspect(target, req.params.aspectName, intParam(req, 'version', 0, 0));
     if (!stored) throw SvcError.notFound(`${target.urn} has no aspect ${req.params.aspectName}`);
@@ -136,7 +142,7 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
     send(res, 200, v === 'v2' ? wrapper : { urn: target.urn, [stored.aspect]: wrapper });
   });
 
-  router.post(`${base}/:entityName/:urn/:aspectName`, async (req, res) => {
+  aspectRoute.post(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const aspect = registry.aspect(target.spec, req.params.aspectName);
     const body = unwrapAspectBody(v, requireBody(req), aspect.name);
@@ -148,7 +154,7 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
     send(res, status, entityShape(v, written!, withSm));
   });
 
-  router.patch(`${base}/:entityName/:urn/:aspectName`, async (req, res) => {
+  aspectRoute.patch(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     registry.aspect(target.spec, req.params.aspectName);
     const body = requireBody(req);
@@ -159,7 +165,7 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
     send(res, 200, entityShape(v, entity, withSm));
   });
 
-  router.delete(`${base}/:entityName/:urn/:aspectName`, async (req, res) => {
+  aspectRoute.delete(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const aspect = registry.aspect(target.spec, req.params.aspectName);
     requireRole(req, service.isHardDelete(target, [aspect.name]) ? 'admin' : 'writer', 'DELETE');
@@ -167,5 +173,4 @@ export function entityRoutes(service: EntityService, v: ApiVersion): Router {
     res.status(200).end();
   });
 
-  return router;
 }
