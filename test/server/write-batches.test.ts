@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SvcError } from '../../server/src/errors.ts';
 import { WriteBatcher } from '../../server/src/entities/writeBatcher.ts';
-import type { AspectWrite } from '../../server/src/entities/aspectStore.ts';
+import { writeAspect, writeAspects, type AspectWrite } from '../../server/src/entities/aspectStore.ts';
 import { enc, sql, startTestServer, type TestServer } from '../support/testServer.ts';
 
 let s: TestServer;
@@ -121,6 +121,57 @@ test('writes of one aspect in one batch apply in arrival order, each keeping the
     { version: 1, d: 'v1' },
     { version: 2, d: 'v2' },
   ]);
+});
+
+/**
+ * A batch of plain upserts covering every case: an update, an unchanged value (keys reordered), a new
+ * entity with two aspects, a new aspect of an existing entity. `prefix` keeps two copies apart.
+ */
+async function upsertScenario(prefix: string): Promise<AspectWrite[]> {
+  const n = (x: string) => `${prefix}_${x}`;
+  const same = { description: 'same', customProperties: { team: 'a' } };
+  for (const w of [write(n('updated'), 'old'), write(n('unchanged'), '', { value: same }), write(n('existing'), 'has a key')]) await writeAspect(s.svc.pool, w);
+  const status = (name: string): Partial<AspectWrite> => ({ aspect: 'status', value: { removed: false }, key: write(name, '').key });
+  return [
+    write(n('existing'), '', { ...status(n('existing')), systemMetadata: { runId: 'second' } }),
+    write(n('new'), 'fresh', { systemMetadata: { runId: 'first-of-new' } }),
+    write(n('new'), '', { ...status(n('new')), systemMetadata: { runId: 'second-of-new' } }),
+    // The same value with its keys in another order: unchanged.
+    write(n('unchanged'), '', { value: { customProperties: { team: 'a' }, description: 'same' }, systemMetadata: { runId: 'touched' } }),
+    write(n('updated'), 'new'),
+  ];
+}
+
+/** Every stored row of the scenario's entities, with the prefix taken out of the URNs. */
+async function scenarioRows(prefix: string) {
+  const rows = await sql<Record<string, unknown>>(
+    s.databaseUrl,
+    `SELECT replace(urn, $1, 'x_') AS urn, aspect, version::int, replace(metadata::text, $1, 'x_') AS metadata, system_metadata, created_by
+       FROM aspects WHERE urn LIKE $2 ORDER BY 1, 2, 3`,
+    [`${prefix}_`, `%,${prefix}\\_%`],
+  );
+  assert.ok(rows.length > 0);
+  return rows;
+}
+
+test('a batch of upserts has the outcomes and rows of the same writes made one by one', async () => {
+  const batch = await upsertScenario('set');
+  const outcomes = await writeAspects(s.svc.pool, [...batch].sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0)));
+  const byOne: string[] = [];
+  for (const w of await upsertScenario('one')) byOne.push(await writeAspect(s.svc.pool, w));
+  // The batch went in URN order; compare outcomes per write.
+  const sortedNames = [...batch].map((w, i) => [w.urn.replace('set_', ''), i] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const setByWrite = new Map<number, string>(sortedNames.map(([, i], k) => [i, outcomes[k]!]));
+  assert.deepEqual(batch.map((_, i) => setByWrite.get(i)), byOne);
+  assert.deepEqual(byOne, ['created', 'created', 'created', 'unchanged', 'updated']);
+  assert.deepEqual(await scenarioRows('set'), await scenarioRows('one'));
+  // What that means: history kept, one key for the new entity (from its first row), an unchanged value
+  // only re-stamped.
+  const rows = await scenarioRows('set');
+  const of = (name: string, aspect: string) => rows.filter((r) => String(r.urn).includes(`,x_${name},`) && r.aspect === aspect);
+  assert.deepEqual(of('updated', 'datasetProperties').map((r) => [r.version, r.metadata]), [[0, '{"description":"new"}'], [1, '{"description":"old"}']]);
+  assert.deepEqual(of('new', 'datasetKey').map((r) => (r.system_metadata as { runId: string }).runId), ['first-of-new']);
+  assert.deepEqual(of('unchanged', 'datasetProperties').map((r) => [r.version, (r.system_metadata as { runId: string }).runId]), [[0, 'touched']]);
 });
 
 test('concurrent HTTP writes: CREATE of one aspect succeeds once, upserts of distinct entities all land', async () => {

@@ -82,25 +82,34 @@ export async function writeAspect(db: Db, w: AspectWrite): Promise<WriteOutcome>
 /** A batch row's outcome: a failed CREATE precondition is reported (its row wrote nothing), not raised. */
 export type BatchOutcome = WriteOutcome | `precondition:${string}`;
 
+/** `SELECT svc_write_aspects(…)` for batches of n rows: seven arrays, then the n values. */
+const batchStatements: string[] = [];
+function batchStatement(n: number): string {
+  const values = Array.from({ length: n }, (_, i) => `$${i + 8}::json`).join(', ');
+  return (batchStatements[n] ??= `SELECT svc_write_aspects($1, $2, $3, $4, $5, $6, $7, ${values}) AS outcomes`);
+}
+
 /**
- * Writes aspects in the given order through `svc_write_aspects` (see migration 003): one statement,
- * so all of them commit together, or none when the statement fails.
+ * Writes aspects in the given order through `svc_write_aspects` (see migrations 003 and 004): one
+ * statement, so all of them commit together, or none when the statement fails. The small fields go
+ * as arrays; each value goes as a parameter of its own, which the driver sends as it is (in an
+ * array it would escape it character by character). One prepared statement per batch size.
  */
 export async function writeAspects(db: Db, ws: AspectWrite[]): Promise<BatchOutcome[]> {
   const rows = await q<{ outcomes: BatchOutcome[] }>(
     db,
-    'SELECT svc_write_aspects($1, $2, $3, $4, $5, $6, $7, $8) AS outcomes',
+    batchStatement(ws.length),
     [
       ws.map((w) => w.urn),
       ws.map((w) => w.aspect),
       ws.map((w) => w.keyAspect),
       ws.map((w) => JSON.stringify(w.key)),
-      ws.map((w) => JSON.stringify(w.value)),
       ws.map((w) => JSON.stringify(w.systemMetadata)),
       ws.map((w) => w.actor),
       ws.map((w) => w.mode),
+      ...ws.map((w) => JSON.stringify(w.value)),
     ],
-    'svc_write_aspects',
+    `svc_write_aspects_${ws.length}`,
   );
   return rows[0]!.outcomes;
 }
