@@ -2,7 +2,7 @@
  * API tokens: the root token (from `SVC_ADMIN_TOKEN`, or generated once and saved under
  * `SVC_DATA_DIR`) and tokens an admin creates, stored as SHA-256 hashes with a role.
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { hash as digest, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError, Violations } from '../errors.ts';
@@ -28,7 +28,8 @@ export interface TokenInfo {
   revokedAt: string | null;
 }
 
-const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+// One-shot hashing: this runs on every API request.
+const hash = (token: string) => digest('sha256', token, 'hex');
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /**
  * How long a verified token is trusted without asking the database again. A revocation is immediate on

@@ -53,6 +53,8 @@ export interface ListOptions {
 
 export const MAX_PAGE = 1000;
 
+const NO_HOOKS: readonly AspectHook[] = Object.freeze([]);
+
 interface CheckedWrite {
   target: EntityUrn;
   aspect: AspectSpec;
@@ -62,6 +64,8 @@ interface CheckedWrite {
 
 export class EntityService {
   private readonly hooks: AspectHook[] = [];
+  /** The hooks of each aspect name, kept as hooks are added: every write asks. */
+  private readonly hooksByAspect = new Map<string, AspectHook[]>();
   private readonly batcher: WriteBatcher;
 
   constructor(private readonly pool: Pool) {
@@ -76,18 +80,18 @@ export class EntityService {
   /** Attaches a domain module's rules (see {@link AspectHook}). */
   addHook(hook: AspectHook): void {
     this.hooks.push(hook);
+    for (const aspect of hook.aspects) this.hooksByAspect.set(aspect, [...this.hooksFor(aspect), hook]);
   }
 
-  private hooksFor(aspect: string): AspectHook[] {
-    return this.hooks.filter((h) => h.aspects.includes(aspect));
+  private hooksFor(aspect: string): readonly AspectHook[] {
+    return this.hooksByAspect.get(aspect) ?? NO_HOOKS;
   }
 
   /** Applies the read filters of every hook to aspects about to be returned. */
   private async filterRead(aspects: StoredAspect[]): Promise<void> {
     for (const hook of this.hooks) {
-      if (!hook.filterRead) continue;
-      const mine = aspects.filter((a) => hook.aspects.includes(a.aspect));
-      if (mine.length) await hook.filterRead(mine, this.pool);
+      if (!hook.filterRead || !aspects.some((a) => hook.aspects.includes(a.aspect))) continue;
+      await hook.filterRead(aspects.filter((a) => hook.aspects.includes(a.aspect)), this.pool);
     }
   }
 
@@ -183,10 +187,10 @@ export class EntityService {
     const now = Date.now();
     const writeAll = async (tx: Db): Promise<StoredAspect[]> => {
       const written: StoredAspect[] = [];
-      const items = checked.map((w) => ({ target: w.target, aspect: w.aspect.name, value: w.value }));
       for (const h of this.hooks) {
-        const mine = items.filter((i) => h.aspects.includes(i.aspect));
-        if (mine.length) await h.beforeWrites?.(mine, tx);
+        if (!h.beforeWrites) continue;
+        const mine = checked.filter((w) => h.aspects.includes(w.aspect.name));
+        if (mine.length) await h.beforeWrites(mine.map((w) => ({ target: w.target, aspect: w.aspect.name, value: w.value })), tx);
       }
       for (const w of checked) {
         const systemMetadata = { ...w.systemMetadata, lastObserved: now };
