@@ -87,6 +87,10 @@ export class EntityService {
     return this.hooksByAspect.get(aspect) ?? NO_HOOKS;
   }
 
+  private hasHooks(w: CheckedWrite): boolean {
+    return this.hooksByAspect.has(w.aspect.name);
+  }
+
   /** Applies the read filters of every hook to aspects about to be returned. */
   private async filterRead(aspects: StoredAspect[]): Promise<void> {
     for (const hook of this.hooks) {
@@ -182,44 +186,49 @@ export class EntityService {
   async write(inputs: AspectInput[], mode: WriteMode, actor: Actor): Promise<EntityRecord[]> {
     // Entities in URN order, so two batches lock their entities in the same order and never deadlock;
     // within an entity, aspects with hooks last, so an entity created by this request exists for them.
-    const hooked = (w: CheckedWrite) => Number(this.hooksFor(w.aspect.name).length > 0);
-    const checked = this.check(inputs).sort((a, b) => (a.target.urn < b.target.urn ? -1 : a.target.urn > b.target.urn ? 1 : hooked(a) - hooked(b)));
-    const now = Date.now();
-    const writeAll = async (tx: Db): Promise<StoredAspect[]> => {
-      const written: StoredAspect[] = [];
-      for (const h of this.hooks) {
-        if (!h.beforeWrites) continue;
-        const mine = checked.filter((w) => h.aspects.includes(w.aspect.name));
-        if (mine.length) await h.beforeWrites(mine.map((w) => ({ target: w.target, aspect: w.aspect.name, value: w.value })), tx);
-      }
-      for (const w of checked) {
-        const systemMetadata = { ...w.systemMetadata, lastObserved: now };
-        let value = w.value;
-        if (w.aspect.timeseries) {
-          // A time series only grows: CREATE of the aspect means nothing for it, CREATE_ENTITY still applies.
-          await writeAspect(tx, { ...keyWrite(w.target, systemMetadata, actor), mode: mode === 'create_entity' ? mode : 'upsert' });
-          await insertTimeseries(tx, {
-            entityType: w.target.spec.name,
-            aspect: w.aspect.name,
-            urn: w.target.urn,
-            timestampMillis: (w.value as { timestampMillis: number }).timestampMillis,
-            value: w.value,
-            systemMetadata,
-            actor: actor.urn,
-          });
-        } else {
-          value = await this.storeAspect(tx, { target: w.target, aspect: w.aspect, value: w.value, kind: 'set', actor }, systemMetadata, mode);
-        }
-        written.push({ urn: w.target.urn, aspect: w.aspect.name, version: 0, value, systemMetadata, createdOn: new Date(now), createdBy: actor.urn });
-      }
-      return written;
-    };
+    const checked = this.check(inputs).sort((a, b) =>
+      a.target.urn < b.target.urn ? -1 : a.target.urn > b.target.urn ? 1 : Number(this.hasHooks(a)) - Number(this.hasHooks(b)),
+    );
     // One versioned aspect without hooks is one atomic statement: no transaction of its own; it joins
     // a group commit with the other such writes in flight (see WriteBatcher).
-    const single = checked.length === 1 && !checked[0]!.aspect.timeseries && this.hooksFor(checked[0]!.aspect.name).length === 0;
-    const results = single ? await writeAll(this.pool) : await inTransaction(this.pool, writeAll);
+    const single = checked.length === 1 && !checked[0]!.aspect.timeseries && !this.hasHooks(checked[0]!);
+    const now = Date.now();
+    const results = single
+      ? await this.writeChecked(this.pool, checked, mode, actor, now)
+      : await inTransaction(this.pool, (tx) => this.writeChecked(tx, checked, mode, actor, now));
     await this.filterRead(results);
     return groupByUrn(results);
+  }
+
+  /** The writing half of {@link write}, on `tx` (the pool itself for a single write). */
+  private async writeChecked(tx: Db, checked: CheckedWrite[], mode: WriteMode, actor: Actor, now: number): Promise<StoredAspect[]> {
+    const written: StoredAspect[] = [];
+    for (const h of this.hooks) {
+      if (!h.beforeWrites) continue;
+      const mine = checked.filter((w) => h.aspects.includes(w.aspect.name));
+      if (mine.length) await h.beforeWrites(mine.map((w) => ({ target: w.target, aspect: w.aspect.name, value: w.value })), tx);
+    }
+    for (const w of checked) {
+      const systemMetadata = { ...w.systemMetadata, lastObserved: now };
+      let value = w.value;
+      if (w.aspect.timeseries) {
+        // A time series only grows: CREATE of the aspect means nothing for it, CREATE_ENTITY still applies.
+        await writeAspect(tx, { ...keyWrite(w.target, systemMetadata, actor), mode: mode === 'create_entity' ? mode : 'upsert' });
+        await insertTimeseries(tx, {
+          entityType: w.target.spec.name,
+          aspect: w.aspect.name,
+          urn: w.target.urn,
+          timestampMillis: (w.value as { timestampMillis: number }).timestampMillis,
+          value: w.value,
+          systemMetadata,
+          actor: actor.urn,
+        });
+      } else {
+        value = await this.storeAspect(tx, { target: w.target, aspect: w.aspect, value: w.value, kind: 'set', actor }, systemMetadata, mode);
+      }
+      written.push({ urn: w.target.urn, aspect: w.aspect.name, version: 0, value, systemMetadata, createdOn: new Date(now), createdBy: actor.urn });
+    }
+    return written;
   }
 
   /**

@@ -17,29 +17,30 @@ export interface Urn {
 const PREFIX = 'urn:li:';
 const ENTITY_TYPE = /^[A-Za-z][A-Za-z0-9_]*$/;
 
+function fail(raw: string, why: string): never {
+  throw SvcError.invalidUrn(raw, new Error(why));
+}
+
 /** Parses a URN; throws INVALID_URN (`Invalid urn!: <urn>`) when it is not well formed. */
 export function parseUrn(raw: string): Urn {
-  const fail = (why: string): never => {
-    throw SvcError.invalidUrn(raw, new Error(why));
-  };
-  if (typeof raw !== 'string' || !raw.startsWith(PREFIX)) fail('must start with urn:li:');
+  if (typeof raw !== 'string' || !raw.startsWith(PREFIX)) fail(raw, 'must start with urn:li:');
   const rest = raw.slice(PREFIX.length);
   const colon = rest.indexOf(':');
-  if (colon <= 0) fail('missing entity type');
+  if (colon <= 0) fail(raw, 'missing entity type');
   const entityType = rest.slice(0, colon);
-  if (!ENTITY_TYPE.test(entityType)) fail('bad entity type');
+  if (!ENTITY_TYPE.test(entityType)) fail(raw, 'bad entity type');
   const id = rest.slice(colon + 1);
-  if (id.length === 0) fail('empty id');
-  if (/[\r\n\t]/.test(id)) fail('control characters in id');
+  if (id.length === 0) fail(raw, 'empty id');
+  if (/[\r\n\t]/.test(id)) fail(raw, 'control characters in id');
   let parts: string[] = [id];
   if (id.startsWith('(')) {
-    if (!id.endsWith(')')) fail('unterminated tuple');
+    if (!id.endsWith(')')) fail(raw, 'unterminated tuple');
     const split = splitTuple(id.slice(1, -1));
-    if (split === undefined) fail('unbalanced parentheses');
-    parts = split!;
-    if (parts.some((p) => p.length === 0)) fail('empty tuple part');
+    if (split === undefined) fail(raw, 'unbalanced parentheses');
+    parts = split;
+    if (parts.some((p) => p.length === 0)) fail(raw, 'empty tuple part');
   } else if (!balanced(id)) {
-    fail('unbalanced parentheses');
+    fail(raw, 'unbalanced parentheses');
   }
   return { entityType, id, parts };
 }
