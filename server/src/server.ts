@@ -72,6 +72,9 @@ export async function startSvc(config: Config, log: Logger): Promise<Svc> {
             server.close(() => resolve());
             server.closeIdleConnections();
           });
+          // Requests whose clients went away are not waited for by the HTTP server; their queued
+          // writes are, before the pool closes under them.
+          await entities.drain();
           await tasks.stop();
           await pool.end();
           await database.stop();

@@ -123,6 +123,18 @@ test('writes of one aspect in one batch apply in arrival order, each keeping the
   ]);
 });
 
+test('drain resolves once every queued write is committed', async () => {
+  const batcher = new WriteBatcher(s.svc.pool);
+  await batcher.drain(); // nothing queued: at once
+  const names = Array.from({ length: 12 }, (_, i) => `drain_${i}`);
+  const settled: string[] = [];
+  for (const n of names) void batcher.write(write(n, `d-${n}`)).then(() => settled.push(n));
+  await batcher.drain();
+  assert.deepEqual([...settled].sort(), [...names].sort());
+  const rows = await stored(names);
+  for (const n of names) assert.equal(rows.get(urnOf(n)), `d-${n}`);
+});
+
 /**
  * A batch of plain upserts covering every case: an update, an unchanged value (keys reordered), a new
  * entity with two aspects, a new aspect of an existing entity. `prefix` keeps two copies apart.

@@ -72,6 +72,11 @@ export class EntityService {
     this.batcher = new WriteBatcher(pool);
   }
 
+  /** Resolves once the single-aspect writes queued so far have settled (see {@link WriteBatcher.drain}). */
+  drain(): Promise<void> {
+    return this.batcher.drain();
+  }
+
   /** What the group commit of single-aspect writes did so far (see {@link WriteBatcher}). */
   get writeBatchStats(): Readonly<WriteBatchStats> {
     return this.batcher.stats;

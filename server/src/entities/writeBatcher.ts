@@ -38,6 +38,7 @@ export class WriteBatcher {
   readonly stats: WriteBatchStats = { writes: 0, statements: 0, fallbacks: 0 };
   private readonly queue: Queued[] = [];
   private inFlight = 0;
+  private drained: (() => void)[] = [];
 
   constructor(private readonly pool: Pool) {}
 
@@ -57,6 +58,16 @@ export class WriteBatcher {
         this.pump();
       });
     }
+    if (this.inFlight === 0 && this.queue.length === 0) for (const done of this.drained.splice(0)) done();
+  }
+
+  /**
+   * Resolves once every write queued so far has settled (a stopping server calls it before it closes
+   * the pool: a write whose client went away is still committed, not cut off).
+   */
+  drain(): Promise<void> {
+    if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
   }
 
   private async send(batch: Queued[]): Promise<void> {
