@@ -2,7 +2,7 @@
  * Write-path benchmark: aspect upserts per second through svc's HTTP API at concurrency 16, against
  * raw `pg` upserts of the same rows into the same table shape, in the same run, on the same Postgres.
  *
- *   npm run bench:write-path -- [--seconds 12] [--rounds 3] [--concurrency 16]
+ *   npm run bench:write-path -- [--seconds 12] [--rounds 6] [--concurrency 16]
  *
  * Two passes: inserts (a new entity per request), then updates of the aspects the inserts created.
  * Each pass runs in interleaved rounds (svc for seconds/rounds, then the raw side for as many rows,
@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { benchPostgres, createDb, printTable, rawUpserts, runWrk, startBenchServer, type BenchRow } from './benchSupport.ts';
 
 const { values: args } = parseArgs({
-  options: { seconds: { type: 'string', default: '12' }, rounds: { type: 'string', default: '3' }, concurrency: { type: 'string', default: '16' } },
+  options: { seconds: { type: 'string', default: '12' }, rounds: { type: 'string', default: '6' }, concurrency: { type: 'string', default: '16' } },
 });
 const SECONDS = Number(args.seconds);
 const ROUNDS = Number(args.rounds);
