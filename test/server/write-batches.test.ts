@@ -1,6 +1,7 @@
 /**
- * Group commit of single-aspect writes (server/src/entities/writeBatcher.ts): writes queued behind busy
- * slots share one statement, yet each succeeds or fails on its own, in arrival order per entity.
+ * Group commit of single-aspect writes (server/src/entities/writeBatcher.ts): writes queued behind a
+ * statement in flight share one statement, yet each succeeds or fails on its own, in arrival order per
+ * entity.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,10 +43,10 @@ async function stored(names: string[]): Promise<Map<string, string>> {
   return new Map(rows.map((r) => [r.urn, r.d]));
 }
 
-test('writes queued while the slots are busy share statements, and every one of them is stored', async () => {
+test('writes queued behind a statement in flight share statements, and every one of them is stored', async () => {
   const batcher = new WriteBatcher(s.svc.pool);
   const names = Array.from({ length: 30 }, (_, i) => `grouped_${i}`);
-  // Issued together: the first ones take the free slots, the rest queue and go out as batches.
+  // Issued together: the first goes out at once, the rest queue and go out as batches.
   const outcomes = await Promise.all(names.map((n) => batcher.write(write(n, `d-${n}`))));
   assert.deepEqual(outcomes, names.map(() => 'created'));
   assert.equal(batcher.stats.writes, 30);
@@ -64,7 +65,7 @@ test('a failed CREATE precondition in a batch fails that write alone', async () 
   const results = await Promise.allSettled([
     batcher.write(write('slot_a', 'a')),
     batcher.write(write('slot_b', 'b')),
-    // These three queue behind the two above and share one statement.
+    // These queue behind the first write and share one statement.
     batcher.write(write('taken', 'second', { mode: 'create' })),
     batcher.write(write('fresh_1', 'f1', { mode: 'create' })),
     batcher.write(write('fresh_2', 'f2', { mode: 'create_entity' })),
