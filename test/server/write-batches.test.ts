@@ -58,6 +58,18 @@ test('writes queued behind a statement in flight share statements, and every one
   assert.equal(keys[0]!.n, 30);
 });
 
+test('a second statement goes out beside the one in flight only once 8 writes wait', async () => {
+  // Issued in one go: the first write goes alone; the next 8 wait and then go out beside it; the
+  // last 2 wait for a statement to return.
+  const many = new WriteBatcher(s.svc.pool);
+  await Promise.all(Array.from({ length: 11 }, (_, i) => many.write(write(`second_${i}`, 'x'))));
+  assert.deepEqual(many.stats, { writes: 11, statements: 3, fallbacks: 0 });
+  // Fewer than 8 waiting: they wait for the first statement and go out together after it.
+  const few = new WriteBatcher(s.svc.pool);
+  await Promise.all(Array.from({ length: 5 }, (_, i) => few.write(write(`few_${i}`, 'x'))));
+  assert.deepEqual(few.stats, { writes: 5, statements: 2, fallbacks: 0 });
+});
+
 test('a failed CREATE precondition in a batch fails that write alone', async () => {
   const batcher = new WriteBatcher(s.svc.pool);
   await batcher.write(write('taken', 'first'));
