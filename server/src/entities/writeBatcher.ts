@@ -2,8 +2,9 @@
  * Group commit for single-aspect writes made outside a transaction (the hot path: `POST` of one
  * aspect). A write goes out at once when no statement of the batcher is in flight; writes arriving
  * while one is wait, and go out together when it returns (or beside it, once enough of them wait):
- * one statement, one commit and one round trip for all of them. Under load this is what keeps the database's per-statement and
- * per-commit costs, and the driver's per-query costs, from being paid once per request.
+ * one statement, one commit and one round trip for all of them. Under load this is what keeps the
+ * database's per-statement and per-commit costs, and the driver's per-query costs, from being paid
+ * once per request.
  *
  * Each write still succeeds or fails on its own: a failed CREATE precondition is reported per row,
  * and when a batch fails as a whole (a lost connection, a deadlock with another transaction) its
@@ -45,7 +46,7 @@ export class WriteBatcher {
   readonly stats: WriteBatchStats = { writes: 0, statements: 0, fallbacks: 0 };
   private readonly queue: Queued[] = [];
   private inFlight = 0;
-  private drained: (() => void)[] = [];
+  private readonly drained: (() => void)[] = [];
 
   constructor(private readonly pool: Pool) {}
 
