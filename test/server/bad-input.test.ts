@@ -133,6 +133,19 @@ describe('rejections that change nothing', () => {
     });
   });
 
+  test('a path no route serves is 404 saying so, unlike a missing entity (empty body)', async () => {
+    for (const [method, path] of [['GET', '/openapi/v4/entity/dataset'], ['PUT', statusPath]] as const) {
+      await expectRejected(s, () => s.request(path, { method, body: method === 'PUT' ? '{}' : undefined }), 404, (body) => {
+        assert.deepEqual(JSON.parse(body), {
+          error: 'Not Found',
+          message: `No route for ${method} ${path.split('?')[0]}: see /openapi/v3/api-docs for the API`,
+        });
+      });
+    }
+    const res = await s.request('/openapi/v4/entity/dataset');
+    assert.equal(res.headers.get('not-found-reason'), null);
+  });
+
   test('a malformed query parameter is 400 saying what was expected', async () => {
     await expectRejected(s, () => s.request('/openapi/v3/entity/dataset?count=abc'), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /query parameter count: expected an integer >= 1, got "abc"/);

@@ -72,7 +72,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(api);
 
   app.use((req) => {
-    throw SvcError.notFound(`No route for ${req.method} ${req.path}`);
+    throw new SvcError('NOT_FOUND', `No route for ${req.method} ${req.path}: see /openapi/v3/api-docs for the API`);
   });
   app.use(errorHandler(deps.log));
   return app;

@@ -7,11 +7,12 @@ import { SvcError, toSvcError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { sendJson } from './json.ts';
 
-/** The JSON body for an error; undefined means an empty body (404). */
+/** The JSON body for an error; undefined means an empty body (a missing entity or aspect, as DataHub). */
 export function errorBody(err: SvcError): Record<string, unknown> | undefined {
   switch (err.code) {
     case 'NOT_FOUND':
-      return undefined;
+      // Something without a reason (no route for the path, say) tells the caller what was not found.
+      return err.notFoundReason ? undefined : { error: err.title, message: err.message };
     case 'INVALID_URN':
     case 'FORBIDDEN':
       // DataHub's forms: {"error":"Invalid urn!: <urn>"}, {"error":"<actor> is unauthorized to <OP> entities."}
@@ -35,7 +36,7 @@ function fromBodyParser(err: unknown): SvcError | undefined {
 }
 
 export function sendError(res: Response, err: SvcError): void {
-  if (err.code === 'NOT_FOUND') res.setHeader('Not-Found-Reason', err.notFoundReason ?? 'ENTITY');
+  if (err.notFoundReason) res.setHeader('Not-Found-Reason', err.notFoundReason);
   if (err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
   const body = errorBody(err);
   if (body === undefined) res.status(err.httpStatus).end();
