@@ -30,8 +30,10 @@ interface Running {
   output: () => string;
 }
 
-async function startServer(port: number, extraEnv: Record<string, string> = {}): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
+/** Starts `server/src/main.ts` with node, or with `npm start` (the README's command) when `viaNpm`. */
+async function startServer(port: number, extraEnv: Record<string, string> = {}, viaNpm = false): Promise<Running> {
+  const [command, args] = viaNpm ? ['npm', ['start', '--silent']] : [process.execPath, ['--import', 'tsx', join(ROOT, 'server/src/main.ts')]];
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ADMIN_TOKEN: '', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -103,6 +105,22 @@ test('starts with no database configured, keeps data across a restart, stops cle
     second.child.kill('SIGTERM');
     assert.equal(await exited(second.child), 0);
   }
+});
+
+test('SIGTERM to the `npm start` process stops the server and its Postgres (npm runs the server in its own place)', async () => {
+  const running = await startServer(await freePort(), {}, true);
+  const pgPid = postmasterPid();
+  const serverPid = Number(execFileSync('pgrep', ['-P', String(running.child.pid)]).toString().trim());
+  assert.match(readFileSync(`/proc/${serverPid}/cmdline`, 'utf8'), /server\/src\/main\.ts/, 'npm\'s child is the server itself, not a shell');
+  running.child.kill('SIGTERM');
+  await exited(running.child);
+  const deadline = Date.now() + 15_000;
+  while ((alive(serverPid) || alive(pgPid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const orphaned = alive(serverPid);
+  if (orphaned) process.kill(serverPid, 'SIGKILL'); // so that a failure here leaves nothing running
+  assert.equal(orphaned, false, 'the server stopped');
+  assert.equal(alive(pgPid), false, 'its Postgres stopped');
+  assert.match(running.output(), /shutting down: finishing in-flight requests/);
 });
 
 test('a second server on the same data directory refuses to start with a clear message', async () => {
