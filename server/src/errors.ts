@@ -11,8 +11,8 @@ export const ERROR_CODES = {
   FORBIDDEN: { http: 403, graphql: 'FORBIDDEN', title: 'Forbidden' },
   NOT_FOUND: { http: 404, graphql: 'NOT_FOUND', title: 'Not Found' },
   CONFLICT: { http: 409, graphql: 'CONFLICT', title: 'Conflict' },
-  // DataHub answers failed preconditions with the validation body, status 412.
-  PRECONDITION: { http: 412, graphql: 'PRECONDITION_FAILED', title: 'Validation Error' },
+  PRECONDITION: { http: 412, graphql: 'PRECONDITION_FAILED', title: 'Precondition Failed' },
+  REQUEST_TIMEOUT: { http: 408, graphql: 'BAD_REQUEST', title: 'Request Timeout' },
   PAYLOAD_TOO_LARGE: { http: 413, graphql: 'BAD_REQUEST', title: 'Payload Too Large' },
   UNSUPPORTED_MEDIA_TYPE: { http: 415, graphql: 'BAD_REQUEST', title: 'Unsupported Media Type' },
   UNAVAILABLE: { http: 503, graphql: 'SERVICE_UNAVAILABLE', title: 'Service Unavailable' },
@@ -29,6 +29,8 @@ export interface SvcErrorOptions {
   /** Every violation found, for VALIDATION errors; the message joins them. */
   violations?: string[];
   notFoundReason?: NotFoundReason;
+  /** For FORBIDDEN: what the operation needs, beside DataHub's one-line `error`. */
+  detail?: string;
 }
 
 /** A failure with a code from the closed set; `message` is safe to show to the caller (except INTERNAL). */
@@ -36,6 +38,7 @@ export class SvcError extends Error {
   readonly code: ErrorCode;
   readonly violations: string[];
   readonly notFoundReason: NotFoundReason | undefined;
+  readonly detail: string | undefined;
 
   constructor(code: ErrorCode, message: string, opts: SvcErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -43,6 +46,7 @@ export class SvcError extends Error {
     this.code = code;
     this.violations = opts.violations ?? [];
     this.notFoundReason = opts.notFoundReason;
+    this.detail = opts.detail;
   }
 
   get httpStatus(): number {
@@ -63,7 +67,16 @@ export class SvcError extends Error {
     return new SvcError('INVALID_URN', `Invalid urn!: ${urn}`, { cause });
   }
 
-  static notFound(message: string, reason: NotFoundReason = 'ENTITY'): SvcError {
+  /**
+   * A caller whose role does not permit the operation: `line` is DataHub's form
+   * (`<actor> is unauthorized to UPDATE entities.`), `detail` says what is needed.
+   */
+  static forbidden(line: string, detail: string): SvcError {
+    return new SvcError('FORBIDDEN', line, { detail });
+  }
+
+  /** Something missing: an entity or aspect (with its reason: an empty 404, as DataHub) or anything else (a message). */
+  static notFound(message: string, reason?: NotFoundReason): SvcError {
     return new SvcError('NOT_FOUND', message, { notFoundReason: reason });
   }
 }

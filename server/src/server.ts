@@ -9,6 +9,7 @@ import { createPool, type Pool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
 import { openDatabase } from './db/embeddedPostgres.ts';
 import { EntityService } from './entities/entityService.ts';
+import { loadScrollSecret, ScrollIds } from './entities/scrollIds.ts';
 import { rootToken, TokenService } from './auth/tokens.ts';
 import { createApp, createHttpServer } from './api/app.ts';
 import { TaskRunner } from './tasks/taskRunner.ts';
@@ -39,14 +40,14 @@ export async function startSvc(config: Config, log: Logger): Promise<Svc> {
     if (applied.length) log.info({ applied }, 'migrations applied');
     const root = rootToken(config.adminToken, config.dataDir);
     const tokens = new TokenService(pool, root.token);
-    const entities = new EntityService(pool);
+    const entities = new EntityService(pool, new ScrollIds(await loadScrollSecret(pool)));
     const tasks = new TaskRunner(pool, log);
     for (const hook of structuredPropertyHooks(() => tasks.kick())) entities.addHook(hook);
     tasks.register(HARD_DELETE_TASK, hardDeleteCleanup(pool));
     tasks.register(STALE_VALUES_TASK, staleValuesCleanup(pool));
     await entities.write(bootstrapAspects(), 'upsert', { urn: 'urn:li:corpuser:__svc_system' });
     const app = createApp({ config, pool, entities, tokens, log });
-    const server: Server = createHttpServer(app);
+    const server: Server = createHttpServer(app, config.requestTimeoutMs);
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
         reject(err.code === 'EADDRINUSE' ? new Error(`port ${config.port} is already in use (set PORT to another one)`, { cause: err }) : err),

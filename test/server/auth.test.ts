@@ -41,7 +41,9 @@ describe('roles', () => {
     assert.equal((read as { status: { auditStamp: { actor: string } } }).status.auditStamp.actor, 'urn:li:corpuser:writer-1');
     const del = await s.request(`/openapi/v3/entity/dataset/${enc(URN)}`, { method: 'DELETE', token: t });
     assert.equal(del.status, 403);
-    assert.match(((await del.json()) as { error: string }).error, /unauthorized to DELETE entities.*needs admin/);
+    const denied = (await del.json()) as { error: string; message: string };
+    assert.match(denied.error, /unauthorized to DELETE entities/);
+    assert.match(denied.message, /needs a token with the admin role; the token used has the writer role/);
     assert.equal((await s.request('/api/tokens', { token: t })).status, 403);
     // Deleting one aspect is a write, not a hard delete.
     assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(URN)}/status`, { method: 'DELETE', token: t })).status, 200);
@@ -63,7 +65,9 @@ describe('roles', () => {
     for (const path of attempts) {
       const res = await s.request(path, { method: 'DELETE', token: t });
       assert.equal(res.status, 403, path);
-      assert.match(((await res.json()) as { error: string }).error, /needs admin/);
+      const denied = (await res.json()) as { error: string; message: string };
+      assert.match(denied.error, /is unauthorized to DELETE entities\.$/);
+      assert.match(denied.message, /needs a token with the admin role/);
     }
     assert.equal((await s.request(`/openapi/v3/entity/structuredProperty/${enc(prop)}/propertyDefinition`)).status, 200, 'the definition is still there');
     assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(URN)}`)).status, 200, 'the dataset is still there');

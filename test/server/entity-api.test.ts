@@ -276,7 +276,7 @@ describe('names, preconditions, time series', () => {
   test('createIfNotExists defaults to true: writing an existing aspect again is 412', async () => {
     const res = await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROP)}/propertyDefinition`, { method: 'POST', body: JSON.stringify({ value: definition }) });
     assert.equal(res.status, 412);
-    assert.deepEqual(await res.json(), { error: 'Validation Error', message: 'Cannot perform CREATE since the aspect already exists.' });
+    assert.deepEqual(await res.json(), { error: 'Precondition Failed', message: 'Cannot perform CREATE since the aspect already exists.' });
   });
 
   test('createIfEntityNotExists=true on an existing entity is 412', async () => {

@@ -47,6 +47,51 @@ test('the OpenAPI document is generated from the registry for both families', as
   assert.deepEqual(doc.components.schemas.PropertyDefinitionAspect, registry.aspect(registry.entity('structuredProperty'), 'propertyDefinition').schema);
 });
 
+test('every operation of the OpenAPI document has a unique operationId; tokens, tasks, health and readiness are in it', async () => {
+  const doc = (await (await s.request('/openapi/v3/api-docs', { token: null })).json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
+  const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => op.operationId));
+  assert.ok(ids.length > 500, `${ids.length} operations`);
+  assert.ok(ids.every((id) => typeof id === 'string' && id.length > 0), 'an operation without operationId');
+  assert.equal(new Set(ids).size, ids.length, 'operationIds repeat');
+  for (const [path, method, id] of [
+    ['/api/tokens', 'post', 'createToken'],
+    ['/api/tokens', 'get', 'listTokens'],
+    ['/api/tokens/{id}', 'delete', 'revokeToken'],
+    ['/api/tasks', 'get', 'listTasks'],
+    ['/api/tasks/{id}', 'get', 'getTask'],
+    ['/health', 'get', 'health'],
+    ['/ready', 'get', 'ready'],
+    ['/openapi/v3/entity/dataset/{urn}/structuredProperties', 'patch', 'v3PatchDatasetStructuredProperties'],
+  ] as const) {
+    assert.equal(doc.paths[path]?.[method]?.operationId, id, `${method} ${path}`);
+  }
+});
+
+test('the query parameters a route documents are the ones it takes', async () => {
+  const doc = (await (await s.request('/openapi/v3/api-docs', { token: null })).json()) as {
+    paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
+  };
+  const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,documented,PROD)';
+  for (const [template, method] of [
+    ['/openapi/v3/entity/dataset', 'get'],
+    ['/openapi/v2/entity/dataset/{urn}', 'get'],
+    ['/openapi/v3/entity/dataset/{urn}/status', 'get'],
+    ['/api/tasks', 'get'],
+  ] as const) {
+    const names = (doc.paths[template]![method]!.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+    assert.ok(names.length > 0, template);
+    const path = template.replace('{urn}', encodeURIComponent(urn));
+    // Each documented name is known to the route (an empty value reads as its default)...
+    const known = await s.request(`${path}?${names.map((n) => `${n}=`).join('&')}`);
+    assert.ok([200, 404].includes(known.status), `${template}: ${known.status} ${await known.text()}`);
+    // ...and the route names exactly those when refusing another.
+    const unknown = await s.request(`${path}?notAParameter=1`);
+    assert.equal(unknown.status, 400);
+    const message = ((await unknown.json()) as { message: string }).message;
+    assert.ok(message.endsWith(`this route takes: ${names.join(', ')}`), `${template}: ${message}`);
+  }
+});
+
 test('the browsable API page and its assets are served', async () => {
   const page = await s.request('/openapi/swagger-ui/', { token: null });
   assert.equal(page.status, 200);

@@ -26,7 +26,7 @@ export async function expectRejected(
 
 /**
  * Sends a request that must be refused with `status` and a body of exactly
- * {"error":"Validation Error","message"}, the message containing every one of `expected`; asserts the
+ * {"error":"Validation Error","message"} ({"error":"Precondition Failed",…} for a 412), the message containing every one of `expected`; asserts the
  * database did not change. Returns the message.
  *
  *   await expectValidationError(s, () => setValues(s, ds, [{ propertyUrn: p, values: [] }]), 400, `Property: ${p} has no values`);
@@ -36,7 +36,7 @@ export async function expectValidationError(s: TestServer, req: () => Promise<Re
   await expectRejected(s, req, status, (raw) => {
     const body = JSON.parse(raw) as { error: string; message: string };
     assert.deepEqual(Object.keys(body).sort(), ['error', 'message'], raw);
-    assert.equal(body.error, 'Validation Error');
+    assert.equal(body.error, status === 412 ? 'Precondition Failed' : 'Validation Error');
     for (const e of expected) assert.ok(body.message.includes(e), `expected "${e}" in: ${body.message}`);
     message = body.message;
   });

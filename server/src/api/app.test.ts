@@ -10,7 +10,7 @@ test('requests and responses start out with the app prototypes, so Express has n
   app.post('/echo/:id', (req, res) => {
     res.json({ id: req.params.id, flag: req.query.flag, body: req.body as unknown, ip: typeof req.ip });
   });
-  const server = createHttpServer(app);
+  const server = createHttpServer(app, 30_000);
   const seen: boolean[] = [];
   // Runs before the app's own listener, i.e. before Express could change anything.
   server.prependListener('request', (req, res) => {

@@ -42,10 +42,14 @@ export function authenticate(tokens: TokenService, enabled: boolean) {
   };
 }
 
-/** Fails with FORBIDDEN unless the request's principal has at least `need`. */
+/**
+ * Fails with FORBIDDEN unless the request's principal has at least `need`. `operation` is DataHub's
+ * word for entity operations (`UPDATE`, `DELETE`), or a phrase of its own (`manage tokens`).
+ */
 export function requireRole(req: Request, need: Role, operation: string): void {
   const p = req.principal!;
   if (!allows(p.role, need)) {
-    throw new SvcError('FORBIDDEN', `${p.actor} is unauthorized to ${operation} entities. (role ${p.role}; ${operation} needs ${need})`);
+    const line = /^[A-Z_]+$/.test(operation) ? `${p.actor} is unauthorized to ${operation} entities.` : `${p.actor} is unauthorized to ${operation}.`;
+    throw SvcError.forbidden(line, `This needs a token with the ${need} role; the token used has the ${p.role} role`);
   }
 }

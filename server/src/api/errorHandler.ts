@@ -1,9 +1,12 @@
 /**
  * The one place where failures become HTTP responses: the status comes from the error code table;
- * bodies follow DataHub's OpenAPI forms (see DECISIONS.md, Wire behaviour).
+ * bodies follow DataHub's OpenAPI forms: `{"error":"Validation Error","message":…}` for a refused
+ * request, `{"error":"Invalid urn!: <urn>"}` for an unparsable URN, an empty body with a
+ * `Not-Found-Reason` header for a missing entity or aspect, and `{"error":"Internal server error
+ * occurred"}` (the cause only in the log) for a fault of svc's own.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { SvcError, toSvcError } from '../errors.ts';
+import { SvcError, toSvcError, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { sendJson } from './json.ts';
 
@@ -14,9 +17,10 @@ export function errorBody(err: SvcError): Record<string, unknown> | undefined {
       // Something without a reason (no route for the path, say) tells the caller what was not found.
       return err.notFoundReason ? undefined : { error: err.title, message: err.message };
     case 'INVALID_URN':
-    case 'FORBIDDEN':
-      // DataHub's forms: {"error":"Invalid urn!: <urn>"}, {"error":"<actor> is unauthorized to <OP> entities."}
       return { error: err.message };
+    case 'FORBIDDEN':
+      // DataHub's one line, `<actor> is unauthorized to <OP> entities.`, and what the operation needs.
+      return err.detail ? { error: err.message, message: err.detail } : { error: err.message };
     case 'INTERNAL':
       return { error: err.title };
     default:
@@ -24,15 +28,17 @@ export function errorBody(err: SvcError): Record<string, unknown> | undefined {
   }
 }
 
-/** Body-parser failures are caller mistakes: malformed JSON and oversized bodies. */
-function fromBodyParser(err: unknown): SvcError | undefined {
-  const e = err as { type?: string; limit?: number; message?: string } | undefined;
-  if (e?.type === 'entity.parse.failed') return new SvcError('BAD_REQUEST', `Malformed JSON in the request body: ${e.message}`, { cause: err });
-  if (e?.type === 'entity.too.large') {
-    return new SvcError('PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${e.limit} bytes`, { cause: err });
-  }
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new SvcError('UNSUPPORTED_MEDIA_TYPE', String(e.message));
-  return undefined;
+const BY_STATUS: Partial<Record<number, ErrorCode>> = { 400: 'BAD_REQUEST', 408: 'REQUEST_TIMEOUT', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' };
+
+/**
+ * A client error raised by Express or a library it uses (an `http-errors` object: `status` 4xx and
+ * `expose`), as an SvcError. svc's own guards catch these inputs first; this keeps one that slips
+ * past them a 4xx.
+ */
+function fromHttpError(err: unknown): SvcError | undefined {
+  const e = err as { status?: unknown; expose?: unknown; message?: unknown } | undefined;
+  if (typeof e?.status !== 'number' || e.expose !== true || e.status < 400 || e.status > 499) return undefined;
+  return new SvcError(BY_STATUS[e.status] ?? 'BAD_REQUEST', String(e.message), { cause: err });
 }
 
 export function sendError(res: Response, err: SvcError): void {
@@ -45,12 +51,14 @@ export function sendError(res: Response, err: SvcError): void {
 
 export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    const svcErr = fromBodyParser(err) ?? toSvcError(err);
+    const svcErr = err instanceof SvcError ? err : (fromHttpError(err) ?? toSvcError(err));
     if (svcErr.code === 'INTERNAL' || svcErr.code === 'UNAVAILABLE') {
       log.error({ err: svcErr.cause ?? svcErr, method: req.method, url: req.originalUrl }, 'request failed');
     }
-    if (res.headersSent) {
-      res.end();
+    // A response already begun cannot change; a connection already answered (a request that timed
+    // out, see clientErrors.ts) or gone takes no answer.
+    if (res.headersSent || !res.socket?.writable) {
+      if (res.headersSent) res.end();
       return;
     }
     sendError(res, svcErr);

@@ -12,9 +12,14 @@ import type { Pool } from './pool.ts';
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 const LOCK_KEY = 7_452_001; // arbitrary, constant: the advisory lock id for migrations
 
-/** Applies every migration not yet applied; returns the names it applied. */
-export async function migrate(pool: Pool): Promise<string[]> {
-  const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
+/**
+ * Applies every migration not yet applied (or those up to `through`, a file name, to build the schema
+ * of an older version, as upgrade tests do); returns the names it applied.
+ */
+export async function migrate(pool: Pool, through?: string): Promise<string[]> {
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d+_.+\.sql$/.test(f) && (through === undefined || f <= through))
+    .sort();
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);

@@ -22,6 +22,7 @@ import {
 } from './aspectStore.ts';
 import { applyPatch, parsePatchBody } from './jsonPatch.ts';
 import { WriteBatcher, type WriteBatchStats } from './writeBatcher.ts';
+import type { ScrollIds } from './scrollIds.ts';
 import type { Actor, AspectHook, PendingWrite } from './aspectHooks.ts';
 
 export type { StoredAspect, WriteMode } from './aspectStore.ts';
@@ -68,7 +69,10 @@ export class EntityService {
   private readonly hooksByAspect = new Map<string, AspectHook[]>();
   private readonly batcher: WriteBatcher;
 
-  constructor(private readonly pool: Pool) {
+  constructor(
+    private readonly pool: Pool,
+    private readonly scrollIds: ScrollIds,
+  ) {
     this.batcher = new WriteBatcher(pool);
   }
 
@@ -173,7 +177,8 @@ export class EntityService {
 
   /** A page of entities of one type in URN order, with a scroll id for the next page. */
   async list(spec: EntitySpec, opts: ListOptions): Promise<{ entities: EntityRecord[]; scrollId: string | undefined }> {
-    const after = opts.scrollId === undefined ? undefined : decodeScrollId(opts.scrollId);
+    const scope = `${spec.name}:${opts.descending ? 'DESCENDING' : 'ASCENDING'}`;
+    const after = opts.scrollId === undefined ? undefined : this.scrollIds.decode(scope, opts.scrollId);
     const page = await scrollUrns(this.pool, spec.keyAspect, {
       after,
       limit: Math.min(Math.max(opts.count, 1), MAX_PAGE),
@@ -181,7 +186,7 @@ export class EntityService {
       includeSoftDeleted: opts.includeSoftDeleted,
     });
     const entities = await this.getEntities(spec, page.urns, opts.aspects);
-    return { entities, scrollId: page.next === undefined ? undefined : encodeScrollId(page.next) };
+    return { entities, scrollId: page.next === undefined ? undefined : this.scrollIds.encode(scope, page.next) };
   }
 
   /**
@@ -409,18 +414,4 @@ function groupByUrn(rows: StoredAspect[]): EntityRecord[] {
 function sortKeys(v: unknown): unknown {
   if (typeof v !== 'object' || v === null) return v;
   return Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)));
-}
-
-function encodeScrollId(lastUrn: string): string {
-  return Buffer.from(JSON.stringify({ after: lastUrn })).toString('base64url');
-}
-
-function decodeScrollId(scrollId: string): string {
-  try {
-    const { after } = JSON.parse(Buffer.from(scrollId, 'base64url').toString('utf8')) as { after?: unknown };
-    if (typeof after === 'string') return after;
-  } catch {
-    // fall through to the validation error
-  }
-  throw SvcError.validation([`scrollId: "${scrollId}" is not a scroll id returned by this endpoint`]);
 }

@@ -38,8 +38,15 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   if (next.version !== undefined && ctx.previous?.version !== undefined && next.version.toLowerCase() < ctx.previous.version.toLowerCase()) {
     out.push(`Invalid version ${next.version}: a structured property's version never decreases (it is ${ctx.previous.version})`);
   }
-  if (parseUrn(ctx.urn).id.includes(' ')) out.push('Urn ID cannot have spaces');
+  const id = parseUrn(ctx.urn).id;
+  if (id.includes(' ')) out.push('Urn ID cannot have spaces');
   if (next.qualifiedName.includes(' ')) out.push('Qualified names cannot have spaces');
+  // svc: a property's URN is urn:li:structuredProperty:<qualifiedName> (DataHub's CLI asserts the
+  // same); another name would be unusable by its own URN. Checked on creation: an update cannot
+  // change the name (below).
+  if (!ctx.previous && next.qualifiedName !== id) {
+    out.push(`qualifiedName ${next.qualifiedName} must be the id of the urn ${ctx.urn}: the urn of a structured property is urn:li:structuredProperty:<qualifiedName>`);
+  }
 
   const allowedTypes = next.typeQualifier?.allowedTypes;
   if (allowedTypes) {

@@ -104,7 +104,11 @@ export function checkAssignments(
     }
     const state = properties.get(a.propertyUrn);
     if (!state) {
-      out.push({ message: `Unexpected null value found for ${a.propertyUrn} Structured Property Definition.`, precondition: true });
+      // DataHub's words last: its clients match them.
+      out.push({
+        message: `Structured property ${a.propertyUrn} does not exist: create its definition first (Unexpected null value found for ${a.propertyUrn} Structured Property Definition.)`,
+        precondition: true,
+      });
       continue;
     }
     if (state.softDeleted) {

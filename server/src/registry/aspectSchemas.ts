@@ -7,7 +7,8 @@ type Schema = Record<string, unknown>;
 
 const str: Schema = { type: 'string' };
 const bool: Schema = { type: 'boolean' };
-const long: Schema = { type: 'integer' };
+/** A Pegasus long, within what a JavaScript number holds exactly (a larger one would be stored rounded). */
+const long: Schema = { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
 const num: Schema = { type: 'number' };
 const strMap: Schema = { type: 'object', additionalProperties: { type: 'string' } };
 const strList: Schema = { type: 'array', items: { type: 'string' } };

@@ -129,6 +129,9 @@ function describe(aspect: string, e: ErrorObject): string {
       return `${at}: missing required field "${(e.params as { missingProperty: string }).missingProperty}"`;
     case 'enum':
       return `${at}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'minimum':
+    case 'maximum':
+      return `${at}: ${e.message ?? 'is out of range'} (an integer field holds at most ±9007199254740991)`;
     case 'minProperties':
     case 'maxProperties':
       return `${at}: a typed value must have exactly one key, "string" or "double"`;

@@ -1,28 +1,71 @@
 /**
- * The generic entity endpoints of `/openapi/v2/entity` and `/openapi/v3/entity` (datahub-behaviour.md
- * §5): thin adapters over {@link EntityService} that differ only in JSON shapes.
+ * The generic entity endpoints of `/openapi/v2/entity` and `/openapi/v3/entity` (DataHub's generic
+ * entity controllers): thin adapters over {@link EntityService} that differ only in JSON shapes.
  */
 import type { Request, Router } from 'express';
 import { SvcError, Violations } from '../../errors.ts';
 import { registry } from '../../registry/registry.ts';
-import type { Actor, AspectInput, EntityService, WriteMode } from '../../entities/entityService.ts';
+import { MAX_PAGE, type Actor, type AspectInput, type EntityService, type WriteMode } from '../../entities/entityService.ts';
 import { requireRole } from '../auth.ts';
 import { sendJson as send } from '../json.ts';
-import { boolParam, enumParam, intParam, listParam, stringParam } from './queryParams.ts';
+import { queryParams } from './queryParams.ts';
 import { aspectWrapper, batchItemAspects, entityShape, type ApiVersion } from './shapes.ts';
+
+const systemMetadata = { type: 'boolean', default: false, description: 'Include system metadata and audit stamps' } as const;
+const includeSoftDelete = { type: 'boolean', default: false, description: 'Count soft-deleted entities (status.removed = true) too' } as const;
+const aspects = { type: 'list', aliases: ['aspectNames'], description: 'Aspects to return (all when absent); repeatable or comma-separated' } as const;
+
+/** The query parameters of each entity route (also the OpenAPI document's). */
+export const ENTITY_QUERIES = {
+  list: queryParams({
+    aspects,
+    count: { type: 'integer', default: 10, minimum: 1, description: `Page size (larger than ${MAX_PAGE} is read as ${MAX_PAGE})` },
+    scrollId: { type: 'string', description: 'The scrollId of the previous page, to read the next one' },
+    sort: { type: 'enum', values: ['urn'], default: 'urn', description: 'Sort field' },
+    sortOrder: { type: 'enum', values: ['ASCENDING', 'DESCENDING'], default: 'ASCENDING', description: 'Sort order' },
+    query: { type: 'string', description: 'Query string; this version takes only "*" (everything)' },
+    includeSoftDelete,
+    systemMetadata,
+    skipCache: { type: 'ignored', description: 'Taken for DataHub clients; svc has no cache to skip' },
+    pitKeepAlive: { type: 'ignored', description: 'Taken for DataHub clients; no effect' },
+  }),
+  batch: queryParams({
+    async: { type: 'boolean', default: true, description: 'Answer 202 with the URNs only (the write is done before the answer either way)' },
+    systemMetadata,
+  }),
+  getEntity: queryParams({ aspects, systemMetadata }),
+  headEntity: queryParams({ includeSoftDelete }),
+  deleteEntity: queryParams({
+    aspects: { type: 'list', description: 'Delete only these aspects (the key aspect among them deletes the entity)' },
+    clear: { type: 'boolean', default: false, description: 'Delete every aspect but the key' },
+  }),
+  getAspect: queryParams({ version: { type: 'integer', default: 0, minimum: 0, description: 'Version to read; 0 is the latest' }, systemMetadata }),
+  headAspect: queryParams({ includeSoftDelete }),
+  postAspect: queryParams({
+    createIfNotExists: { type: 'boolean', default: true, description: 'Refuse (412) when the aspect exists: pass false to update an existing aspect' },
+    createIfEntityNotExists: { type: 'boolean', default: false, description: 'Refuse (412) when the entity exists' },
+    async: { type: 'boolean', default: false, description: 'Answer 202 instead of 200 (the write is done before the answer either way)' },
+    systemMetadata,
+  }),
+  patchAspect: queryParams({
+    async: { type: 'boolean', default: false, description: 'Answer 202 instead of 200 (the write is done before the answer either way)' },
+    systemMetadata,
+  }),
+  deleteAspect: queryParams({}),
+};
 
 function actorOf(req: Request): Actor {
   return { urn: req.principal!.actor };
 }
 
 function requireBody(req: Request): unknown {
-  if (req.body === undefined) throw SvcError.validation(['Expected a JSON request body']);
+  if (req.body === undefined) throw SvcError.validation(['Expected a JSON request body (Content-Type: application/json)']);
   return req.body;
 }
 
-function writeMode(req: Request): WriteMode {
-  if (boolParam(req, 'createIfEntityNotExists', false)) return 'create_entity';
-  return boolParam(req, 'createIfNotExists', true) ? 'create' : 'upsert';
+function writeMode(q: { createIfNotExists: boolean; createIfEntityNotExists: boolean }): WriteMode {
+  if (q.createIfEntityNotExists) return 'create_entity';
+  return q.createIfNotExists ? 'create' : 'upsert';
 }
 
 /** v3 wraps the aspect as `{"value": …, "systemMetadata"?: …}`; v2 sends the aspect itself. */
@@ -53,26 +96,24 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
 
   listRoute.get(async (req, res) => {
     const spec = registry.entity(req.params.entityName);
-    const query = stringParam(req, 'query');
-    if (query !== undefined && query.trim() !== '*' && query.trim() !== '') {
+    const q = ENTITY_QUERIES.list.parse(req);
+    if (q.query !== undefined && q.query.trim() !== '*' && q.query.trim() !== '') {
       throw SvcError.validation(['query: only "*" is supported by this server version']);
     }
-    const sort = stringParam(req, 'sort') ?? 'urn';
-    if (sort !== 'urn') throw SvcError.validation([`sort: only "urn" is supported, got "${sort}"`]);
     const page = await service.list(spec, {
-      aspects: listParam(req, 'aspects', 'aspectNames'),
-      count: intParam(req, 'count', 10, 1),
-      scrollId: stringParam(req, 'scrollId') || undefined,
-      descending: enumParam(req, 'sortOrder', ['ASCENDING', 'DESCENDING'] as const, 'ASCENDING') === 'DESCENDING',
-      includeSoftDeleted: boolParam(req, 'includeSoftDelete', false),
+      aspects: q.aspects,
+      count: q.count,
+      scrollId: q.scrollId || undefined,
+      descending: q.sortOrder === 'DESCENDING',
+      includeSoftDeleted: q.includeSoftDelete,
     });
-    const withSm = boolParam(req, 'systemMetadata', false);
-    const items = page.entities.map((e) => entityShape(v, e, withSm));
+    const items = page.entities.map((e) => entityShape(v, e, q.systemMetadata));
     send(res, 200, v === 'v3' ? { scrollId: page.scrollId ?? null, entities: items } : { scrollId: page.scrollId ?? null, results: items });
   });
 
   listRoute.post(async (req, res) => {
     const spec = registry.entity(req.params.entityName);
+    const q = ENTITY_QUERIES.batch.parse(req);
     const body = requireBody(req);
     if (!Array.isArray(body)) throw SvcError.validation([`Expected a JSON array of ${v} entities`]);
     const inputs: AspectInput[] = [];
@@ -95,32 +136,32 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
       }
     });
     problems.throwIfAny();
-    const async = boolParam(req, 'async', true);
-    const withSm = boolParam(req, 'systemMetadata', false);
     requireRole(req, 'writer', 'UPDATE');
     const written = await service.write(inputs, 'upsert', actorOf(req));
-    if (async) return send(res, 202, written.map((e) => ({ urn: e.urn })));
-    send(res, 200, written.map((e) => entityShape(v, e, withSm)));
+    if (q.async) return send(res, 202, written.map((e) => ({ urn: e.urn })));
+    send(res, 200, written.map((e) => entityShape(v, e, q.systemMetadata)));
   });
 
   entityRoute.head(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
-    const found = await service.exists(target, undefined, boolParam(req, 'includeSoftDelete', false));
+    const q = ENTITY_QUERIES.headEntity.parse(req);
+    const found = await service.exists(target, undefined, q.includeSoftDelete);
     res.status(found ? 204 : 404).end();
   });
 
   entityRoute.get(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
-    const entity = await service.getEntity(target, listParam(req, 'aspects', 'aspectNames'));
-    if (!entity) throw SvcError.notFound(`${target.urn} does not exist`);
-    send(res, 200, entityShape(v, entity, boolParam(req, 'systemMetadata', false)));
+    const q = ENTITY_QUERIES.getEntity.parse(req);
+    const entity = await service.getEntity(target, q.aspects);
+    if (!entity) throw SvcError.notFound(`${target.urn} does not exist`, 'ENTITY');
+    send(res, 200, entityShape(v, entity, q.systemMetadata));
   });
 
   entityRoute.delete(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
-    const listed = listParam(req, 'aspects');
+    const q = ENTITY_QUERIES.deleteEntity.parse(req);
     // No aspects named: the whole entity; clear=true: every aspect but the key.
-    const aspects = listed && listed.length > 0 ? listed : boolParam(req, 'clear', false) ? target.spec.aspects : undefined;
+    const aspects = q.aspects && q.aspects.length > 0 ? q.aspects : q.clear ? target.spec.aspects : undefined;
     requireRole(req, service.isHardDelete(target, aspects) ? 'admin' : 'writer', 'DELETE');
     if (aspects) await service.deleteAspects(target, aspects, actorOf(req));
     else await service.deleteEntity(target, actorOf(req));
@@ -130,47 +171,47 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
   aspectRoute.head(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     registry.aspect(target.spec, req.params.aspectName);
-    const found = await service.exists(target, req.params.aspectName, boolParam(req, 'includeSoftDelete', false));
+    const q = ENTITY_QUERIES.headAspect.parse(req);
+    const found = await service.exists(target, req.params.aspectName, q.includeSoftDelete);
     res.status(found ? 204 : 404).end();
   });
 
   aspectRoute.get(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
-    const stored = await service.getAspect(target, req.params.aspectName, intParam(req, 'version', 0, 0));
-    if (!stored) throw SvcError.notFound(`${target.urn} has no aspect ${req.params.aspectName}`);
-    const wrapper = aspectWrapper(stored, boolParam(req, 'systemMetadata', false));
+    const q = ENTITY_QUERIES.getAspect.parse(req);
+    const stored = await service.getAspect(target, req.params.aspectName, q.version);
+    if (!stored) throw SvcError.notFound(`${target.urn} has no aspect ${req.params.aspectName}`, 'ENTITY');
+    const wrapper = aspectWrapper(stored, q.systemMetadata);
     send(res, 200, v === 'v2' ? wrapper : { urn: target.urn, [stored.aspect]: wrapper });
   });
 
   aspectRoute.post(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const aspect = registry.aspect(target.spec, req.params.aspectName);
+    const q = ENTITY_QUERIES.postAspect.parse(req);
     const body = unwrapAspectBody(v, requireBody(req), aspect.name);
-    const mode = writeMode(req);
-    const status = boolParam(req, 'async', false) ? 202 : 200;
-    const withSm = boolParam(req, 'systemMetadata', false);
     requireRole(req, 'writer', 'UPDATE');
-    const [written] = await service.write([{ urn: target.urn, target, aspect: aspect.name, ...body }], mode, actorOf(req));
-    send(res, status, entityShape(v, written!, withSm));
+    const [written] = await service.write([{ urn: target.urn, target, aspect: aspect.name, ...body }], writeMode(q), actorOf(req));
+    send(res, q.async ? 202 : 200, entityShape(v, written!, q.systemMetadata));
   });
 
   aspectRoute.patch(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     registry.aspect(target.spec, req.params.aspectName);
+    const q = ENTITY_QUERIES.patchAspect.parse(req);
     const body = requireBody(req);
-    const withSm = boolParam(req, 'systemMetadata', false);
     requireRole(req, 'writer', 'UPDATE');
     const stored = await service.patch(target, req.params.aspectName, body, actorOf(req));
     const entity = { urn: target.urn, aspects: new Map([[stored.aspect, stored]]) };
-    send(res, 200, entityShape(v, entity, withSm));
+    send(res, q.async ? 202 : 200, entityShape(v, entity, q.systemMetadata));
   });
 
   aspectRoute.delete(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const aspect = registry.aspect(target.spec, req.params.aspectName);
+    ENTITY_QUERIES.deleteAspect.parse(req);
     requireRole(req, service.isHardDelete(target, [aspect.name]) ? 'admin' : 'writer', 'DELETE');
     await service.deleteAspects(target, [aspect.name], actorOf(req));
     res.status(200).end();
   });
-
 }

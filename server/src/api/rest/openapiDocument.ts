@@ -3,6 +3,9 @@
  * aspect and its JSON Schema), for both families: `/openapi/v2/entity` and `/openapi/v3/entity`.
  */
 import { registry, type AspectSpec, type EntitySpec } from '../../registry/registry.ts';
+import { ROLES } from '../../auth/tokens.ts';
+import { ENTITY_QUERIES } from './entityRoutes.ts';
+import { TASK_QUERIES } from './taskRoutes.ts';
 import type { ApiVersion } from './shapes.ts';
 
 type Obj = Record<string, unknown>;
@@ -19,13 +22,17 @@ const param = (name: string, where: 'path' | 'query', schema: Obj, description: 
   schema,
 });
 
-const urnParam = param('urn', 'path', { type: 'string' }, 'The entity URN, percent-encoded');
-const sysMeta = param('systemMetadata', 'query', { type: 'boolean', default: false }, 'Include system metadata and audit stamps');
+const urnParam = param('urn', 'path', { type: 'string', maxLength: 512 }, 'The entity URN, percent-encoded (at most 512 bytes encoded)');
 
 const errors = {
   '400': { description: 'Invalid input: `{"error":"Validation Error","message":…}` or `{"error":"Invalid urn!: …"}`', content: json(ref('Error')) },
   '401': { description: 'Missing or invalid bearer token', content: json(ref('Error')) },
-  '403': { description: 'The token role does not permit this operation', content: json(ref('Error')) },
+  '403': { description: 'The token role does not permit this operation: `{"error":"<actor> is unauthorized to <OP> entities.","message":…}`', content: json(ref('Error')) },
+};
+/** Answers of an operation that takes a JSON body. */
+const bodyErrors = {
+  '413': { description: 'The body is larger than SVC_MAX_BODY_BYTES', content: json(ref('Error')) },
+  '415': { description: 'The body is not sent as application/json', content: json(ref('Error')) },
 };
 
 function aspectSchemaName(a: AspectSpec): string {
@@ -49,23 +56,17 @@ function entitySchema(v: ApiVersion, e: EntitySpec): Obj {
 function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
   const base = `/openapi/${v}/entity/${e.name}`;
   const tag = `${v} ${e.name}`;
+  const id = (verb: string, aspect = '') => `${v}${verb}${cap(e.name)}${cap(aspect)}`;
   const entityRef = ref(`${cap(e.name)}Entity${v.toUpperCase()}`);
   const aspectNames = registry.aspectsOf(e).map((a) => a.name);
+  const q = ENTITY_QUERIES;
   const paths: Obj = {
     [base]: {
       get: {
         tags: [tag],
+        operationId: id('List'),
         summary: `List ${e.name} entities in URN order`,
-        parameters: [
-          param('aspects', 'query', { type: 'array', items: { type: 'string', enum: aspectNames } }, 'Aspects to return (all when absent)'),
-          param('count', 'query', { type: 'integer', default: 10, maximum: 1000 }, 'Page size (clamped to 1000)'),
-          param('scrollId', 'query', { type: 'string' }, 'Scroll id from the previous page'),
-          param('sort', 'query', { type: 'string', default: 'urn', enum: ['urn'] }, 'Sort field'),
-          param('sortOrder', 'query', { type: 'string', enum: ['ASCENDING', 'DESCENDING'], default: 'ASCENDING' }, 'Sort order'),
-          param('query', 'query', { type: 'string', default: '*' }, 'Query string'),
-          param('includeSoftDelete', 'query', { type: 'boolean', default: false }, 'Include soft-deleted entities'),
-          sysMeta,
-        ],
+        parameters: q.list.openapi(aspectNames),
         responses: {
           '200': {
             description: 'A page of entities',
@@ -79,33 +80,38 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
       },
       post: {
         tags: [tag],
-        summary: `Create or update ${e.name} entities (batch)`,
-        parameters: [param('async', 'query', { type: 'boolean', default: true }, '202 with URNs only when true'), sysMeta],
+        operationId: id('BatchUpsert'),
+        summary: `Create or update ${e.name} entities (batch, all or nothing)`,
+        parameters: q.batch.openapi(),
         requestBody: { required: true, content: json({ type: 'array', items: entityRef }) },
-        responses: { '200': { description: 'Written entities', content: json({ type: 'array', items: entityRef }) }, '202': { description: 'Accepted: `[{"urn"}]`' }, ...errors },
+        responses: {
+          '200': { description: 'Written entities', content: json({ type: 'array', items: entityRef }) },
+          '202': { description: 'Written: `[{"urn"}]`' },
+          ...errors,
+          ...bodyErrors,
+        },
       },
     },
     [`${base}/{urn}`]: {
       get: {
         tags: [tag],
+        operationId: id('Get'),
         summary: `Get a ${e.name}`,
-        parameters: [urnParam, param('aspects', 'query', { type: 'array', items: { type: 'string', enum: aspectNames } }, 'Aspects to return'), sysMeta],
+        parameters: [urnParam, ...q.getEntity.openapi(aspectNames)],
         responses: { '200': { description: 'The entity', content: json(entityRef) }, '404': { description: 'Not found (header Not-Found-Reason)' }, ...errors },
       },
       head: {
         tags: [tag],
+        operationId: id('Exists'),
         summary: `Does this ${e.name} exist`,
-        parameters: [urnParam, param('includeSoftDelete', 'query', { type: 'boolean', default: false }, 'Count soft-deleted entities')],
+        parameters: [urnParam, ...q.headEntity.openapi()],
         responses: { '204': { description: 'Exists' }, '404': { description: 'Does not exist' } },
       },
       delete: {
         tags: [tag],
+        operationId: id('Delete'),
         summary: `Hard-delete a ${e.name} (admin), or only the listed aspects`,
-        parameters: [
-          urnParam,
-          param('aspects', 'query', { type: 'array', items: { type: 'string', enum: aspectNames } }, 'Delete only these aspects'),
-          param('clear', 'query', { type: 'boolean', default: false }, 'Delete every aspect but the key'),
-        ],
+        parameters: [urnParam, ...q.deleteEntity.openapi(aspectNames)],
         responses: { '200': { description: 'Deleted (also when it did not exist); empty body' }, ...errors },
       },
     },
@@ -117,36 +123,50 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
     paths[`${base}/{urn}/${a.name}`] = {
       get: {
         tags: [tag],
+        operationId: id('Get', a.name),
         summary: `Get the ${a.name} aspect${a.timeseries ? ' (latest entry of the time series)' : ''}`,
-        parameters: [urnParam, param('version', 'query', { type: 'integer', default: 0 }, '0 = latest'), sysMeta],
+        parameters: [urnParam, ...q.getAspect.openapi()],
         responses: { '200': { description: 'The aspect', content: json(single) }, '404': { description: 'Not found' }, ...errors },
       },
-      head: { tags: [tag], summary: `Does the ${a.name} aspect exist`, parameters: [urnParam], responses: { '204': { description: 'Exists' }, '404': { description: 'Absent' } } },
+      head: {
+        tags: [tag],
+        operationId: id('Exists', a.name),
+        summary: `Does the ${a.name} aspect exist`,
+        parameters: [urnParam, ...q.headAspect.openapi()],
+        responses: { '204': { description: 'Exists' }, '404': { description: 'Absent' } },
+      },
       post: {
         tags: [tag],
-        summary: `Create or update the ${a.name} aspect`,
-        parameters: [
-          urnParam,
-          param('createIfNotExists', 'query', { type: 'boolean', default: true }, 'Fail (412) when the aspect exists; pass false to update'),
-          param('createIfEntityNotExists', 'query', { type: 'boolean', default: false }, 'Fail (412) when the entity exists'),
-          param('async', 'query', { type: 'boolean', default: false }, 'Answer 202'),
-          sysMeta,
-        ],
+        operationId: id('Write', a.name),
+        summary: `Create the ${a.name} aspect; with createIfNotExists=false, create or update it`,
+        parameters: [urnParam, ...q.postAspect.openapi()],
         requestBody: { required: true, content: json(body) },
-        responses: { '200': { description: 'Written', content: json(written) }, '412': { description: 'A CREATE precondition failed' }, ...errors },
+        responses: {
+          '200': { description: 'Written', content: json(written) },
+          '412': { description: 'A CREATE precondition failed (e.g. the aspect exists and createIfNotExists is true)', content: json(ref('Error')) },
+          ...errors,
+          ...bodyErrors,
+        },
       },
       ...(a.timeseries || a.keyOf
         ? {}
         : {
             patch: {
               tags: [tag],
+              operationId: id('Patch', a.name),
               summary: `JSON Patch the ${a.name} aspect`,
-              parameters: [urnParam, sysMeta],
+              parameters: [urnParam, ...q.patchAspect.openapi()],
               requestBody: { required: true, content: { 'application/json-patch+json': { schema: ref('PatchBody') }, 'application/json': { schema: ref('PatchBody') } } },
-              responses: { '200': { description: 'The patched aspect', content: json(written) }, ...errors },
+              responses: { '200': { description: 'The patched aspect', content: json(written) }, ...errors, ...bodyErrors },
             },
           }),
-      delete: { tags: [tag], summary: `Delete the ${a.name} aspect`, parameters: [urnParam], responses: { '200': { description: 'Deleted; empty body' }, ...errors } },
+      delete: {
+        tags: [tag],
+        operationId: id('Delete', a.name),
+        summary: `Delete the ${a.name} aspect`,
+        parameters: [urnParam],
+        responses: { '200': { description: 'Deleted; empty body' }, ...errors },
+      },
     };
   }
   return paths;
@@ -182,11 +202,142 @@ export function openapiDocument(): Obj {
       Object.assign(paths, entityPaths(v, e));
     }
   }
+  Object.assign(paths, servicePaths());
+  Object.assign(schemas, serviceSchemas());
   return {
     openapi: '3.1.0',
     info: { title: 'svc metadata catalog', version: '0.1.0', description: 'Entities and their aspects. v3 wraps aspects as {"value": …}; v2 nests them under "aspects".' },
     security: [{ bearer: [] }],
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas },
     paths,
+  };
+}
+
+const TOKEN_INFO = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    role: { enum: ROLES },
+    createdAt: { type: 'string', format: 'date-time' },
+    createdBy: { type: 'string' },
+    revokedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
+
+function serviceSchemas(): Obj {
+  return {
+    TokenRequest: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'Recorded as the actor urn:li:corpuser:<name>' },
+        role: { enum: ROLES, description: 'reader reads; writer also writes aspects; admin also hard-deletes, truncates and manages tokens' },
+      },
+      required: ['name', 'role'],
+      additionalProperties: false,
+    },
+    TokenInfo: TOKEN_INFO,
+    Task: {
+      type: 'object',
+      properties: {
+        id: { type: 'integer' },
+        kind: { type: 'string' },
+        subject: { type: 'string' },
+        params: { type: 'object' },
+        state: { enum: ['PENDING', 'RUNNING', 'SUCCEEDED'] },
+        total: { type: ['integer', 'null'] },
+        done: { type: 'integer' },
+        error: { type: ['string', 'null'] },
+        attempts: { type: 'integer' },
+        failures: { type: 'integer' },
+        createdAt: { type: 'string', format: 'date-time' },
+        updatedAt: { type: 'string', format: 'date-time' },
+        finishedAt: { type: ['string', 'null'], format: 'date-time' },
+      },
+    },
+  };
+}
+
+/** Tokens, tasks and the operational routes. */
+function servicePaths(): Obj {
+  const admin = 'Needs a token with the admin role.';
+  const open = { security: [] };
+  return {
+    '/api/tokens': {
+      post: {
+        tags: ['tokens'],
+        operationId: 'createToken',
+        summary: 'Create a token (admin); its secret is in the answer only',
+        description: admin,
+        requestBody: { required: true, content: json(ref('TokenRequest')) },
+        responses: {
+          '201': { description: 'The token, with its secret `token`', content: json({ allOf: [ref('TokenInfo'), { type: 'object', properties: { token: { type: 'string' } } }] }) },
+          ...errors,
+          ...bodyErrors,
+        },
+      },
+      get: {
+        tags: ['tokens'],
+        operationId: 'listTokens',
+        summary: 'List tokens, without their secrets (admin)',
+        description: admin,
+        responses: { '200': { description: 'Every token', content: json({ type: 'object', properties: { tokens: { type: 'array', items: ref('TokenInfo') } } }) }, ...errors },
+      },
+    },
+    '/api/tokens/{id}': {
+      delete: {
+        tags: ['tokens'],
+        operationId: 'revokeToken',
+        summary: 'Revoke a token (admin)',
+        description: admin,
+        parameters: [param('id', 'path', { type: 'string' }, 'The token id')],
+        responses: { '200': { description: 'The revoked token', content: json(ref('TokenInfo')) }, '404': { description: 'No such token', content: json(ref('Error')) }, ...errors },
+      },
+    },
+    '/api/tasks': {
+      get: {
+        tags: ['tasks'],
+        operationId: 'listTasks',
+        summary: 'List background tasks (value cleanups), newest first',
+        parameters: TASK_QUERIES.list.openapi(),
+        responses: { '200': { description: 'The tasks', content: json({ type: 'object', properties: { tasks: { type: 'array', items: ref('Task') } } }) }, ...errors },
+      },
+    },
+    '/api/tasks/{id}': {
+      get: {
+        tags: ['tasks'],
+        operationId: 'getTask',
+        summary: 'A background task: state and progress',
+        parameters: [param('id', 'path', { type: 'integer', minimum: 1 }, 'The task id')],
+        responses: { '200': { description: 'The task', content: json(ref('Task')) }, '404': { description: 'No such task', content: json(ref('Error')) }, ...errors },
+      },
+    },
+    '/health': {
+      get: {
+        tags: ['operations'],
+        operationId: 'health',
+        summary: 'Liveness: the process answers (no token needed)',
+        ...open,
+        responses: { '200': { description: '`{"status":"UP"}`' } },
+      },
+    },
+    '/ready': {
+      get: {
+        tags: ['operations'],
+        operationId: 'ready',
+        summary: 'Readiness: the database answers and every migration is applied (no token needed)',
+        ...open,
+        responses: { '200': { description: '`{"status":"READY",…}`' }, '503': { description: '`{"status":"NOT_READY",…}`' } },
+      },
+    },
+    '/metrics': {
+      get: {
+        tags: ['operations'],
+        operationId: 'metrics',
+        summary: 'Prometheus metrics (no token needed)',
+        ...open,
+        responses: { '200': { description: 'Prometheus text format' } },
+      },
+    },
   };
 }

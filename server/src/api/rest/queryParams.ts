@@ -1,66 +1,153 @@
-/** Query-parameter parsing for the REST routes; a malformed value is a 400 saying what was expected. */
+/**
+ * The query parameters of a REST route, declared once: {@link queryParams} turns the declaration into
+ * the parser of the route (a malformed value or an unknown name is a 400 saying what was expected;
+ * every problem is reported at once) and into the route's parameters in the OpenAPI document.
+ *
+ *   const listQuery = queryParams({ count: { type: 'integer', default: 10, minimum: 1, description: 'Page size' } });
+ *   const { count } = listQuery.parse(req); // GET ?count=abc → 400 "query parameter count: expected an integer …"
+ */
 import type { Request } from 'express';
-import { SvcError } from '../../errors.ts';
+import { Violations } from '../../errors.ts';
+import { stringProblem } from '../inputRules.ts';
+import { quoted } from '../pathGuard.ts';
 
-// Express 5 parses the query string again on every read of `req.query`: parse it once per request.
-const parsed = new WeakMap<Request, Record<string, unknown>>();
+export type ParamSpec =
+  | { type: 'boolean'; default: boolean; description: string }
+  | { type: 'integer'; default?: number; minimum: number; description: string }
+  | { type: 'string'; description: string }
+  | { type: 'enum'; values: readonly string[]; default?: string; description: string }
+  /** Repeatable, and each value may list several, comma-separated (`aspects=status,datasetKey`). */
+  | { type: 'list'; aliases?: readonly string[]; description: string }
+  /** Taken for DataHub clients that send it; it has no effect. */
+  | { type: 'ignored'; description: string };
 
-function queryOf(req: Request): Record<string, unknown> {
-  let q = parsed.get(req);
-  if (!q) {
-    q = req.query as Record<string, unknown>;
-    parsed.set(req, q);
+type Specs = Record<string, ParamSpec>;
+
+type ValueOf<P extends ParamSpec> = P extends { type: 'boolean' }
+  ? boolean
+  : P extends { type: 'integer'; default: number }
+    ? number
+    : P extends { type: 'integer' }
+      ? number | undefined
+      : P extends { type: 'enum'; values: readonly (infer V)[]; default: string }
+        ? V
+        : P extends { type: 'enum'; values: readonly (infer V)[] }
+          ? V | undefined
+          : P extends { type: 'list' }
+            ? string[] | undefined
+            : P extends { type: 'string' }
+              ? string | undefined
+              : undefined;
+
+export type QueryValues<S extends Specs> = { [K in keyof S]: ValueOf<S[K]> };
+
+export interface QueryParams<S extends Specs> {
+  readonly specs: S;
+  /** The route's parameters read from `req.query`; throws one VALIDATION error listing every problem. */
+  parse(req: Request): QueryValues<S>;
+  /** The OpenAPI parameter objects; `listItems` names the values list parameters take (e.g. aspect names). */
+  openapi(listItems?: readonly string[]): Record<string, unknown>[];
+}
+
+/** The largest integer a query parameter may hold (larger ones cannot be represented exactly). */
+const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
+
+function readValue(name: string, spec: ParamSpec, values: string[], v: Violations): unknown {
+  const at = `query parameter ${name}`;
+  for (const value of values) {
+    const problem = stringProblem(value);
+    if (problem) {
+      v.add(`${at}: the value ${problem}`);
+      return undefined;
+    }
   }
-  return q;
+  if (spec.type === 'list') return values.flatMap((x) => x.split(',')).map((s) => s.trim()).filter(Boolean);
+  if (values.length > 1) {
+    v.add(`${at}: expected one value, got ${values.length}`);
+    return undefined;
+  }
+  const value = values[0]!;
+  switch (spec.type) {
+    case 'boolean':
+      if (value === '') return spec.default;
+      if (value === 'true' || value === 'false') return value === 'true';
+      v.add(`${at}: expected true or false, got ${quoted(value)}`);
+      return undefined;
+    case 'integer': {
+      if (value === '') return spec.default;
+      const n = /^[0-9]{1,16}$/.test(value) ? Number(value) : NaN;
+      if (!(n >= spec.minimum && n <= MAX_INTEGER)) {
+        v.add(`${at}: expected an integer >= ${spec.minimum}, got ${quoted(value)} (digits only, at most ${MAX_INTEGER})`);
+        return undefined;
+      }
+      return n;
+    }
+    case 'enum':
+      if (value === '') return spec.default;
+      if (spec.values.includes(value)) return value;
+      v.add(`${at}: expected one of ${spec.values.join(', ')}, got ${quoted(value)}`);
+      return undefined;
+    case 'string':
+      return value;
+    default:
+      return undefined;
+  }
 }
 
-function raw(req: Request, name: string): string | string[] | undefined {
-  const v = queryOf(req)[name];
-  if (v === undefined) return undefined;
-  if (typeof v === 'string') return v;
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
-  throw SvcError.validation([`query parameter ${name}: expected a plain value`]);
+export function queryParams<const S extends Specs>(specs: S): QueryParams<S> {
+  const names = new Map<string, string>(); // a name or alias as sent → the declared name
+  for (const [name, spec] of Object.entries(specs)) {
+    names.set(name, name);
+    if (spec.type === 'list') for (const alias of spec.aliases ?? []) names.set(alias, name);
+  }
+  const allowed = [...names.keys()].join(', ') || 'none';
+  const declared = Object.entries(specs);
+  return {
+    specs,
+    parse(req: Request): QueryValues<S> {
+      const query = req.query as Record<string, string | string[]>;
+      const v = new Violations();
+      const given = new Map<string, string[]>();
+      for (const [sent, value] of Object.entries(query)) {
+        const name = names.get(sent);
+        if (name === undefined) {
+          v.add(`unknown query parameter ${quoted(sent, 60)}; this route takes: ${allowed}`);
+          continue;
+        }
+        given.set(name, [...(given.get(name) ?? []), ...(Array.isArray(value) ? value : [value])]);
+      }
+      const out: Record<string, unknown> = {};
+      for (const [name, spec] of declared) {
+        const values = given.get(name);
+        out[name] = values === undefined ? ('default' in spec ? spec.default : undefined) : readValue(name, spec, values, v);
+      }
+      v.throwIfAny();
+      return out as QueryValues<S>;
+    },
+    openapi(listItems?: readonly string[]) {
+      return Object.entries(specs).flatMap(([name, spec]) => {
+        const schema = schemaOf(spec, listItems);
+        const aliases = spec.type === 'list' ? (spec.aliases ?? []) : [];
+        return [
+          { name, in: 'query', required: false, description: spec.description, schema },
+          ...aliases.map((alias) => ({ name: alias, in: 'query', required: false, description: `Another name of ${name}`, schema })),
+        ];
+      });
+    },
+  };
 }
 
-function single(req: Request, name: string): string | undefined {
-  const v = raw(req, name);
-  if (Array.isArray(v)) throw SvcError.validation([`query parameter ${name}: expected one value, got ${v.length}`]);
-  return v;
-}
-
-export function boolParam(req: Request, name: string, dflt: boolean): boolean {
-  const v = single(req, name);
-  if (v === undefined || v === '') return dflt;
-  if (v === 'true') return true;
-  if (v === 'false') return false;
-  throw SvcError.validation([`query parameter ${name}: expected true or false, got "${v}"`]);
-}
-
-export function intParam(req: Request, name: string, dflt: number, min: number): number {
-  const v = single(req, name);
-  if (v === undefined || v === '') return dflt;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw SvcError.validation([`query parameter ${name}: expected an integer >= ${min}, got "${v}"`]);
-  return n;
-}
-
-export function stringParam(req: Request, name: string): string | undefined {
-  return single(req, name);
-}
-
-/** A repeatable list parameter; also accepts comma-separated values (`aspects=status,datasetKey`). */
-export function listParam(req: Request, ...names: string[]): string[] | undefined {
-  const values = names.flatMap((n) => {
-    const v = raw(req, n);
-    return v === undefined ? [] : Array.isArray(v) ? v : [v];
-  });
-  if (values.length === 0) return undefined;
-  return values.flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
-}
-
-export function enumParam<T extends string>(req: Request, name: string, allowed: readonly T[], dflt: T): T {
-  const v = single(req, name);
-  if (v === undefined || v === '') return dflt;
-  if (!allowed.includes(v as T)) throw SvcError.validation([`query parameter ${name}: expected one of ${allowed.join(', ')}, got "${v}"`]);
-  return v as T;
+function schemaOf(spec: ParamSpec, listItems: readonly string[] | undefined): Record<string, unknown> {
+  switch (spec.type) {
+    case 'boolean':
+      return { type: 'boolean', default: spec.default };
+    case 'integer':
+      return { type: 'integer', minimum: spec.minimum, maximum: MAX_INTEGER, ...(spec.default === undefined ? {} : { default: spec.default }) };
+    case 'enum':
+      return { type: 'string', enum: spec.values, ...(spec.default === undefined ? {} : { default: spec.default }) };
+    case 'list':
+      return { type: 'array', items: listItems ? { type: 'string', enum: listItems } : { type: 'string' } };
+    default:
+      return { type: 'string' };
+  }
 }

@@ -4,22 +4,34 @@ import type { Pool } from '../../db/pool.ts';
 import { SvcError } from '../../errors.ts';
 import { getTask, listTasks } from '../../tasks/taskQueue.ts';
 import { sendJson } from '../json.ts';
-import { enumParam, intParam, stringParam } from './queryParams.ts';
+import { quoted } from '../pathGuard.ts';
+import { queryParams } from './queryParams.ts';
+
+/** The query parameters of each task route (also the OpenAPI document's). */
+export const TASK_QUERIES = {
+  list: queryParams({
+    subject: { type: 'string', description: 'Only tasks working on this subject, e.g. the URN of a hard-deleted structured property' },
+    kind: { type: 'string', description: 'Only tasks of this kind, e.g. property-hard-delete' },
+    state: { type: 'enum', values: ['PENDING', 'RUNNING', 'SUCCEEDED'], description: 'Only tasks in this state' },
+    count: { type: 'integer', default: 100, minimum: 1, description: 'Most tasks to return, newest first (larger than 1000 is read as 1000)' },
+  }),
+  get: queryParams({}),
+};
 
 export function taskRoutes(pool: Pool): Router {
   const router = Router();
   router.get('/api/tasks', async (req, res) => {
-    const tasks = await listTasks(pool, {
-      subject: stringParam(req, 'subject'),
-      kind: stringParam(req, 'kind'),
-      state: enumParam(req, 'state', ['PENDING', 'RUNNING', 'SUCCEEDED', ''] as const, '') || undefined,
-      limit: Math.min(intParam(req, 'count', 100, 1), 1000),
-    });
+    const q = TASK_QUERIES.list.parse(req);
+    const tasks = await listTasks(pool, { subject: q.subject, kind: q.kind, state: q.state, limit: Math.min(q.count, 1000) });
     sendJson(res, 200, { tasks });
   });
   router.get('/api/tasks/:id', async (req, res) => {
-    const id = Number(req.params.id);
-    if (!Number.isSafeInteger(id) || id <= 0) throw SvcError.validation([`task id: expected a positive integer, got "${req.params.id}"`]);
+    TASK_QUERIES.get.parse(req);
+    const raw = req.params.id;
+    if (!/^[0-9]+$/.test(raw)) throw SvcError.validation([`task id: expected a number such as 42, got ${quoted(raw)}`]);
+    const id = Number(raw);
+    // Task ids are positive and below 2^53: a larger number names no task.
+    if (!Number.isSafeInteger(id) || id === 0) throw SvcError.notFound(`No task with id ${raw}`);
     sendJson(res, 200, await getTask(pool, id));
   });
   return router;

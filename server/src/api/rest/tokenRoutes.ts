@@ -7,7 +7,7 @@ import { sendJson } from '../json.ts';
 export function tokenRoutes(tokens: TokenService): Router {
   const router = Router();
   router.use('/api/tokens', (req, _res, next) => {
-    requireRole(req, 'admin', 'MANAGE_TOKENS');
+    requireRole(req, 'admin', 'manage tokens');
     next();
   });
   router.post('/api/tokens', async (req, res) => {

@@ -1,0 +1,65 @@
+/**
+ * Reads the JSON body of an API request, where every body enters svc: the Content-Type must say JSON
+ * (415 otherwise), the size must be within the limit (413 at once when the declared length is over
+ * it, without waiting for the body), the text must parse (400), and what it holds must pass
+ * {@link jsonProblems} (400). A request without a body goes on with `req.body` undefined.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import contentType from 'content-type';
+import getRawBody from 'raw-body';
+import { SvcError } from '../errors.ts';
+import { jsonProblems } from './inputRules.ts';
+
+/** JSON Patch routes take their own media type and plain JSON (DataHub's clients send either). */
+const PATCH_TYPES = ['application/json-patch+json', 'application/json'];
+const JSON_TYPES = ['application/json'];
+
+function tooLarge(res: Response, limit: number): SvcError {
+  // The rest of the body is not read: the connection closes after the answer.
+  res.setHeader('Connection', 'close');
+  return new SvcError('PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${limit} bytes (SVC_MAX_BODY_BYTES)`);
+}
+
+/** The media type and charset of a request, or undefined when the header is absent or malformed. */
+function mediaType(req: Request): { type: string; charset: string | undefined } | undefined {
+  if (!req.headers['content-type']) return undefined;
+  try {
+    const parsed = contentType.parse(req.headers['content-type']);
+    return { type: parsed.type, charset: parsed.parameters.charset };
+  } catch {
+    return undefined;
+  }
+}
+
+export function jsonBody(limit: number) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const length = req.headers['content-length'];
+    if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return next();
+    const accepted = req.method === 'PATCH' ? PATCH_TYPES : JSON_TYPES;
+    const media = mediaType(req);
+    if (!media || !accepted.includes(media.type)) {
+      const got = req.headers['content-type'] ? `"${req.headers['content-type'].slice(0, 100)}"` : 'none';
+      throw new SvcError('UNSUPPORTED_MEDIA_TYPE', `The request body must be sent with Content-Type ${accepted.join(' or ')}; got ${got}`);
+    }
+    if (media.charset !== undefined && !/^utf-?8$/i.test(media.charset)) {
+      throw new SvcError('UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8; got charset "${media.charset.slice(0, 40)}"`);
+    }
+    if (length !== undefined && Number(length) > limit) throw tooLarge(res, limit);
+    getRawBody(req, { length, limit, encoding: 'utf-8' }, (err, raw) => {
+      if (err) {
+        if (err.type === 'entity.too.large') return next(tooLarge(res, limit));
+        return next(new SvcError('BAD_REQUEST', `The request body could not be read: ${err.message}`, { cause: err }));
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch (parseErr) {
+        return next(new SvcError('BAD_REQUEST', `Malformed JSON in the request body: ${(parseErr as Error).message}`, { cause: parseErr }));
+      }
+      const problems = jsonProblems(body, raw);
+      if (problems.length > 0) return next(SvcError.validation(problems));
+      req.body = body;
+      next();
+    });
+  };
+}
