@@ -1,7 +1,8 @@
 /**
- * The rules a `propertyDefinition` write must pass (datahub-behaviour.md §2.2, in DataHub's order and
- * with its messages), plus svc's stricter ones (DECISIONS.md): valueType and entityTypes must name
- * existing dataType/entityType entities, allowed values must be of the value type.
+ * The rules a `propertyDefinition` write must pass: DataHub's (its PropertyDefinitionValidator, in its
+ * order and with its messages, which clients match), plus svc's stricter ones: valueType and
+ * entityTypes must name existing dataType/entityType entities, allowed values must be of the value
+ * type, a version never decreases, and a new property's qualifiedName is its URN's id.
  */
 import { parseUrn } from '../urn/urn.ts';
 import { checkValueType } from './valueRules.ts';
@@ -22,7 +23,10 @@ export interface DefinitionContext {
 
 const VERSION = /^[0-9]{14}$/;
 
-/** Whether a breaking change is allowed by the version rule (§2.2 "The version rule"). */
+/**
+ * Whether a breaking change is allowed by the version rule: the new definition has a version, and the
+ * old one had none or a lower one (compared case-insensitively; for yyyyMMddhhmmss, chronologically).
+ */
 export function allowedByVersion(previous: PropertyDefinition, next: PropertyDefinition): boolean {
   if (next.version === undefined) return false;
   if (previous.version === undefined) return true;
@@ -70,7 +74,7 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
     if (key !== 'allowedTypes') out.push(`typeQualifier: unknown key "${key}"; the only key is allowedTypes`);
   }
 
-  // svc: the types a definition names must exist (DECISIONS.md, Wire behaviour).
+  // svc: the types a definition names must exist (DataHub 0.14 did not check; later versions do).
   if (!ctx.dataTypes.has(next.valueType)) {
     out.push(`Provided valueType ${next.valueType} is not an existing dataType entity; expected one of ${[...ctx.dataTypes].sort().join(', ')}`);
   }

@@ -64,7 +64,7 @@ function fail(violations: Violation[]): never {
   throw new SvcError(code, violations.map((v) => v.message).join('; '), { violations: violations.map((v) => v.message) });
 }
 
-/** Rules of `propertyDefinition` writes (§2.2 and svc's), with the short forms normalised. */
+/** Rules of `propertyDefinition` writes (see definitionRules.ts), with the short forms normalised. */
 function definitionHook(onTaskQueued: () => void): AspectHook {
   return {
     aspects: ['propertyDefinition'],
@@ -105,7 +105,7 @@ function definitionHook(onTaskQueued: () => void): AspectHook {
   };
 }
 
-/** Rules of `structuredProperties` writes (§2.3, §2.4 and svc's), and hiding values on read. */
+/** Rules of `structuredProperties` writes (see valueRules.ts), and hiding values on read. */
 function valuesHook(): AspectHook {
   return {
     aspects: ['structuredProperties'],
@@ -188,7 +188,7 @@ function deleteHook(onTaskQueued: () => void): AspectHook {
         await enqueueTask(tx, HARD_DELETE_TASK, target.urn, { qualifiedName: state.definition.qualifiedName });
         onTaskQueued();
       } else if (aspect === 'structuredProperties') {
-        // Deleting the aspect drops every assignment: immutable ones may not go (§2.4, change type DELETE).
+        // Deleting the aspect drops every assignment: immutable ones may not go, as with any other write.
         const stored = (await aspectVersion(tx, target.urn, 'structuredProperties', 0))?.value as StructuredProperties | undefined;
         if (stored) {
           const states = await loadProperties(tx, stored.properties.map((a) => a.propertyUrn));

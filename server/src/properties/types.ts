@@ -1,5 +1,6 @@
 /**
- * The shapes of structured properties (datahub-behaviour.md §1.2, §1.4) and the data types svc knows.
+ * The shapes of structured properties (DataHub's StructuredPropertyDefinition and StructuredProperties
+ * records) and the data types svc knows.
  * Data type and entity type URNs use the `svc.` namespace: `urn:li:dataType:svc.number`.
  */
 

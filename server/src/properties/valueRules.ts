@@ -1,7 +1,7 @@
 /**
- * The rules a `structuredProperties` write must pass (datahub-behaviour.md §2.3 and §2.4, in DataHub's
- * order and with its messages), plus svc's: the entity's type must be one the property applies to,
- * and an assignment carries at least one value.
+ * The rules a `structuredProperties` write must pass: DataHub's (its StructuredPropertiesValidator and
+ * the immutability rule, in its order and with its messages, which clients match), plus svc's: the
+ * entity's type must be one the property applies to, and an assignment carries at least one value.
  */
 import { parseUrn } from '../urn/urn.ts';
 import { logicalType, numericString, printValue, printValues, sameValue, type Assignment, type PrimitiveValue, type PropertyDefinition } from './types.ts';
@@ -30,8 +30,10 @@ function isDate(s: string): boolean {
 }
 
 /**
- * The type check of one value against a value type (§2.3 step 4); `subject` starts the message
- * (`Property: <urn>`). Returns the message, or undefined when the value fits.
+ * The type check of one value against a value type: numbers (or numeric strings) for `number`,
+ * strings for `string` and `rich_text`, `YYYY-MM-DD` for `date`, a URN (of one of `allowedTypes`,
+ * when given) for `urn`. `subject` starts the message (`Property: <urn>`). Returns the message, or
+ * undefined when the value fits.
  */
 export function checkValueType(subject: string, valueType: string, value: PrimitiveValue, allowedTypes: string[] | undefined): string | undefined {
   const v = printValue(value);
@@ -138,8 +140,8 @@ export function checkAssignments(
 }
 
 /**
- * Immutable properties (§2.4): once an entity has a value of an immutable property, a write may
- * neither change it nor drop it. Applies only when the entity already had the aspect.
+ * Immutable properties: once an entity has a value of an immutable property, a write may neither
+ * change it nor drop it. Applies only when the entity already had the aspect.
  */
 export function checkImmutable(previous: Assignment[] | undefined, next: Assignment[], properties: ReadonlyMap<string, PropertyState>): Violation[] {
   if (!previous) return [];

@@ -1,0 +1,143 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { allowedByVersion, checkDefinition, type DefinitionContext } from './definitionRules.ts';
+import type { PropertyDefinition } from './types.ts';
+
+const URN = 'urn:li:structuredProperty:io.acryl.retention';
+const STRING = 'urn:li:dataType:svc.string';
+const NUMBER = 'urn:li:dataType:svc.number';
+const DATASET = 'urn:li:entityType:svc.dataset';
+
+const base: PropertyDefinition = { qualifiedName: 'io.acryl.retention', valueType: NUMBER, entityTypes: [DATASET] };
+const ctx = (over: Partial<DefinitionContext> = {}): DefinitionContext => ({
+  urn: URN,
+  previous: undefined,
+  softDeleted: false,
+  dataTypes: new Set([STRING, NUMBER, 'urn:li:dataType:svc.urn']),
+  entityTypes: new Set([DATASET, 'urn:li:entityType:svc.dataFlow']),
+  ...over,
+});
+const check = (def: Partial<PropertyDefinition>, over: Partial<DefinitionContext> = {}) => checkDefinition({ ...base, ...def }, ctx(over));
+
+describe('a new definition', () => {
+  test('a valid definition passes', () => {
+    assert.deepEqual(check({}), []);
+  });
+
+  test('refuses any change to a soft-deleted property', () => {
+    assert.deepEqual(check({}, { softDeleted: true }), ['Cannot mutate a soft deleted Structured Property Definition']);
+  });
+
+  test('a version is 14 digits', () => {
+    assert.deepEqual(check({ version: '2024-06-14' }), ['Invalid version specified. Must match [0-9]{14}']);
+    assert.deepEqual(check({ version: '20240614080000' }), []);
+  });
+
+  test('the urn id has no spaces', () => {
+    assert.ok(check({ qualifiedName: 'a b' }, { urn: 'urn:li:structuredProperty:a b' }).includes('Urn ID cannot have spaces'));
+  });
+
+  test('the qualified name has no spaces', () => {
+    assert.ok(check({ qualifiedName: 'io.acryl retention' }).includes('Qualified names cannot have spaces'));
+  });
+
+  test('the qualified name is the urn id', () => {
+    assert.deepEqual(check({ qualifiedName: 'io.acryl.other' }), [
+      `qualifiedName io.acryl.other must be the id of the urn ${URN}: the urn of a structured property is urn:li:structuredProperty:<qualifiedName>`,
+    ]);
+  });
+
+  test('allowedTypes must parse as urns', () => {
+    assert.deepEqual(check({ valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['dataset'] } }), [
+      'Issue resolving allowedTypes inside of typeQualifier. These must be entity type urns. List of allowedTypes: [dataset]',
+    ]);
+  });
+
+  test('allowedTypes must be entityType urns', () => {
+    assert.deepEqual(check({ valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: [STRING] } }), [
+      `Provided allowedType that is not an entityType entity. List of allowedTypes: [${STRING}]`,
+    ]);
+  });
+
+  test('allowedTypes must exist', () => {
+    const t = 'urn:li:entityType:svc.nope';
+    assert.deepEqual(check({ valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: [t] } }), [`Provided allowedType that does not exist. List of allowedTypes: [${t}]`]);
+  });
+
+  test('typeQualifier has no key but allowedTypes', () => {
+    assert.deepEqual(check({ typeQualifier: { allowed: [DATASET] } }), ['typeQualifier: unknown key "allowed"; the only key is allowedTypes']);
+  });
+
+  test('the valueType is an existing dataType', () => {
+    const [message] = check({ valueType: 'urn:li:dataType:svc.nope' });
+    assert.match(message!, /^Provided valueType urn:li:dataType:svc\.nope is not an existing dataType entity; expected one of urn:li:dataType:svc\.number, /);
+  });
+
+  test('entityTypes name at least one type', () => {
+    assert.deepEqual(check({ entityTypes: [] }), ['entityTypes: must name at least one entity type, e.g. urn:li:entityType:svc.dataset']);
+  });
+
+  test('each entity type exists', () => {
+    assert.deepEqual(check({ entityTypes: [DATASET, 'urn:li:entityType:dataset'] }), [
+      'Provided entityType urn:li:entityType:dataset is not an existing entityType entity, e.g. urn:li:entityType:svc.dataset',
+    ]);
+  });
+
+  test('allowed values are of the value type', () => {
+    assert.deepEqual(check({ allowedValues: [{ value: { string: 'thirty' } }] }), ['allowedValues[0], value: {string=thirty} should be a number']);
+  });
+
+  test('an allowed value is listed once', () => {
+    assert.deepEqual(check({ allowedValues: [{ value: { double: 30 } }, { value: { double: 30 } }] }), ['allowedValues: {double=30.0} is listed more than once']);
+  });
+});
+
+describe('an update', () => {
+  const previous: PropertyDefinition = { ...base, cardinality: 'MULTIPLE', allowedValues: [{ value: { double: 30 } }, { value: { double: 60 } }] };
+  const update = (def: Partial<PropertyDefinition>) => check({ ...previous, ...def }, { previous });
+
+  test('a non-breaking update passes without a version', () => {
+    assert.deepEqual(update({ displayName: 'Retention', allowedValues: [...previous.allowedValues!, { value: { double: 90 } }] }), []);
+  });
+
+  test('a version never decreases', () => {
+    const old = { ...previous, version: '20240614080000' };
+    assert.deepEqual(checkDefinition({ ...old, version: '20230101000000' }, ctx({ previous: old })), [
+      'Invalid version 20230101000000: a structured property\'s version never decreases (it is 20240614080000)',
+    ]);
+  });
+
+  test('the value type changes only with a greater version', () => {
+    assert.deepEqual(update({ valueType: STRING, allowedValues: undefined }), ['Value type cannot be changed as this is a backwards incompatible change']);
+    assert.deepEqual(update({ valueType: STRING, allowedValues: undefined, version: '20240614080000' }), []);
+  });
+
+  test('cardinality goes from MULTIPLE to SINGLE only with a greater version; SINGLE to MULTIPLE always', () => {
+    assert.deepEqual(update({ cardinality: 'SINGLE' }), ['Property definition cardinality cannot be changed from MULTI to SINGLE']);
+    assert.deepEqual(update({ cardinality: 'SINGLE', version: '20240614080000' }), []);
+    const single = { ...base, cardinality: 'SINGLE' as const };
+    assert.deepEqual(checkDefinition({ ...single, cardinality: 'MULTIPLE' }, ctx({ previous: single })), []);
+  });
+
+  test('the qualified name never changes, not even with a version', () => {
+    const renamed = { qualifiedName: 'io.acryl.renamed', version: '20240614080000' };
+    assert.ok(update(renamed).includes('Cannot change the fully qualified name of a Structured Property'));
+  });
+
+  test('allowed values are not restricted without a greater version', () => {
+    assert.deepEqual(update({ allowedValues: [{ value: { double: 30 } }] }), ['Cannot restrict values that were previously allowed']);
+    assert.deepEqual(checkDefinition({ ...base, allowedValues: [{ value: { double: 30 } }] }, ctx({ previous: base })), ['Cannot restrict values that were previously allowed']);
+    assert.deepEqual(update({ allowedValues: [{ value: { double: 30 } }], version: '20240614080000' }), []);
+    // Dropping the restriction allows more: always fine.
+    assert.deepEqual(update({ allowedValues: undefined }), []);
+  });
+});
+
+test('allowedByVersion: a new version over none or a lower one', () => {
+  const v = (version?: string): PropertyDefinition => ({ ...base, ...(version ? { version } : {}) });
+  assert.equal(allowedByVersion(v(), v('20240101000000')), true);
+  assert.equal(allowedByVersion(v('20240101000000'), v('20240102000000')), true);
+  assert.equal(allowedByVersion(v('20240102000000'), v('20240102000000')), false);
+  assert.equal(allowedByVersion(v('20240102000000'), v('20240101000000')), false);
+  assert.equal(allowedByVersion(v('20240101000000'), v()), false);
+});
