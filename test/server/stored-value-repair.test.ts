@@ -48,7 +48,7 @@ test('upgrading repairs values jsonb cannot hold, and the aspect can be written 
   // The defect: a value of the same serialised size is compared with the stored one as jsonb, which fails.
   await assert.rejects(oldWrite('datasetProperties', { description: 'a123456b', name: 'lone 123456 and 1234' }), /Internal server error occurred/);
 
-  assert.deepEqual(await migrate(pool), ['005_input_rules.sql']);
+  assert.ok((await migrate(pool)).includes('005_input_rules.sql'));
   assert.deepEqual(await stored('datasetProperties'), ['{"description":"a\\ufffdb","name":"lone \\ufffd and 😀"}', '{"description":"first"}']);
   // An escaped backslash followed by "u0000" is text, not an escape, and an escaped pair is one character: both kept.
   assert.deepEqual(await stored('subTypes'), ['{"typeNames":["kept \\\\u0000 as text","x\\ufffd","pair \\ud83d\\ude00"]}']);

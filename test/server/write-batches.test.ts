@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SvcError } from '../../server/src/errors.ts';
 import { WriteBatcher } from '../../server/src/entities/writeBatcher.ts';
-import { writeAspect, writeAspects, type AspectWrite } from '../../server/src/entities/aspectStore.ts';
+import { parseWritten, writeAspect, writeAspects, type AspectWrite, type Written } from '../../server/src/entities/aspectStore.ts';
 import { enc, sql, startTestServer, type TestServer } from '../support/testServer.ts';
 
 let s: TestServer;
@@ -44,11 +44,12 @@ async function stored(names: string[]): Promise<Map<string, string>> {
 }
 
 test('writes queued behind a statement in flight share statements, and every one of them is stored', async () => {
-  const batcher = new WriteBatcher(s.svc.pool);
+  const batcher = new WriteBatcher(s.svc.catalog.pool);
   const names = Array.from({ length: 30 }, (_, i) => `grouped_${i}`);
   // Issued together: the first goes out at once, the rest queue and go out as batches.
   const outcomes = await Promise.all(names.map((n) => batcher.write(write(n, `d-${n}`))));
-  assert.deepEqual(outcomes, names.map(() => 'created'));
+  assert.deepEqual(outcomes.map((o) => o.outcome), names.map(() => 'created'));
+  assert.deepEqual(outcomes.map((o) => o.version), names.map(() => 1));
   assert.equal(batcher.stats.writes, 30);
   assert.ok(batcher.stats.statements < 30, `30 writes took ${batcher.stats.statements} statements`);
   const rows = await stored(names);
@@ -61,17 +62,17 @@ test('writes queued behind a statement in flight share statements, and every one
 test('a second statement goes out beside the one in flight only once 8 writes wait', async () => {
   // Issued in one go: the first write goes alone; the next 8 wait and then go out beside it; the
   // last 2 wait for a statement to return.
-  const many = new WriteBatcher(s.svc.pool);
+  const many = new WriteBatcher(s.svc.catalog.pool);
   await Promise.all(Array.from({ length: 11 }, (_, i) => many.write(write(`second_${i}`, 'x'))));
   assert.deepEqual(many.stats, { writes: 11, statements: 3, fallbacks: 0 });
   // Fewer than 8 waiting: they wait for the first statement and go out together after it.
-  const few = new WriteBatcher(s.svc.pool);
+  const few = new WriteBatcher(s.svc.catalog.pool);
   await Promise.all(Array.from({ length: 5 }, (_, i) => few.write(write(`few_${i}`, 'x'))));
   assert.deepEqual(few.stats, { writes: 5, statements: 2, fallbacks: 0 });
 });
 
 test('a failed CREATE precondition in a batch fails that write alone', async () => {
-  const batcher = new WriteBatcher(s.svc.pool);
+  const batcher = new WriteBatcher(s.svc.catalog.pool);
   await batcher.write(write('taken', 'first'));
   const before = batcher.stats.statements;
   const results = await Promise.allSettled([
@@ -89,7 +90,7 @@ test('a failed CREATE precondition in a batch fails that write alone', async () 
   assert.ok(failed.reason instanceof SvcError);
   assert.equal(failed.reason.code, 'PRECONDITION');
   assert.equal(failed.reason.message, 'Cannot perform CREATE since the aspect already exists.');
-  assert.deepEqual(results.filter((r) => r.status === 'fulfilled').map((r) => r.value), ['created', 'created', 'created', 'created']);
+  assert.deepEqual(results.filter((r) => r.status === 'fulfilled').map((r) => r.value.outcome), ['created', 'created', 'created', 'created']);
   const rows = await stored(['taken', 'fresh_1', 'fresh_2']);
   assert.equal(rows.get(urnOf('taken')), 'first', 'the failed write changed nothing');
   assert.equal(rows.get(urnOf('fresh_1')), 'f1');
@@ -97,7 +98,7 @@ test('a failed CREATE precondition in a batch fails that write alone', async () 
 });
 
 test('a batch that fails as a whole is sent again one write at a time', async () => {
-  const batcher = new WriteBatcher(s.svc.pool);
+  const batcher = new WriteBatcher(s.svc.catalog.pool);
   const results = await Promise.allSettled([
     batcher.write(write('fb_slot_a', 'a')),
     batcher.write(write('fb_slot_b', 'b')),
@@ -115,7 +116,7 @@ test('a batch that fails as a whole is sent again one write at a time', async ()
 });
 
 test('writes of one aspect in one batch apply in arrival order, each keeping the one before as history', async () => {
-  const batcher = new WriteBatcher(s.svc.pool);
+  const batcher = new WriteBatcher(s.svc.catalog.pool);
   await Promise.all([
     batcher.write(write('ord_slot_a', 'a')),
     batcher.write(write('ord_slot_b', 'b')),
@@ -137,7 +138,7 @@ test('writes of one aspect in one batch apply in arrival order, each keeping the
 });
 
 test('drain resolves once every queued write is committed', async () => {
-  const batcher = new WriteBatcher(s.svc.pool);
+  const batcher = new WriteBatcher(s.svc.catalog.pool);
   await batcher.drain(); // nothing queued: at once
   const names = Array.from({ length: 12 }, (_, i) => `drain_${i}`);
   const settled: string[] = [];
@@ -155,7 +156,7 @@ test('drain resolves once every queued write is committed', async () => {
 async function upsertScenario(prefix: string): Promise<AspectWrite[]> {
   const n = (x: string) => `${prefix}_${x}`;
   const same = { description: 'same', customProperties: { team: 'a' } };
-  for (const w of [write(n('updated'), 'old'), write(n('unchanged'), '', { value: same }), write(n('existing'), 'has a key')]) await writeAspect(s.svc.pool, w);
+  for (const w of [write(n('updated'), 'old'), write(n('unchanged'), '', { value: same }), write(n('existing'), 'has a key')]) await writeAspect(s.svc.catalog.pool, w);
   const status = (name: string): Partial<AspectWrite> => ({ aspect: 'status', value: { removed: false }, key: write(name, '').key });
   return [
     write(n('existing'), '', { ...status(n('existing')), systemMetadata: { runId: 'second' } }),
@@ -181,14 +182,16 @@ async function scenarioRows(prefix: string) {
 
 test('a batch of upserts has the outcomes and rows of the same writes made one by one', async () => {
   const batch = await upsertScenario('set');
-  const outcomes = await writeAspects(s.svc.pool, [...batch].sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0)));
-  const byOne: string[] = [];
-  for (const w of await upsertScenario('one')) byOne.push(await writeAspect(s.svc.pool, w));
+  const outcomes = (await writeAspects(s.svc.catalog.pool, [...batch].sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0)))).map(parseWritten);
+  const byOne: Written[] = [];
+  for (const w of await upsertScenario('one')) byOne.push(await writeAspect(s.svc.catalog.pool, w));
   // The batch went in URN order; compare outcomes per write.
   const sortedNames = [...batch].map((w, i) => [w.urn.replace('set_', ''), i] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const setByWrite = new Map<number, string>(sortedNames.map(([, i], k) => [i, outcomes[k]!]));
+  const setByWrite = new Map<number, Written>(sortedNames.map(([, i], k) => [i, outcomes[k]!]));
   assert.deepEqual(batch.map((_, i) => setByWrite.get(i)), byOne);
-  assert.deepEqual(byOne, ['created', 'created', 'created', 'unchanged', 'updated']);
+  assert.deepEqual(byOne.map((w) => w.outcome), ['created', 'created', 'created', 'unchanged', 'updated']);
+  // The version number each write left latest: an update makes the second, an unchanged value stays the first.
+  assert.deepEqual(byOne.map((w) => w.version), [1, 1, 1, 1, 2]);
   assert.deepEqual(await scenarioRows('set'), await scenarioRows('one'));
   // What that means: history kept, one key for the new entity (from its first row), an unchanged value
   // only re-stamped.

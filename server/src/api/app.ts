@@ -2,11 +2,9 @@
 import express, { type Express } from 'express';
 import { IncomingMessage, ServerResponse, createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
+import type { Catalog } from '../catalog.ts';
 import type { Config } from '../config.ts';
-import type { Pool } from '../db/pool.ts';
-import type { EntityService } from '../entities/entityService.ts';
 import type { Logger } from '../log.ts';
-import type { TokenService } from '../auth/tokens.ts';
 import { SvcError } from '../errors.ts';
 import { authenticate } from './auth.ts';
 import { clientErrorHandler } from './clientErrors.ts';
@@ -22,9 +20,7 @@ import { taskRoutes } from './rest/taskRoutes.ts';
 
 export interface AppDeps {
   config: Config;
-  pool: Pool;
-  entities: EntityService;
-  tokens: TokenService;
+  catalog: Catalog;
   log: Logger;
 }
 
@@ -40,7 +36,8 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const metrics = createMetrics(deps.pool, () => deps.entities.writeBatchStats);
+  const { catalog } = deps;
+  const metrics = createMetrics(catalog.pool, () => catalog.entities.writeBatchStats);
   app.use(metrics.middleware);
   app.use(pathGuard);
   if (deps.log.isLevelEnabled('debug')) {
@@ -50,7 +47,7 @@ export function createApp(deps: AppDeps): Express {
       next();
     });
   }
-  healthRoutes(app, deps.pool, metrics);
+  healthRoutes(app, catalog, metrics);
 
   // The API documentation holds no data: it is open, so the browsable page works without a token.
   const doc = JSON.stringify(openapiDocument());
@@ -66,12 +63,12 @@ export function createApp(deps: AppDeps): Express {
 
   // Authentication first: a caller without a valid token gets 401 before any body is read.
   const api = express.Router();
-  api.use(authenticate(deps.tokens, deps.config.authEnabled));
+  api.use(authenticate(catalog.tokens, deps.config.authEnabled));
   api.use(jsonBody(deps.config.maxBodyBytes));
-  entityRoutes(api, deps.entities, 'v2');
-  entityRoutes(api, deps.entities, 'v3');
-  api.use(tokenRoutes(deps.tokens));
-  api.use(taskRoutes(deps.pool));
+  entityRoutes(api, catalog.entities, 'v2');
+  entityRoutes(api, catalog.entities, 'v3');
+  api.use(tokenRoutes(catalog.tokens));
+  api.use(taskRoutes(catalog.tasks));
   app.use(api);
 
   app.use((req) => {

@@ -1,10 +1,12 @@
 /**
- * Bearer-token authentication and role checks for API routes. `/health`, `/ready`, `/metrics` and the
+ * Bearer-token authentication of API requests: the principal a request acts as is put on
+ * `req.principal`, for the catalog's services to authorize. `/health`, `/ready`, `/metrics` and the
  * API documentation are mounted outside it.
  */
 import type { NextFunction, Request, Response } from 'express';
 import { SvcError } from '../errors.ts';
-import { allows, type Principal, type Role, type TokenService } from '../auth/tokens.ts';
+import type { Principal } from '../auth/authorize.ts';
+import type { TokenService } from '../auth/tokens.ts';
 
 const ANONYMOUS: Principal = { actor: 'urn:li:corpuser:anonymous', role: 'admin', tokenId: 'none' };
 
@@ -15,9 +17,8 @@ declare module 'express-serve-static-core' {
 }
 
 /**
- * Authenticates every request (when enabled); the principal is put on `req.principal`. A token known
- * without the database (the root token, a recently verified one) is settled synchronously: this runs
- * on every API request.
+ * Authenticates every request (when enabled). A token known without the database (the root token, a
+ * recently verified one) is settled synchronously: this runs on every API request.
  */
 export function authenticate(tokens: TokenService, enabled: boolean) {
   return (req: Request, _res: Response, next: NextFunction): void => {
@@ -42,14 +43,7 @@ export function authenticate(tokens: TokenService, enabled: boolean) {
   };
 }
 
-/**
- * Fails with FORBIDDEN unless the request's principal has at least `need`. `operation` is DataHub's
- * word for entity operations (`UPDATE`, `DELETE`), or a phrase of its own (`manage tokens`).
- */
-export function requireRole(req: Request, need: Role, operation: string): void {
-  const p = req.principal!;
-  if (!allows(p.role, need)) {
-    const line = /^[A-Z_]+$/.test(operation) ? `${p.actor} is unauthorized to ${operation} entities.` : `${p.actor} is unauthorized to ${operation}.`;
-    throw SvcError.forbidden(line, `This needs a token with the ${need} role; the token used has the ${p.role} role`);
-  }
+/** The principal of an authenticated request. */
+export function principalOf(req: Request): Principal {
+  return req.principal!;
 }

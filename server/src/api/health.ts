@@ -1,20 +1,19 @@
 /** `/health` (the process is up), `/ready` (database reachable, migrations applied), `/metrics`. */
 import type { Router } from 'express';
-import type { Pool } from '../db/pool.ts';
-import { migrationsDone } from '../db/migrate.ts';
+import type { Catalog } from '../catalog.ts';
 import type { Metrics } from './metrics.ts';
 
 /**
  * Adds the operational routes to `router` (the app itself): directly, not in a router of their own,
  * which every other request would leave unanswered and so pass on only at the event loop's next turn.
  */
-export function healthRoutes(router: Router, pool: Pool, metrics: Metrics): void {
+export function healthRoutes(router: Router, catalog: Catalog, metrics: Metrics): void {
   router.get('/health', (_req, res) => {
     res.json({ status: 'UP' });
   });
   router.get('/ready', async (_req, res) => {
     try {
-      const migrated = await migrationsDone(pool);
+      const migrated = await catalog.ready();
       res.status(migrated ? 200 : 503).json({ status: migrated ? 'READY' : 'NOT_READY', database: 'UP', migrations: migrated ? 'DONE' : 'PENDING' });
     } catch {
       res.status(503).json({ status: 'NOT_READY', database: 'DOWN' });

@@ -7,17 +7,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError, Violations } from '../errors.ts';
 import { dbError, type Pool } from '../db/pool.ts';
+import { authorize, ROLES, type Principal, type Role } from './authorize.ts';
 
-export const ROLES = ['reader', 'writer', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
-
-/** Who a request acts as, once its token checked out. */
-export interface Principal {
-  /** Actor URN recorded in audit stamps, e.g. `urn:li:corpuser:ingest-bot`. */
-  actor: string;
-  role: Role;
-  tokenId: string;
-}
 
 export interface TokenInfo {
   id: string;
@@ -95,8 +86,9 @@ export class TokenService {
     return principal;
   }
 
-  /** Creates a token; the secret is returned once and only its hash is kept. */
-  async create(input: unknown, by: Principal): Promise<TokenInfo & { token: string }> {
+  /** Creates a token (admin); the secret is returned once and only its hash is kept. */
+  async create(by: Principal, input: unknown): Promise<TokenInfo & { token: string }> {
+    authorize(by, 'MANAGE_TOKENS');
     const v = new Violations();
     const { name, role, ...rest } = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
     if (typeof input !== 'object' || input === null || Array.isArray(input)) v.add('body must be an object {"name", "role"}');
@@ -117,7 +109,9 @@ export class TokenService {
     }
   }
 
-  async list(): Promise<TokenInfo[]> {
+  /** Every token, without its secret (admin). */
+  async list(principal: Principal): Promise<TokenInfo[]> {
+    authorize(principal, 'MANAGE_TOKENS');
     try {
       const { rows } = await this.pool.query('SELECT * FROM api_tokens ORDER BY created_at, id');
       return rows.map(toInfo);
@@ -126,8 +120,9 @@ export class TokenService {
     }
   }
 
-  /** Revokes a token at once (for this server; other replicas within the cache time). */
-  async revoke(id: string): Promise<TokenInfo> {
+  /** Revokes a token at once (admin; for this server, other replicas within the cache time). */
+  async revoke(principal: Principal, id: string): Promise<TokenInfo> {
+    authorize(principal, 'MANAGE_TOKENS');
     let rows: Record<string, unknown>[];
     try {
       rows = (await this.pool.query('UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *', [id])).rows;
@@ -149,9 +144,4 @@ function toInfo(r: Record<string, unknown>): TokenInfo {
     createdBy: r.created_by as string,
     revokedAt: r.revoked_at ? (r.revoked_at as Date).toISOString() : null,
   };
-}
-
-/** What a role may do: readers read, writers write aspects, admins also hard-delete, truncate and manage tokens. */
-export function allows(role: Role, need: Role): boolean {
-  return ROLES.indexOf(role) >= ROLES.indexOf(need);
 }

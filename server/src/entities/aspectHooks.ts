@@ -1,45 +1,69 @@
 /**
- * Extension points of the entity core: domain modules (structured properties, search indexing, …)
- * attach rules to aspects without the core knowing them. A write of an aspect that has hooks runs in
- * a transaction under the entity's lock, so a hook sees the stored value it replaces.
+ * Extension points of the entity core: a domain module (structured properties, later search indexing)
+ * attaches rules to one aspect without the core knowing them. A write of an aspect that has a hook
+ * runs in a transaction under the entity's lock, so the hook sees the stored value it replaces.
  */
 import type { Db } from '../db/pool.ts';
+import type { Principal } from '../auth/authorize.ts';
 import type { AspectSpec, EntityUrn } from '../registry/registry.ts';
 import type { StoredAspect } from './aspectStore.ts';
 import type { PatchOperation } from './jsonPatch.ts';
 
-export interface Actor {
-  urn: string;
+/**
+ * How a write came: a full `set` of the aspect, a `patch` (already applied to the stored value, so
+ * `value` is the result and `patch` what the caller addressed), or a `refresh` (the stored value
+ * written again so the aspect's rules apply to it anew, e.g. to drop values of a deleted property).
+ */
+export type WriteKind = 'set' | 'patch' | 'refresh';
+
+/** A write as its hook sees it: before any entity lock, only what the caller sent. */
+export interface WriteIntent {
+  target: EntityUrn;
+  kind: WriteKind;
+  /** For a set: the value given. */
+  value?: unknown;
+  /** For a patch: its operations. */
+  patch?: PatchOperation[];
 }
 
-/** A write about to happen: a full set, or the result of a patch. */
+/** A write as its hook sees it under the entity's lock. */
 export interface PendingWrite {
   target: EntityUrn;
   aspect: AspectSpec;
+  kind: WriteKind;
+  /** The value to write: as given (set), the patched stored value (patch), or the stored value (refresh). */
   value: unknown;
-  /** The stored latest value it replaces (before any read filtering). */
-  previous: StoredAspect | undefined;
-  kind: 'set' | 'patch';
-  /** For a patch: its operations (what the caller addressed). */
   patch?: PatchOperation[];
-  actor: Actor;
-  /** What a hook's prepareWrite loaded, kept for its afterWrite (one write's lifetime). */
-  scratch: Record<string, unknown>;
+  /** The stored latest value it replaces, as stored (before any read filtering). */
+  previous: StoredAspect | undefined;
+  principal: Principal;
 }
 
-export interface AspectHook {
-  /** Aspect names the write and read hooks apply to. */
-  readonly aspects: readonly string[];
-  /** Once per write request, in its transaction, before any entity lock (e.g. to take locks in a global order). */
-  beforeWrites?(writes: { target: EntityUrn; aspect: string; value: unknown }[], tx: Db): Promise<void>;
-  /** Checks a write (throwing SvcError) and returns the value to store. */
-  prepareWrite?(w: PendingWrite, tx: Db): Promise<unknown>;
+/** What a hook's `prepare` decided: the value to store, and what its `afterWrite` needs. */
+export interface Prepared<Plan> {
+  value: unknown;
+  plan: Plan;
+}
+
+/** The rules of one aspect. `Plan` carries what `prepare` loaded to `afterWrite`. */
+export interface AspectHook<Plan = unknown> {
+  readonly aspect: string;
+  /**
+   * Once per write request, in its transaction, before any entity lock: locks on what the writes
+   * reference, taken in lock order (see db/locks.ts).
+   */
+  lockFirst?(writes: WriteIntent[], tx: Db): Promise<void>;
+  /** Checks a write under the entity's lock (throwing SvcError) and returns the value to store. */
+  prepare(w: PendingWrite, tx: Db): Promise<Prepared<Plan>>;
   /** After the aspect was stored, in the same transaction (side tables, tasks). */
-  afterWrite?(w: PendingWrite, stored: unknown, tx: Db): Promise<void>;
+  afterWrite?(w: PendingWrite, stored: unknown, plan: Plan, tx: Db): Promise<void>;
   /** Rewrites values before any read returns them (e.g. hides values); mutates `aspects` in place. */
   filterRead?(aspects: StoredAspect[], db: Db): Promise<void>;
-  /** Whether deleting this aspect removes data beyond it (e.g. a property's values everywhere): a hard delete. */
-  cascades?(target: EntityUrn, aspect: string): boolean;
-  /** In the transaction deleting an aspect of the entity, or the whole entity when `aspect` is undefined. */
-  onDelete?(target: EntityUrn, aspect: string | undefined, tx: Db, actor: Actor): Promise<void>;
+  /** Deleting this aspect removes data beyond it (e.g. a property's values everywhere): a hard delete. */
+  readonly deletesMore?: boolean;
+  /**
+   * In the transaction deleting this aspect, under the entity's lock; `withEntity` when the whole
+   * entity goes. May refuse (throwing SvcError).
+   */
+  onDelete?(target: EntityUrn, tx: Db, withEntity: boolean): Promise<void>;
 }

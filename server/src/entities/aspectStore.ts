@@ -3,6 +3,7 @@
  * transaction's client, so callers decide the transaction boundaries.
  */
 import { query as q, type Db } from '../db/pool.ts';
+import { removedSql } from './softDelete.ts';
 
 export interface StoredAspect {
   urn: string;
@@ -16,6 +17,12 @@ export interface StoredAspect {
 
 export type WriteMode = 'upsert' | 'create' | 'create_entity';
 export type WriteOutcome = 'created' | 'updated' | 'unchanged';
+
+/** What one write did, and the version number of the aspect it left latest (1 for its first version). */
+export interface Written {
+  outcome: WriteOutcome;
+  version: number;
+}
 
 export interface AspectWrite {
   urn: string;
@@ -67,20 +74,29 @@ export async function aspectVersion(db: Db, urn: string, aspect: string, version
   return rows[0] && toAspect(rows[0]);
 }
 
-/** Writes one aspect through `svc_write_aspect` (see migration 001): one round trip, history kept. */
-export async function writeAspect(db: Db, w: AspectWrite): Promise<WriteOutcome> {
+/** Reads `svc_write_aspect_row`'s answer, `<outcome>:<version>` (see migration 006). */
+export function parseWritten(text: string): Written {
+  const colon = text.indexOf(':');
+  return { outcome: text.slice(0, colon) as WriteOutcome, version: Number(text.slice(colon + 1)) };
+}
+
+/** Writes one aspect through `svc_write_aspect` (see migrations 001 and 006): one round trip, history kept. */
+export async function writeAspect(db: Db, w: AspectWrite): Promise<Written> {
   // A named statement is parsed once per connection: this is the hottest query of the server.
-  const rows = await q<{ outcome: WriteOutcome }>(
+  const rows = await q<{ outcome: string }>(
     db,
     'SELECT svc_write_aspect($1, $2, $3, $4, $5, $6, $7, $8) AS outcome',
     [w.urn, w.aspect, w.keyAspect, JSON.stringify(w.key), JSON.stringify(w.value), JSON.stringify(w.systemMetadata), w.actor, w.mode],
     'svc_write_aspect',
   );
-  return rows[0]!.outcome;
+  return parseWritten(rows[0]!.outcome);
 }
 
-/** A batch row's outcome: a failed CREATE precondition is reported (its row wrote nothing), not raised. */
-export type BatchOutcome = WriteOutcome | `precondition:${string}`;
+/**
+ * A batch row's answer: `<outcome>:<version>` (see {@link parseWritten}), or a failed CREATE
+ * precondition, reported (its row wrote nothing) rather than raised.
+ */
+export type BatchOutcome = string;
 
 /** `SELECT svc_write_aspects(…)` for batches of n rows: seven arrays, then the n values. */
 const batchStatements: string[] = [];
@@ -120,11 +136,6 @@ export async function lockAndRead(tx: Db, urn: string, aspect: string): Promise<
   return rows[0] && toAspect(rows[0]);
 }
 
-/** Takes the entity's write lock until the transaction ends (the same lock `svc_write_aspect` takes). */
-export async function lockEntity(tx: Db, urn: string): Promise<void> {
-  await q(tx, 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [urn], 'svc_lock_entity');
-}
-
 /** Deletes every version of one aspect; returns the number of rows removed. */
 export async function deleteAspectRows(db: Db, urn: string, aspect: string): Promise<number> {
   const rows = await q<{ n: number }>(
@@ -135,16 +146,16 @@ export async function deleteAspectRows(db: Db, urn: string, aspect: string): Pro
   return rows[0]!.n;
 }
 
-/** Deletes every aspect (all versions) and every time series entry of an entity. */
-export async function deleteEntityRows(db: Db, urn: string): Promise<number> {
-  const rows = await q<{ n: number }>(
+/** Deletes every aspect (all versions) and every time series entry of an entity; returns the names of the aspects it had. */
+export async function deleteEntityRows(db: Db, urn: string): Promise<string[]> {
+  const rows = await q<{ aspect: string }>(
     db,
-    `WITH a AS (DELETE FROM aspects WHERE urn = $1 RETURNING 1),
-          t AS (DELETE FROM timeseries_aspects WHERE urn = $1 RETURNING 1)
-     SELECT (SELECT count(*) FROM a)::int + (SELECT count(*) FROM t)::int AS n`,
+    `WITH a AS (DELETE FROM aspects WHERE urn = $1 RETURNING aspect),
+          t AS (DELETE FROM timeseries_aspects WHERE urn = $1 RETURNING aspect)
+     SELECT DISTINCT aspect FROM (SELECT aspect FROM a UNION ALL SELECT aspect FROM t) d ORDER BY aspect`,
     [urn],
   );
-  return rows[0]!.n;
+  return rows.map((r) => r.aspect);
 }
 
 export interface ScrollPage {
@@ -166,8 +177,7 @@ export async function scrollUrns(
   const order = opts.descending ? 'DESC' : 'ASC';
   const softDelete = opts.includeSoftDeleted
     ? ''
-    : `AND NOT EXISTS (SELECT 1 FROM aspects s WHERE s.urn = k.urn AND s.aspect = 'status' AND s.version = 0
-                         AND s.metadata::jsonb @> '{"removed": true}')`;
+    : `AND NOT EXISTS (SELECT 1 FROM aspects s WHERE s.urn = k.urn AND s.aspect = 'status' AND s.version = 0 AND ${removedSql('s')})`;
   const rows = await q<{ urn: string }>(
     db,
     `SELECT k.urn FROM aspects k

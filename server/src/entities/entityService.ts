@@ -1,9 +1,17 @@
 /**
- * The entity core: read, write, patch and delete aspects of registry entities. REST v2/v3 (and later
- * GraphQL, the CLI and the operator) are thin adapters over these functions; every rule lives here.
+ * The entity core: read, write, patch and delete aspects of registry entities. Every surface (REST,
+ * and later GraphQL, the CLI and the operator) and every internal writer (bootstrapping, cleanups) is
+ * a thin adapter over these methods; each takes the caller's principal and authorizes it here.
+ *
+ * Every change goes through one path, {@link EntityService.commitWrites}, which reports what it did
+ * per aspect ({@link WriteResult}): the place where a change is recorded for others (the search
+ * outbox) in the same transaction.
  */
 import { SvcError, Violations } from '../errors.ts';
 import { inTransaction, type Db, type Pool } from '../db/pool.ts';
+import { compareUrns, lockEntity } from '../db/locks.ts';
+import { authorize } from '../auth/authorize.ts';
+import type { Principal } from '../auth/authorize.ts';
 import { registry, type AspectSpec, type EntityUrn, type EntitySpec } from '../registry/registry.ts';
 import {
   aspectVersion,
@@ -14,19 +22,21 @@ import {
   latestAspects,
   latestTimeseries,
   lockAndRead,
-  lockEntity,
   scrollUrns,
   writeAspect,
+  type AspectWrite,
   type StoredAspect,
   type WriteMode,
+  type WriteOutcome,
+  type Written,
 } from './aspectStore.ts';
-import { applyPatch, parsePatchBody } from './jsonPatch.ts';
+import { applyPatch, parsePatchBody, type PatchOperation } from './jsonPatch.ts';
+import { isRemoved } from './softDelete.ts';
 import { WriteBatcher, type WriteBatchStats } from './writeBatcher.ts';
 import type { ScrollIds } from './scrollIds.ts';
-import type { Actor, AspectHook, PendingWrite } from './aspectHooks.ts';
+import type { AspectHook, PendingWrite, WriteIntent, WriteKind } from './aspectHooks.ts';
 
-export type { StoredAspect, WriteMode } from './aspectStore.ts';
-export type { Actor } from './aspectHooks.ts';
+export type { StoredAspect, WriteMode, WriteOutcome } from './aspectStore.ts';
 
 /** One aspect write as a surface received it. */
 export interface AspectInput {
@@ -44,6 +54,23 @@ export interface EntityRecord {
   aspects: Map<string, StoredAspect>;
 }
 
+/**
+ * What one change did: `version` is the number of the aspect's version it left latest (1 for its
+ * first; 0 for a time series entry and for a deletion).
+ */
+export interface WriteResult {
+  urn: string;
+  aspect: string;
+  version: number;
+  outcome: WriteOutcome | 'deleted';
+}
+
+/** A write's result with the aspect as stored (after its rules, filtered as reads are). */
+export interface WrittenAspect extends WriteResult {
+  outcome: WriteOutcome;
+  stored: StoredAspect;
+}
+
 export interface ListOptions {
   aspects?: string[];
   count: number;
@@ -55,12 +82,27 @@ export interface ListOptions {
 export const MAX_PAGE = 1000;
 
 const NO_HOOKS: readonly AspectHook[] = Object.freeze([]);
+const NO_RUN_ID = 'no-run-id-provided';
 
-interface CheckedWrite {
+/** A write on its way through {@link EntityService.commitWrites}. */
+interface Change {
   target: EntityUrn;
   aspect: AspectSpec;
+  kind: WriteKind;
+  /** Set: the value given. Patch and refresh: filled in under the entity's lock. */
   value: unknown;
+  patch?: { ops: PatchOperation[]; arrayPrimaryKeys: Record<string, string[]> };
   systemMetadata: Record<string, unknown>;
+}
+
+/** The entities of written aspects, grouped by URN in the order they were written. */
+export function recordsOf(written: WrittenAspect[]): EntityRecord[] {
+  const out = new Map<string, EntityRecord>();
+  for (const w of written) {
+    if (!out.has(w.urn)) out.set(w.urn, { urn: w.urn, aspects: new Map() });
+    out.get(w.urn)!.aspects.set(w.aspect, w.stored);
+  }
+  return [...out.values()];
 }
 
 export class EntityService {
@@ -86,25 +128,22 @@ export class EntityService {
     return this.batcher.stats;
   }
 
-  /** Attaches a domain module's rules (see {@link AspectHook}). */
-  addHook(hook: AspectHook): void {
-    this.hooks.push(hook);
-    for (const aspect of hook.aspects) this.hooksByAspect.set(aspect, [...this.hooksFor(aspect), hook]);
+  /** Attaches a domain module's rules of one aspect (see {@link AspectHook}). */
+  addHook<Plan>(hook: AspectHook<Plan>): void {
+    this.hooks.push(hook as AspectHook);
+    this.hooksByAspect.set(hook.aspect, [...this.hooksFor(hook.aspect), hook as AspectHook]);
   }
 
   private hooksFor(aspect: string): readonly AspectHook[] {
     return this.hooksByAspect.get(aspect) ?? NO_HOOKS;
   }
 
-  private hasHooks(w: CheckedWrite): boolean {
-    return this.hooksByAspect.has(w.aspect.name);
-  }
-
-  /** Applies the read filters of every hook to aspects about to be returned. */
+  /** Applies the read filters of the aspects' hooks to aspects about to be returned. */
   private async filterRead(aspects: StoredAspect[]): Promise<void> {
     for (const hook of this.hooks) {
-      if (!hook.filterRead || !aspects.some((a) => hook.aspects.includes(a.aspect))) continue;
-      await hook.filterRead(aspects.filter((a) => hook.aspects.includes(a.aspect)), this.pool);
+      if (!hook.filterRead) continue;
+      const mine = aspects.filter((a) => a.aspect === hook.aspect);
+      if (mine.length) await hook.filterRead(mine, this.pool);
     }
   }
 
@@ -121,8 +160,11 @@ export class EntityService {
     return target;
   }
 
+  // ---- reads ------------------------------------------------------------------------------------
+
   /** The entity with the given aspects (all when undefined); undefined when it does not exist. */
-  async getEntity(target: EntityUrn, aspectNames?: string[]): Promise<EntityRecord | undefined> {
+  async getEntity(principal: Principal, target: EntityUrn, aspectNames?: string[]): Promise<EntityRecord | undefined> {
+    authorize(principal, 'READ');
     const [record] = await this.getEntities(target.spec, [target.urn], aspectNames);
     return record;
   }
@@ -151,7 +193,12 @@ export class EntityService {
   }
 
   /** One version (0 = latest) of one aspect; undefined when absent. */
-  async getAspect(target: EntityUrn, aspectName: string, version = 0): Promise<StoredAspect | undefined> {
+  async getAspect(principal: Principal, target: EntityUrn, aspectName: string, version = 0): Promise<StoredAspect | undefined> {
+    authorize(principal, 'READ');
+    return this.readAspect(target, aspectName, version);
+  }
+
+  private async readAspect(target: EntityUrn, aspectName: string, version = 0): Promise<StoredAspect | undefined> {
     const aspect = registry.aspect(target.spec, aspectName);
     let stored: StoredAspect | undefined;
     if (aspect.timeseries) {
@@ -165,18 +212,18 @@ export class EntityService {
   }
 
   /** Whether the entity (or one of its aspects) exists; soft-deleted entities count only with `includeSoftDeleted`. */
-  async exists(target: EntityUrn, aspectName: string | undefined, includeSoftDeleted: boolean): Promise<boolean> {
-    const aspects = [target.spec.keyAspect, 'status'];
-    const stored = await latestAspects(this.pool, [target.urn], aspects);
+  async exists(principal: Principal, target: EntityUrn, aspectName: string | undefined, includeSoftDeleted: boolean): Promise<boolean> {
+    authorize(principal, 'READ');
+    const stored = await latestAspects(this.pool, [target.urn], [target.spec.keyAspect, 'status']);
     if (!stored.some((a) => a.aspect === target.spec.keyAspect)) return false;
-    const status = stored.find((a) => a.aspect === 'status')?.value as { removed?: boolean } | undefined;
-    if (!includeSoftDeleted && status?.removed === true) return false;
+    if (!includeSoftDeleted && isRemoved(stored.find((a) => a.aspect === 'status')?.value)) return false;
     if (aspectName === undefined) return true;
-    return (await this.getAspect(target, aspectName)) !== undefined;
+    return (await this.readAspect(target, aspectName)) !== undefined;
   }
 
   /** A page of entities of one type in URN order, with a scroll id for the next page. */
-  async list(spec: EntitySpec, opts: ListOptions): Promise<{ entities: EntityRecord[]; scrollId: string | undefined }> {
+  async list(principal: Principal, spec: EntitySpec, opts: ListOptions): Promise<{ entities: EntityRecord[]; scrollId: string | undefined }> {
+    authorize(principal, 'READ');
     const scope = `${spec.name}:${opts.descending ? 'DESCENDING' : 'ASCENDING'}`;
     const after = opts.scrollId === undefined ? undefined : this.scrollIds.decode(scope, opts.scrollId);
     const page = await scrollUrns(this.pool, spec.keyAspect, {
@@ -189,96 +236,46 @@ export class EntityService {
     return { entities, scrollId: page.next === undefined ? undefined : this.scrollIds.encode(scope, page.next) };
   }
 
+  // ---- writes -----------------------------------------------------------------------------------
+
   /**
    * Writes aspects, all or nothing: every item is validated first (every violation reported in one
-   * error), then all are written in one transaction. Returns the written aspects grouped by entity.
+   * error), then all are written together. Returns each written aspect in input order.
    */
-  async write(inputs: AspectInput[], mode: WriteMode, actor: Actor): Promise<EntityRecord[]> {
-    // Entities in URN order, so two batches lock their entities in the same order and never deadlock;
-    // within an entity, aspects with hooks last, so an entity created by this request exists for them.
-    const checked = this.check(inputs).sort((a, b) =>
-      a.target.urn < b.target.urn ? -1 : a.target.urn > b.target.urn ? 1 : Number(this.hasHooks(a)) - Number(this.hasHooks(b)),
-    );
-    // One versioned aspect without hooks is one atomic statement: no transaction of its own; it joins
-    // a group commit with the other such writes in flight (see WriteBatcher).
-    const single = checked.length === 1 && !checked[0]!.aspect.timeseries && !this.hasHooks(checked[0]!);
-    const now = Date.now();
-    const results = single
-      ? await this.writeChecked(this.pool, checked, mode, actor, now)
-      : await inTransaction(this.pool, (tx) => this.writeChecked(tx, checked, mode, actor, now));
-    await this.filterRead(results);
-    return groupByUrn(results);
+  async write(principal: Principal, inputs: AspectInput[], mode: WriteMode): Promise<WrittenAspect[]> {
+    authorize(principal, 'UPDATE', inputs.length === 1 ? inputs[0]!.urn : undefined);
+    return this.commitWrites(principal, this.check(inputs), mode);
   }
 
-  /** The writing half of {@link write}, on `tx` (the pool itself for a single write). */
-  private async writeChecked(tx: Db, checked: CheckedWrite[], mode: WriteMode, actor: Actor, now: number): Promise<StoredAspect[]> {
-    const written: StoredAspect[] = [];
-    for (const h of this.hooks) {
-      if (!h.beforeWrites) continue;
-      const mine = checked.filter((w) => h.aspects.includes(w.aspect.name));
-      if (mine.length) await h.beforeWrites(mine.map((w) => ({ target: w.target, aspect: w.aspect.name, value: w.value })), tx);
-    }
-    for (const w of checked) {
-      const systemMetadata = { ...w.systemMetadata, lastObserved: now };
-      let value = w.value;
-      if (w.aspect.timeseries) {
-        // A time series only grows: CREATE of the aspect means nothing for it, CREATE_ENTITY still applies.
-        await writeAspect(tx, { ...keyWrite(w.target, systemMetadata, actor), mode: mode === 'create_entity' ? mode : 'upsert' });
-        await insertTimeseries(tx, {
-          entityType: w.target.spec.name,
-          aspect: w.aspect.name,
-          urn: w.target.urn,
-          timestampMillis: (w.value as { timestampMillis: number }).timestampMillis,
-          value: w.value,
-          systemMetadata,
-          actor: actor.urn,
-        });
-      } else {
-        value = await this.storeAspect(tx, { target: w.target, aspect: w.aspect, value: w.value, kind: 'set', actor }, systemMetadata, mode);
-      }
-      written.push({ urn: w.target.urn, aspect: w.aspect.name, version: 0, value, systemMetadata, createdOn: new Date(now), createdBy: actor.urn });
-    }
+  /**
+   * Applies a JSON Patch to the latest value of an aspect under the entity's lock (so concurrent
+   * patches of one entity never lose each other's changes); the result is validated like a full
+   * write. A missing aspect starts from its empty template (e.g. `{"properties": []}`).
+   */
+  async patch(principal: Principal, target: EntityUrn, aspectName: string, body: unknown): Promise<WrittenAspect> {
+    authorize(principal, 'UPDATE', target.urn);
+    const aspect = registry.aspect(target.spec, aspectName);
+    if (aspect.timeseries || aspect.keyOf) throw SvcError.validation([`${aspect.name} cannot be patched`]);
+    const { ops, arrayPrimaryKeys } = parsePatchBody(body);
+    const [written] = await this.commitWrites(principal, [{ target, aspect, kind: 'patch', value: undefined, patch: { ops, arrayPrimaryKeys }, systemMetadata: { runId: NO_RUN_ID } }], 'upsert');
+    return written!;
+  }
+
+  /**
+   * Writes the stored value of an aspect again, so that its rules apply to it anew (e.g. values of a
+   * deleted structured property are dropped); nothing when the aspect does not exist.
+   */
+  async refresh(principal: Principal, target: EntityUrn, aspectName: string, runId: string): Promise<WriteResult | undefined> {
+    authorize(principal, 'UPDATE', target.urn);
+    const aspect = registry.aspect(target.spec, aspectName);
+    const [written] = await this.commitWrites(principal, [{ target, aspect, kind: 'refresh', value: undefined, systemMetadata: { runId } }], 'upsert');
     return written;
   }
 
-  /**
-   * Writes one versioned aspect. With hooks: under the entity's lock, the hooks check the write
-   * against the stored value and may rewrite it; returns the value stored. `locked` says the caller
-   * already holds the lock and read the stored value.
-   */
-  private async storeAspect(
-    tx: Db,
-    w: Omit<PendingWrite, 'previous' | 'scratch'>,
-    systemMetadata: Record<string, unknown>,
-    mode: WriteMode,
-    locked?: { previous: StoredAspect | undefined },
-  ): Promise<unknown> {
-    const hooks = this.hooksFor(w.aspect.name);
-    const pending: PendingWrite = { ...w, previous: locked?.previous, scratch: {} };
-    if (hooks.length) {
-      if (!locked) pending.previous = await lockAndRead(tx, w.target.urn, w.aspect.name);
-      for (const h of hooks) if (h.prepareWrite) pending.value = await h.prepareWrite(pending, tx);
-    }
-    const write = {
-      urn: w.target.urn,
-      aspect: w.aspect.name,
-      keyAspect: w.target.spec.keyAspect,
-      key: registry.keyAspectValue(w.target),
-      value: pending.value,
-      systemMetadata,
-      actor: w.actor.urn,
-      mode,
-    };
-    // Outside a transaction (one aspect, no hooks) the write joins a group commit.
-    await (tx === this.pool ? this.batcher.write(write) : writeAspect(tx, write));
-    for (const h of hooks) await h.afterWrite?.(pending, pending.value, tx);
-    return pending.value;
-  }
-
   /** Validates write inputs, collecting every violation before failing. */
-  private check(inputs: AspectInput[]): CheckedWrite[] {
+  private check(inputs: AspectInput[]): Change[] {
     const v = new Violations();
-    const out: CheckedWrite[] = [];
+    const out: Change[] = [];
     for (const input of inputs) {
       const target = input.target?.urn === input.urn ? input.target : registry.resolveUrn(input.urn);
       let aspect: AspectSpec;
@@ -300,54 +297,150 @@ export class EntityService {
       if (sm !== undefined && (typeof sm !== 'object' || sm === null || Array.isArray(sm))) {
         v.add(`${aspect.name}.systemMetadata: must be an object`);
       }
-      out.push({ target, aspect, value: input.value, systemMetadata: { runId: 'no-run-id-provided', ...(sm as object | undefined) } });
+      out.push({ target, aspect, kind: 'set', value: input.value, systemMetadata: { runId: NO_RUN_ID, ...(sm as object | undefined) } });
     }
     v.throwIfAny();
     return out;
   }
 
-  /**
-   * Applies a JSON Patch to the latest value of an aspect under the entity's lock (so concurrent
-   * patches of one entity never lose each other's changes); the result is validated like a full write.
-   * A missing aspect starts from its empty template (e.g. `{"properties": []}`).
-   */
-  async patch(target: EntityUrn, aspectName: string, body: unknown, actor: Actor): Promise<StoredAspect> {
-    const aspect = registry.aspect(target.spec, aspectName);
-    if (aspect.timeseries || aspect.keyOf) throw SvcError.validation([`${aspect.name} cannot be patched`]);
-    const { ops, arrayPrimaryKeys } = parsePatchBody(body);
-    const now = Date.now();
-    const stored = await inTransaction(this.pool, async (tx) => {
-      for (const h of this.hooksFor(aspect.name)) await h.beforeWrites?.([{ target, aspect: aspect.name, value: body }], tx);
-      const current = await lockAndRead(tx, target.urn, aspect.name);
-      const next = applyPatch(current?.value ?? emptyTemplate(aspect), ops, arrayPrimaryKeys);
-      const problems = registry.validate(aspect, next);
-      if (problems.length) throw SvcError.validation(problems);
-      const systemMetadata = { runId: 'no-run-id-provided', lastObserved: now };
-      const value = await this.storeAspect(tx, { target, aspect, value: next, kind: 'patch', patch: ops, actor }, systemMetadata, 'upsert', { previous: current });
-      return { urn: target.urn, aspect: aspect.name, version: 0, value, systemMetadata, createdOn: new Date(now), createdBy: actor.urn };
-    });
-    await this.filterRead([stored]);
-    return stored;
+  private hasHooks(c: Change): boolean {
+    return this.hooksByAspect.has(c.aspect.name);
   }
 
   /**
-   * Whether deleting these aspects (undefined: the whole entity) is a hard delete, which needs admin:
-   * the entity goes, or a hook says the deletion removes data beyond the aspect.
+   * The one write path. One versioned aspect set without hooks is one atomic statement that joins
+   * the group commit of such writes (see WriteBatcher); anything else runs in one transaction:
+   * entities in lock order, and within an entity the aspects with hooks last, so an entity this
+   * request creates exists for them.
    */
-  isHardDelete(target: EntityUrn, aspectNames: string[] | undefined): boolean {
+  private async commitWrites(principal: Principal, changes: Change[], mode: WriteMode): Promise<WrittenAspect[]> {
+    const now = Date.now();
+    const single = changes.length === 1 && changes[0]!.kind === 'set' && !changes[0]!.aspect.timeseries && !this.hasHooks(changes[0]!);
+    let written: WrittenAspect[];
+    if (single) {
+      written = [(await this.commitOne(this.pool, changes[0]!, mode, principal, now))!];
+    } else {
+      const ordered = changes.map((c, i) => ({ c, i })).sort((a, b) => compareUrns(a.c.target.urn, b.c.target.urn) || Number(this.hasHooks(a.c)) - Number(this.hasHooks(b.c)));
+      const results = await inTransaction(this.pool, async (tx) => {
+        await this.lockFirst(changes, tx);
+        const out: (WrittenAspect | undefined)[] = [];
+        for (const { c, i } of ordered) out[i] = await this.commitOne(tx, c, mode, principal, now);
+        return out;
+      });
+      written = results.filter((w): w is WrittenAspect => w !== undefined);
+    }
+    await this.filterRead(written.map((w) => w.stored));
+    return written;
+  }
+
+  /** Runs the hooks' `lockFirst` of a request, with what the callers sent. */
+  private async lockFirst(changes: Change[], tx: Db): Promise<void> {
+    for (const hook of this.hooks) {
+      if (!hook.lockFirst) continue;
+      const mine: WriteIntent[] = changes
+        .filter((c) => c.aspect.name === hook.aspect)
+        .map((c) => ({ target: c.target, kind: c.kind, value: c.kind === 'set' ? c.value : undefined, patch: c.patch?.ops }));
+      if (mine.length) await hook.lockFirst(mine, tx);
+    }
+  }
+
+  /**
+   * Writes one change on `db` (the pool itself for a lone write without hooks); undefined for a
+   * refresh of an aspect that is not stored.
+   */
+  private async commitOne(db: Db, c: Change, mode: WriteMode, principal: Principal, now: number): Promise<WrittenAspect | undefined> {
+    const systemMetadata = { ...c.systemMetadata, lastObserved: now };
+    const stored = (value: unknown): StoredAspect => ({
+      urn: c.target.urn,
+      aspect: c.aspect.name,
+      version: 0,
+      value,
+      systemMetadata,
+      createdOn: new Date(now),
+      createdBy: principal.actor,
+    });
+    if (c.aspect.timeseries) {
+      // A time series only grows: CREATE of the aspect means nothing for it, CREATE_ENTITY still applies.
+      await writeAspect(db, this.aspectWrite(c.target, c.target.spec.keyAspect, registry.keyAspectValue(c.target), systemMetadata, principal, mode === 'create_entity' ? mode : 'upsert'));
+      await insertTimeseries(db, {
+        entityType: c.target.spec.name,
+        aspect: c.aspect.name,
+        urn: c.target.urn,
+        timestampMillis: (c.value as { timestampMillis: number }).timestampMillis,
+        value: c.value,
+        systemMetadata,
+        actor: principal.actor,
+      });
+      return { urn: c.target.urn, aspect: c.aspect.name, version: 0, outcome: 'created', stored: stored(c.value) };
+    }
+    const hooks = this.hooksFor(c.aspect.name);
+    if (hooks.length === 0 && c.kind === 'set') {
+      const write = this.aspectWrite(c.target, c.aspect.name, c.value, systemMetadata, principal, mode);
+      // Outside a transaction (one aspect, no hooks) the write joins a group commit.
+      const result = await (db === this.pool ? this.batcher.write(write) : writeAspect(db, write));
+      return { urn: c.target.urn, aspect: c.aspect.name, ...result, stored: stored(c.value) };
+    }
+    // Under the entity's lock: the value a patch or refresh starts from, and what the hooks compare with.
+    const previous = await lockAndRead(db, c.target.urn, c.aspect.name);
+    let value = c.value;
+    if (c.kind === 'refresh') {
+      if (!previous) return undefined;
+      value = previous.value;
+    } else if (c.kind === 'patch') {
+      value = applyPatch(previous?.value ?? emptyTemplate(c.aspect), c.patch!.ops, c.patch!.arrayPrimaryKeys);
+      const problems = registry.validate(c.aspect, value);
+      if (problems.length) throw SvcError.validation(problems);
+    }
+    const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous, principal };
+    const plans: unknown[] = [];
+    for (const h of hooks) {
+      const prepared = await h.prepare(pending, db);
+      pending.value = prepared.value;
+      plans.push(prepared.plan);
+    }
+    const result: Written = await writeAspect(db, this.aspectWrite(c.target, c.aspect.name, pending.value, systemMetadata, principal, mode));
+    for (const [k, h] of hooks.entries()) await h.afterWrite?.(pending, pending.value, plans[k], db);
+    return { urn: c.target.urn, aspect: c.aspect.name, ...result, stored: stored(pending.value) };
+  }
+
+  /** The write of one aspect row: the entity's key aspect comes with it, built from the URN. */
+  private aspectWrite(target: EntityUrn, aspect: string, value: unknown, systemMetadata: Record<string, unknown>, principal: Principal, mode: WriteMode): AspectWrite {
+    return {
+      urn: target.urn,
+      aspect,
+      keyAspect: target.spec.keyAspect,
+      key: registry.keyAspectValue(target),
+      value,
+      systemMetadata,
+      actor: principal.actor,
+      mode,
+    };
+  }
+
+  // ---- deletes ----------------------------------------------------------------------------------
+
+  /**
+   * Whether deleting these aspects (undefined: the whole entity) is a hard delete, which needs admin:
+   * the entity goes, or the aspect's rules say its deletion removes data beyond it.
+   */
+  private isHardDelete(target: EntityUrn, aspectNames: string[] | undefined): boolean {
     if (aspectNames === undefined) return true;
     return aspectNames.some((n) => {
       const aspect = registry.aspect(target.spec, n);
-      return aspect.keyOf !== undefined || this.hooks.some((h) => h.cascades?.(target, aspect.name));
+      return aspect.keyOf !== undefined || this.hooksFor(aspect.name).some((h) => h.deletesMore);
     });
   }
 
   /** Hard-deletes an entity: every aspect, every version, every time series entry. Missing is fine. */
-  async deleteEntity(target: EntityUrn, actor: Actor): Promise<number> {
+  async deleteEntity(principal: Principal, target: EntityUrn): Promise<WriteResult[]> {
+    authorize(principal, 'HARD_DELETE', target.urn);
     return inTransaction(this.pool, async (tx) => {
       await lockEntity(tx, target.urn);
-      for (const h of this.hooks) await h.onDelete?.(target, undefined, tx, actor);
-      return deleteEntityRows(tx, target.urn);
+      for (const aspect of registry.aspectsOf(target.spec)) {
+        for (const h of this.hooksFor(aspect.name)) await h.onDelete?.(target, tx, true);
+      }
+      const aspects = await deleteEntityRows(tx, target.urn);
+      return aspects.map((aspect) => ({ urn: target.urn, aspect, version: 0, outcome: 'deleted' as const }));
     });
   }
 
@@ -355,36 +448,24 @@ export class EntityService {
    * Deletes aspects (every version), all or nothing. The key aspect among them deletes the entity; for
    * a time series aspect only the latest entry goes (as DataHub).
    */
-  async deleteAspects(target: EntityUrn, aspectNames: string[], actor: Actor): Promise<number> {
+  async deleteAspects(principal: Principal, target: EntityUrn, aspectNames: string[]): Promise<WriteResult[]> {
     const aspects = aspectNames.map((n) => registry.aspect(target.spec, n));
-    if (aspects.some((a) => a.keyOf)) return this.deleteEntity(target, actor);
+    authorize(principal, this.isHardDelete(target, aspectNames) ? 'HARD_DELETE' : 'DELETE', target.urn);
+    if (aspects.some((a) => a.keyOf)) return this.deleteEntity(principal, target);
     return inTransaction(this.pool, async (tx) => {
       await lockEntity(tx, target.urn);
-      let rows = 0;
+      const results: WriteResult[] = [];
       for (const aspect of aspects) {
         if (aspect.timeseries) {
-          rows += await deleteLatestTimeseries(tx, target.urn, aspect.name);
+          if (await deleteLatestTimeseries(tx, target.urn, aspect.name)) results.push({ urn: target.urn, aspect: aspect.name, version: 0, outcome: 'deleted' });
           continue;
         }
-        for (const h of this.hooks) await h.onDelete?.(target, aspect.name, tx, actor);
-        rows += await deleteAspectRows(tx, target.urn, aspect.name);
+        for (const h of this.hooksFor(aspect.name)) await h.onDelete?.(target, tx, false);
+        if (await deleteAspectRows(tx, target.urn, aspect.name)) results.push({ urn: target.urn, aspect: aspect.name, version: 0, outcome: 'deleted' });
       }
-      return rows;
+      return results;
     });
   }
-}
-
-function keyWrite(target: EntityUrn, systemMetadata: Record<string, unknown>, actor: Actor) {
-  const key = registry.keyAspectValue(target);
-  return {
-    urn: target.urn,
-    aspect: target.spec.keyAspect,
-    keyAspect: target.spec.keyAspect,
-    key,
-    value: key,
-    systemMetadata,
-    actor: actor.urn,
-  };
 }
 
 /** The value a patch starts from when the aspect does not exist yet: its required arrays empty. */
@@ -400,15 +481,6 @@ function emptyTemplate(aspect: AspectSpec): Record<string, unknown> {
 function orderAspects(spec: EntitySpec, aspects: Map<string, StoredAspect>): Map<string, StoredAspect> {
   const order = [spec.keyAspect, ...spec.aspects];
   return new Map([...aspects.entries()].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b)));
-}
-
-function groupByUrn(rows: StoredAspect[]): EntityRecord[] {
-  const out = new Map<string, EntityRecord>();
-  for (const r of rows) {
-    if (!out.has(r.urn)) out.set(r.urn, { urn: r.urn, aspects: new Map() });
-    out.get(r.urn)!.aspects.set(r.aspect, r);
-  }
-  return [...out.values()];
 }
 
 function sortKeys(v: unknown): unknown {

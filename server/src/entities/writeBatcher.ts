@@ -12,11 +12,12 @@
  */
 import { SvcError } from '../errors.ts';
 import type { Pool } from '../db/pool.ts';
-import { writeAspect, writeAspects, type AspectWrite, type BatchOutcome, type WriteOutcome } from './aspectStore.ts';
+import { compareUrns } from '../db/locks.ts';
+import { parseWritten, writeAspect, writeAspects, type AspectWrite, type BatchOutcome, type Written } from './aspectStore.ts';
 
 interface Queued {
   write: AspectWrite;
-  resolve(outcome: WriteOutcome): void;
+  resolve(written: Written): void;
   reject(err: unknown): void;
 }
 
@@ -50,7 +51,7 @@ export class WriteBatcher {
 
   constructor(private readonly pool: Pool) {}
 
-  write(w: AspectWrite): Promise<WriteOutcome> {
+  write(w: AspectWrite): Promise<Written> {
     return new Promise((resolve, reject) => {
       this.queue.push({ write: w, resolve, reject });
       this.pump();
@@ -80,9 +81,9 @@ export class WriteBatcher {
 
   private async send(batch: Queued[]): Promise<void> {
     if (batch.length === 1) return this.sendAlone(batch[0]!);
-    // URN order, as every multi-entity write of svc locks its entities; the sort is stable, so the
-    // writes of one URN keep their arrival order.
-    batch.sort((a, b) => (a.write.urn < b.write.urn ? -1 : a.write.urn > b.write.urn ? 1 : 0));
+    // Lock order, as every multi-entity write of svc takes its entities' locks; the sort is stable, so
+    // the writes of one URN keep their arrival order.
+    batch.sort((a, b) => compareUrns(a.write.urn, b.write.urn));
     let outcomes: BatchOutcome[];
     this.stats.statements++;
     try {
@@ -97,7 +98,7 @@ export class WriteBatcher {
     batch.forEach((q, i) => {
       const outcome = outcomes[i]!;
       if (outcome.startsWith('precondition:')) q.reject(new SvcError('PRECONDITION', outcome.slice('precondition:'.length)));
-      else q.resolve(outcome as WriteOutcome);
+      else q.resolve(parseWritten(outcome));
     });
   }
 

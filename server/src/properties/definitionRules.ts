@@ -7,6 +7,7 @@
 import { parseUrn } from '../urn/urn.ts';
 import { checkValueType } from './valueRules.ts';
 import { printValue, sameValue, type PropertyDefinition } from './types.ts';
+import { compareVersions } from './versions.ts';
 
 export interface DefinitionContext {
   /** The property's URN, e.g. `urn:li:structuredProperty:io.acryl.privacy.retentionTime`. */
@@ -28,9 +29,7 @@ const VERSION = /^[0-9]{14}$/;
  * old one had none or a lower one (compared case-insensitively; for yyyyMMddhhmmss, chronologically).
  */
 export function allowedByVersion(previous: PropertyDefinition, next: PropertyDefinition): boolean {
-  if (next.version === undefined) return false;
-  if (previous.version === undefined) return true;
-  return next.version.toLowerCase() > previous.version.toLowerCase();
+  return next.version !== undefined && compareVersions(next.version, previous.version) > 0;
 }
 
 /** Every violation of the definition rules, in DataHub's order; empty when the write is allowed. */
@@ -39,7 +38,7 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   if (ctx.softDeleted) out.push('Cannot mutate a soft deleted Structured Property Definition');
   if (next.version !== undefined && !VERSION.test(next.version)) out.push('Invalid version specified. Must match [0-9]{14}');
   // svc: versions never decrease, so "written under an older version" always means the same values.
-  if (next.version !== undefined && ctx.previous?.version !== undefined && next.version.toLowerCase() < ctx.previous.version.toLowerCase()) {
+  if (next.version !== undefined && ctx.previous?.version !== undefined && compareVersions(next.version, ctx.previous.version) < 0) {
     out.push(`Invalid version ${next.version}: a structured property's version never decreases (it is ${ctx.previous.version})`);
   }
   const id = parseUrn(ctx.urn).id;

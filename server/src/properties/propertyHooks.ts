@@ -5,25 +5,18 @@
  */
 import { SvcError } from '../errors.ts';
 import type { Db } from '../db/pool.ts';
-import type { AspectHook, PendingWrite } from '../entities/aspectHooks.ts';
+import { lockShared } from '../db/locks.ts';
+import type { AspectHook, PendingWrite, WriteIntent } from '../entities/aspectHooks.ts';
 import type { PatchOperation } from '../entities/jsonPatch.ts';
 import { aspectVersion, type StoredAspect } from '../entities/aspectStore.ts';
 import { registry } from '../registry/registry.ts';
-import { enqueueTask, getTask } from '../tasks/taskQueue.ts';
+import { enqueueTask, openTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
-import {
-  existingUrns,
-  isSoftDeleted,
-  loadProperties,
-  replaceValueRows,
-  loadReadContext,
-  lockPropertiesShared,
-  qualifiedNameHolder,
-  loadWriteContext,
-} from './propertyStore.ts';
+import { existingUrns, isSoftDeleted, loadProperties, replaceValueRows, loadReadContext, qualifiedNameHolder, loadWriteContext } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
+import { compareVersions, isOlder } from './versions.ts';
 
 export const HARD_DELETE_TASK = 'property-hard-delete';
 export const STALE_VALUES_TASK = 'property-stale-values';
@@ -32,18 +25,18 @@ const versionOf = (state: PropertyState | undefined) => state?.definition.versio
 
 /**
  * Why an assignment is not shown: its property is soft deleted, gone, or its values were written under
- * an older version than the definition's (versions are yyyyMMddhhmmss strings; none is the oldest).
+ * an older version than the definition's.
  */
 function hiddenReason(a: Assignment, states: ReadonlyMap<string, PropertyState>, recorded: Map<string, string> | undefined): 'soft' | 'stale' | undefined {
   const state = states.get(a.propertyUrn);
   if (!state) return 'stale'; // hard deleted: its values are being removed
   const at = recorded?.get(a.propertyUrn);
-  if (at !== undefined && at < versionOf(state)) return 'stale';
+  if (at !== undefined && isOlder(at, versionOf(state))) return 'stale';
   if (state.softDeleted) return 'soft';
   return undefined;
 }
 
-/** The property URNs a patch addresses (`/properties/<urn>`): what the caller gave, as opposed to carried over. */
+/** The property URNs a patch addresses (`/properties/<urn>`, and the URNs of the values it adds). */
 function addressedByPatch(ops: PatchOperation[] | undefined): Set<string> {
   const out = new Set<string>();
   for (const op of ops ?? []) {
@@ -51,6 +44,8 @@ function addressedByPatch(ops: PatchOperation[] | undefined): Set<string> {
       const [, field, key] = (path ?? '').split('/');
       if (field === 'properties' && key) out.add(key.replace(/~1/g, '/').replace(/~0/g, '~'));
     }
+    const added = (op.value as Partial<Assignment> | undefined)?.propertyUrn;
+    if (typeof added === 'string') out.add(added);
   }
   return out;
 }
@@ -65,24 +60,25 @@ function fail(violations: Violation[]): never {
 }
 
 /** Rules of `propertyDefinition` writes (see definitionRules.ts), with the short forms normalised. */
-function definitionHook(onTaskQueued: () => void): AspectHook {
+function definitionHook(onTaskQueued: () => void): AspectHook<undefined> {
   return {
-    aspects: ['propertyDefinition'],
-    async prepareWrite(w: PendingWrite, tx: Db) {
+    aspect: 'propertyDefinition',
+    deletesMore: true,
+    async prepare(w: PendingWrite, tx: Db) {
       const previous = w.previous?.value as PropertyDefinition | undefined;
       const given = normalizeDefinition(w.value as PropertyDefinition);
       // An update without a version keeps the current one (a version never goes away or down).
       const next = given.version === undefined && previous?.version !== undefined ? { ...given, version: previous.version } : given;
-      const holder = await qualifiedNameHolder(tx, next.qualifiedName, w.target.urn, HARD_DELETE_TASK);
-      if (holder?.cleanupTask !== undefined) {
-        const task = await getTask(tx, holder.cleanupTask);
+      const holder = await qualifiedNameHolder(tx, next.qualifiedName, w.target.urn);
+      const cleanup = await openTask(tx, HARD_DELETE_TASK, { subject: w.target.urn, param: ['qualifiedName', next.qualifiedName] });
+      if (cleanup) {
         throw new SvcError(
           'CONFLICT',
-          `Structured property ${holder.urn} was hard deleted and its values are still being removed ` +
-            `(task ${task.id}: ${task.done} of ${task.total ?? '?'} entities done); its qualified name ${next.qualifiedName} can be used again once that task has finished`,
+          `Structured property ${cleanup.subject} was hard deleted and its values are still being removed ` +
+            `(task ${cleanup.id}: ${cleanup.done} of ${cleanup.total ?? '?'} entities done); its qualified name ${next.qualifiedName} can be used again once that task has finished`,
         );
       }
-      if (holder) throw new SvcError('CONFLICT', `Qualified name ${next.qualifiedName} is already used by structured property ${holder.urn}`);
+      if (holder) throw new SvcError('CONFLICT', `Qualified name ${next.qualifiedName} is already used by structured property ${holder}`);
       const violations = checkDefinition(next, {
         urn: w.target.urn,
         previous,
@@ -91,48 +87,71 @@ function definitionHook(onTaskQueued: () => void): AspectHook {
         entityTypes: await existingUrns(tx, 'entityTypeKey'),
       });
       if (violations.length) throw SvcError.validation(violations);
-      return next;
+      return { value: next, plan: undefined };
     },
-    async afterWrite(w: PendingWrite, stored: unknown, tx: Db) {
+    async afterWrite(w: PendingWrite, stored: unknown, _plan: undefined, tx: Db) {
       const previous = w.previous?.value as PropertyDefinition | undefined;
       const next = stored as PropertyDefinition;
-      if (previous && (next.version ?? '') > (previous.version ?? '')) {
+      if (previous && compareVersions(next.version, previous.version) > 0) {
         // Values written under the previous version stop being returned now; this task deletes them.
         await enqueueTask(tx, STALE_VALUES_TASK, w.target.urn, { version: next.version ?? '' });
         onTaskQueued();
       }
     },
+    async onDelete(target, tx) {
+      // A hard delete of the property (its entity, key or definition) queues the removal of its values everywhere.
+      const state = (await loadProperties(tx, [target.urn])).get(target.urn);
+      if (!state) return;
+      await enqueueTask(tx, HARD_DELETE_TASK, target.urn, { qualifiedName: state.definition.qualifiedName });
+      onTaskQueued();
+    },
   };
 }
 
+/** What a value write's `prepare` loaded, for its `afterWrite`. */
+interface ValuesPlan {
+  states: Map<string, PropertyState>;
+  /** property URN → the definition version the entity's values were written under. */
+  recorded: Map<string, string>;
+  /** The assignments this write checked: they are recorded under their property's current version. */
+  fresh: Set<string>;
+}
+
+/** The property URNs a value write names before any lock: all of a set, what a patch addresses. */
+function namedBy(w: WriteIntent): string[] {
+  if (w.kind === 'patch') return [...addressedByPatch(w.patch)];
+  const properties = (w.value as Partial<StructuredProperties> | undefined)?.properties;
+  return Array.isArray(properties) ? properties.map((a) => a.propertyUrn) : [];
+}
+
 /** Rules of `structuredProperties` writes (see valueRules.ts), and hiding values on read. */
-function valuesHook(): AspectHook {
+function valuesHook(): AspectHook<ValuesPlan> {
   return {
-    aspects: ['structuredProperties'],
-    async beforeWrites(writes, tx) {
-      // Every property the request names, locked (shared) in URN order before any entity: the same order
-      // batches of definitions take theirs, so the two cannot wait on each other in a cycle.
-      const named = writes.flatMap((w) => {
-        const properties = (w.value as Partial<StructuredProperties> | undefined)?.properties;
-        return Array.isArray(properties) ? properties.map((a) => a.propertyUrn) : [];
-      });
-      await lockPropertiesShared(tx, named);
+    aspect: 'structuredProperties',
+    async lockFirst(writes, tx) {
+      // Shared locks on every property the request names, before any entity's lock: a definition write
+      // or a hard delete of one of them (which takes its exclusive lock) waits for this write, or this
+      // one waits for it and then sees it. Without them a value could land under a definition being
+      // deleted or replaced, and escape its cleanup.
+      await lockShared(tx, writes.flatMap(namedBy));
     },
-    async prepareWrite(w: PendingWrite, tx: Db) {
+    async prepare(w: PendingWrite, tx: Db) {
       const incoming = (w.value as StructuredProperties).properties;
       const before = (w.previous?.value as StructuredProperties | undefined)?.properties ?? [];
+      // The properties of the stored value too (in lock order; shared locks are never waited on by
+      // another value write, only by definition writes, which take no entity lock).
       const referenced = [...before, ...incoming].map((a) => a.propertyUrn);
-      await lockPropertiesShared(tx, referenced);
+      await lockShared(tx, referenced);
       const context = await loadWriteContext(tx, w.target.urn, w.target.spec.keyAspect, referenced);
       if (!context.entityExists) {
         fail([{ message: `Entity ${w.target.urn} does not exist: create it before setting structured properties on it`, precondition: true }]);
       }
-      const states = context.properties;
-      const recorded = context.recorded;
+      const { properties: states, recorded } = context;
       const hidden = new Map(before.map((a) => [a.propertyUrn, hiddenReason(a, states, recorded)]));
       const previousOf = new Map(before.map((a) => [a.propertyUrn, a]));
-      // What the caller gave: all of a set; the assignments a patch addresses. The rest is carried over.
-      const given = w.kind === 'set' ? new Set(incoming.map((a) => a.propertyUrn)) : addressedByPatch(w.patch);
+      // What the caller gave: all of a set; the assignments a patch addresses; nothing of a refresh.
+      // The rest is carried over.
+      const given = w.kind === 'set' ? new Set(incoming.map((a) => a.propertyUrn)) : w.kind === 'patch' ? addressedByPatch(w.patch) : new Set<string>();
 
       let next = incoming;
       if (w.kind === 'set') {
@@ -144,23 +163,14 @@ function valuesHook(): AspectHook {
       // Checked and recorded under the current version: what changed, and what was stale and is given again.
       const fresh = next.filter((a) => !sameAssignment(a, previousOf.get(a.propertyUrn)) || hidden.get(a.propertyUrn) === 'stale');
       const visibleBefore = w.previous ? before.filter((a) => hidden.get(a.propertyUrn) !== 'stale') : undefined;
-      const violations = [
-        ...checkAssignments(fresh, next, states, entityTypeUrn(w.target.spec.name)),
-        ...checkImmutable(visibleBefore, next, states),
-      ];
+      const violations = [...checkAssignments(fresh, next, states, entityTypeUrn(w.target.spec.name)), ...checkImmutable(visibleBefore, next, states)];
       if (violations.length) fail(violations);
-      w.scratch.states = states;
-      w.scratch.recorded = recorded;
-      w.scratch.fresh = new Set(fresh.map((a) => a.propertyUrn));
-      return { ...(w.value as object), properties: next };
+      return { value: { ...(w.value as object), properties: next }, plan: { states, recorded, fresh: new Set(fresh.map((a) => a.propertyUrn)) } };
     },
-    async afterWrite(w: PendingWrite, stored: unknown, tx: Db) {
-      const states = w.scratch.states as Map<string, PropertyState>;
-      const recorded = w.scratch.recorded as Map<string, string>;
-      const fresh = w.scratch.fresh as Set<string>;
+    async afterWrite(w: PendingWrite, stored: unknown, plan: ValuesPlan, tx: Db) {
       // Fresh assignments take the current version; carried-over ones keep the one they were written under.
       await replaceValueRows(tx, w.target.urn, (stored as StructuredProperties).properties, (a) =>
-        !fresh.has(a.propertyUrn) && recorded.has(a.propertyUrn) ? recorded.get(a.propertyUrn)! : versionOf(states.get(a.propertyUrn)),
+        !plan.fresh.has(a.propertyUrn) && plan.recorded.has(a.propertyUrn) ? plan.recorded.get(a.propertyUrn)! : versionOf(plan.states.get(a.propertyUrn)),
       );
     },
     async filterRead(aspects: StoredAspect[], db: Db) {
@@ -173,21 +183,8 @@ function valuesHook(): AspectHook {
         if (shown.length !== value.properties.length) a.value = { ...value, properties: shown };
       }
     },
-  };
-}
-
-/** A hard delete of a property (entity, key or definition) queues the removal of its values everywhere. */
-function deleteHook(onTaskQueued: () => void): AspectHook {
-  return {
-    aspects: [],
-    cascades: (target, aspect) => target.spec.name === 'structuredProperty' && aspect === 'propertyDefinition',
-    async onDelete(target, aspect, tx) {
-      if (target.spec.name === 'structuredProperty' && (aspect === undefined || aspect === 'propertyDefinition')) {
-        const state = (await loadProperties(tx, [target.urn])).get(target.urn);
-        if (!state) return;
-        await enqueueTask(tx, HARD_DELETE_TASK, target.urn, { qualifiedName: state.definition.qualifiedName });
-        onTaskQueued();
-      } else if (aspect === 'structuredProperties') {
+    async onDelete(target, tx, withEntity) {
+      if (!withEntity) {
         // Deleting the aspect drops every assignment: immutable ones may not go, as with any other write.
         const stored = (await aspectVersion(tx, target.urn, 'structuredProperties', 0))?.value as StructuredProperties | undefined;
         if (stored) {
@@ -195,17 +192,15 @@ function deleteHook(onTaskQueued: () => void): AspectHook {
           const violations = checkImmutable(stored.properties, [], states);
           if (violations.length) fail(violations);
         }
-        await replaceValueRows(tx, target.urn, [], () => '');
-      } else if (aspect === undefined) {
-        await replaceValueRows(tx, target.urn, [], () => '');
       }
+      await replaceValueRows(tx, target.urn, [], () => '');
     },
   };
 }
 
-/** Every hook of structured properties; `onTaskQueued` wakes the task runner. */
-export function structuredPropertyHooks(onTaskQueued: () => void): AspectHook[] {
-  return [definitionHook(onTaskQueued), valuesHook(), deleteHook(onTaskQueued)];
+/** The hooks of structured properties; `onTaskQueued` wakes the task runner. */
+export function structuredPropertyHooks(onTaskQueued: () => void): [AspectHook<undefined>, AspectHook<ValuesPlan>] {
+  return [definitionHook(onTaskQueued), valuesHook()];
 }
 
 /** The data types and one entity type per registry entity, as entities (written at every start, idempotent). */

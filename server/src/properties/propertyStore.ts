@@ -4,19 +4,17 @@
  * an entity with the definition version it was written under.
  */
 import { query as rows, type Db } from '../db/pool.ts';
+import { isRemoved } from '../entities/softDelete.ts';
 import { numericString, type Assignment, type PropertyDefinition } from './types.ts';
 import type { PropertyState } from './valueRules.ts';
 
-/**
- * Property states from `propertyDefinition` and `status` rows: the one place that says a property with
- * `status.removed = true` is soft deleted.
- */
+/** Property states from `propertyDefinition` and `status` rows. */
 function statesFrom(rs: { urn: string; aspect: string; metadata: unknown }[]): Map<string, PropertyState> {
   const out = new Map<string, PropertyState>();
   for (const r of rs) if (r.aspect === 'propertyDefinition') out.set(r.urn, { definition: r.metadata as PropertyDefinition, softDeleted: false });
   for (const r of rs) {
     const state = r.aspect === 'status' ? out.get(r.urn) : undefined;
-    if (state) state.softDeleted = (r.metadata as { removed?: boolean }).removed === true;
+    if (state) state.softDeleted = isRemoved(r.metadata);
   }
   return out;
 }
@@ -33,10 +31,10 @@ export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Ma
   );
 }
 
-/** Whether a property is soft deleted (`status.removed = true`). */
+/** Whether a property is soft deleted. */
 export async function isSoftDeleted(db: Db, propertyUrn: string): Promise<boolean> {
-  const rs = await rows<{ metadata: { removed?: boolean } }>(db, "SELECT metadata FROM aspects WHERE urn = $1 AND aspect = 'status' AND version = 0", [propertyUrn]);
-  return rs[0]?.metadata.removed === true;
+  const rs = await rows<{ metadata: unknown }>(db, "SELECT metadata FROM aspects WHERE urn = $1 AND aspect = 'status' AND version = 0", [propertyUrn]);
+  return isRemoved(rs[0]?.metadata);
 }
 
 /** URNs of the existing entities of one type, e.g. every `dataType` (they are few: bootstrapped). */
@@ -46,35 +44,18 @@ export async function existingUrns(db: Db, keyAspect: string): Promise<Set<strin
 }
 
 /**
- * Shared locks on the referenced properties until the transaction ends: a definition write or a hard
- * delete of one of them (which take its entity lock, exclusive) waits for this value write, or this
- * write waits for it and then sees it. Without them a value could land under a definition being deleted
- * or replaced, and escape its cleanup.
+ * Another live property holding a qualified name, if any. Takes a lock on the name first, so two
+ * definitions cannot claim it at once.
  */
-export async function lockPropertiesShared(db: Db, propertyUrns: string[]): Promise<void> {
-  if (propertyUrns.length === 0) return;
-  // In URN order, the order batches of definitions lock theirs: a lock cycle between them is impossible.
-  const ordered = [...new Set(propertyUrns)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  await rows(db, 'SELECT pg_advisory_xact_lock_shared(hashtextextended(u, 0)) FROM unnest($1::text[]) WITH ORDINALITY AS t(u, n) ORDER BY n', [ordered], 'svc_lock_properties_shared');
-}
-
-/**
- * Who else holds a qualified name: another live property, or a hard-deleted one whose values are still
- * being removed. Takes a lock on the name first, so two definitions cannot claim it at once.
- */
-export async function qualifiedNameHolder(db: Db, qualifiedName: string, urn: string, cleanupKind: string): Promise<{ urn: string; cleanupTask?: number } | undefined> {
+export async function qualifiedNameHolder(db: Db, qualifiedName: string, urn: string): Promise<string | undefined> {
   await rows(db, 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`qualifiedName:${qualifiedName}`]);
-  const rs = await rows<{ urn: string; task: number | null }>(
+  const rs = await rows<{ urn: string }>(
     db,
-    `SELECT urn, NULL::bigint AS task FROM aspects
-      WHERE aspect = 'propertyDefinition' AND version = 0 AND (metadata::jsonb) ->> 'qualifiedName' = $1 AND urn <> $2
-     UNION ALL
-     SELECT subject, id FROM tasks WHERE kind = $3 AND state <> 'SUCCEEDED' AND (subject = $2 OR params ->> 'qualifiedName' = $1)
-     LIMIT 1`,
-    [qualifiedName, urn, cleanupKind],
+    `SELECT urn FROM aspects
+      WHERE aspect = 'propertyDefinition' AND version = 0 AND (metadata::jsonb) ->> 'qualifiedName' = $1 AND urn <> $2 LIMIT 1`,
+    [qualifiedName, urn],
   );
-  const r = rs[0];
-  return r && { urn: r.urn, cleanupTask: r.task ?? undefined };
+  return rs[0]?.urn;
 }
 
 /** entity URN → property URN → the definition version its values were written under. */
@@ -172,13 +153,16 @@ export async function loadWriteContext(db: Db, urn: string, keyAspect: string, p
   return ctx;
 }
 
-/** A page of entities holding values of a property (optionally only values written under an older version). */
-export async function entitiesWithValues(db: Db, propertyUrn: string, opts: { olderThan?: string; limit: number }): Promise<string[]> {
+/**
+ * A page of entities holding values of a property (optionally only values written under an older
+ * version, see versions.ts), in URN order after `after`.
+ */
+export async function entitiesWithValues(db: Db, propertyUrn: string, opts: { olderThan?: string; after?: string; limit: number }): Promise<string[]> {
   const rs = await rows<{ urn: string }>(
     db,
     `SELECT DISTINCT urn FROM structured_property_values
-      WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version < $2) ORDER BY urn LIMIT $3`,
-    [propertyUrn, opts.olderThan ?? null, opts.limit],
+      WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version < $2) AND ($3::text IS NULL OR urn > $3) ORDER BY urn LIMIT $4`,
+    [propertyUrn, opts.olderThan ?? null, opts.after ?? null, opts.limit],
   );
   return rs.map((r) => r.urn);
 }

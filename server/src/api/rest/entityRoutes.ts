@@ -5,8 +5,8 @@
 import type { Request, Router } from 'express';
 import { SvcError, Violations } from '../../errors.ts';
 import { registry } from '../../registry/registry.ts';
-import { MAX_PAGE, type Actor, type AspectInput, type EntityService, type WriteMode } from '../../entities/entityService.ts';
-import { requireRole } from '../auth.ts';
+import { MAX_PAGE, recordsOf, type AspectInput, type EntityService, type WriteMode } from '../../entities/entityService.ts';
+import { principalOf } from '../auth.ts';
 import { sendJson as send } from '../json.ts';
 import { queryParams } from './queryParams.ts';
 import { aspectWrapper, batchItemAspects, entityShape, type ApiVersion } from './shapes.ts';
@@ -54,10 +54,6 @@ export const ENTITY_QUERIES = {
   deleteAspect: queryParams({}),
 };
 
-function actorOf(req: Request): Actor {
-  return { urn: req.principal!.actor };
-}
-
 function requireBody(req: Request): unknown {
   if (req.body === undefined) throw SvcError.validation(['Expected a JSON request body (Content-Type: application/json)']);
   return req.body;
@@ -100,7 +96,7 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
     if (q.query !== undefined && q.query.trim() !== '*' && q.query.trim() !== '') {
       throw SvcError.validation(['query: only "*" is supported by this server version']);
     }
-    const page = await service.list(spec, {
+    const page = await service.list(principalOf(req), spec, {
       aspects: q.aspects,
       count: q.count,
       scrollId: q.scrollId || undefined,
@@ -136,8 +132,7 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
       }
     });
     problems.throwIfAny();
-    requireRole(req, 'writer', 'UPDATE');
-    const written = await service.write(inputs, 'upsert', actorOf(req));
+    const written = recordsOf(await service.write(principalOf(req), inputs, 'upsert'));
     if (q.async) return send(res, 202, written.map((e) => ({ urn: e.urn })));
     send(res, 200, written.map((e) => entityShape(v, e, q.systemMetadata)));
   });
@@ -145,14 +140,14 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
   entityRoute.head(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const q = ENTITY_QUERIES.headEntity.parse(req);
-    const found = await service.exists(target, undefined, q.includeSoftDelete);
+    const found = await service.exists(principalOf(req), target, undefined, q.includeSoftDelete);
     res.status(found ? 204 : 404).end();
   });
 
   entityRoute.get(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const q = ENTITY_QUERIES.getEntity.parse(req);
-    const entity = await service.getEntity(target, q.aspects);
+    const entity = await service.getEntity(principalOf(req), target, q.aspects);
     if (!entity) throw SvcError.notFound(`${target.urn} does not exist`, 'ENTITY');
     send(res, 200, entityShape(v, entity, q.systemMetadata));
   });
@@ -162,9 +157,8 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
     const q = ENTITY_QUERIES.deleteEntity.parse(req);
     // No aspects named: the whole entity; clear=true: every aspect but the key.
     const aspects = q.aspects && q.aspects.length > 0 ? q.aspects : q.clear ? target.spec.aspects : undefined;
-    requireRole(req, service.isHardDelete(target, aspects) ? 'admin' : 'writer', 'DELETE');
-    if (aspects) await service.deleteAspects(target, aspects, actorOf(req));
-    else await service.deleteEntity(target, actorOf(req));
+    if (aspects) await service.deleteAspects(principalOf(req), target, aspects);
+    else await service.deleteEntity(principalOf(req), target);
     res.status(200).end();
   });
 
@@ -172,14 +166,14 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
     const target = service.resolve(req.params.entityName, req.params.urn);
     registry.aspect(target.spec, req.params.aspectName);
     const q = ENTITY_QUERIES.headAspect.parse(req);
-    const found = await service.exists(target, req.params.aspectName, q.includeSoftDelete);
+    const found = await service.exists(principalOf(req), target, req.params.aspectName, q.includeSoftDelete);
     res.status(found ? 204 : 404).end();
   });
 
   aspectRoute.get(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const q = ENTITY_QUERIES.getAspect.parse(req);
-    const stored = await service.getAspect(target, req.params.aspectName, q.version);
+    const stored = await service.getAspect(principalOf(req), target, req.params.aspectName, q.version);
     if (!stored) throw SvcError.notFound(`${target.urn} has no aspect ${req.params.aspectName}`, 'ENTITY');
     const wrapper = aspectWrapper(stored, q.systemMetadata);
     send(res, 200, v === 'v2' ? wrapper : { urn: target.urn, [stored.aspect]: wrapper });
@@ -190,9 +184,8 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
     const aspect = registry.aspect(target.spec, req.params.aspectName);
     const q = ENTITY_QUERIES.postAspect.parse(req);
     const body = unwrapAspectBody(v, requireBody(req), aspect.name);
-    requireRole(req, 'writer', 'UPDATE');
-    const [written] = await service.write([{ urn: target.urn, target, aspect: aspect.name, ...body }], writeMode(q), actorOf(req));
-    send(res, q.async ? 202 : 200, entityShape(v, written!, q.systemMetadata));
+    const written = await service.write(principalOf(req), [{ urn: target.urn, target, aspect: aspect.name, ...body }], writeMode(q));
+    send(res, q.async ? 202 : 200, entityShape(v, recordsOf(written)[0]!, q.systemMetadata));
   });
 
   aspectRoute.patch(async (req, res) => {
@@ -200,18 +193,15 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
     registry.aspect(target.spec, req.params.aspectName);
     const q = ENTITY_QUERIES.patchAspect.parse(req);
     const body = requireBody(req);
-    requireRole(req, 'writer', 'UPDATE');
-    const stored = await service.patch(target, req.params.aspectName, body, actorOf(req));
-    const entity = { urn: target.urn, aspects: new Map([[stored.aspect, stored]]) };
-    send(res, q.async ? 202 : 200, entityShape(v, entity, q.systemMetadata));
+    const written = await service.patch(principalOf(req), target, req.params.aspectName, body);
+    send(res, q.async ? 202 : 200, entityShape(v, recordsOf([written])[0]!, q.systemMetadata));
   });
 
   aspectRoute.delete(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const aspect = registry.aspect(target.spec, req.params.aspectName);
     ENTITY_QUERIES.deleteAspect.parse(req);
-    requireRole(req, service.isHardDelete(target, [aspect.name]) ? 'admin' : 'writer', 'DELETE');
-    await service.deleteAspects(target, [aspect.name], actorOf(req));
+    await service.deleteAspects(principalOf(req), target, [aspect.name]);
     res.status(200).end();
   });
 }

@@ -3,7 +3,7 @@
  * aspect and its JSON Schema), for both families: `/openapi/v2/entity` and `/openapi/v3/entity`.
  */
 import { registry, type AspectSpec, type EntitySpec } from '../../registry/registry.ts';
-import { ROLES } from '../../auth/tokens.ts';
+import { ROLES } from '../../auth/authorize.ts';
 import { ENTITY_QUERIES } from './entityRoutes.ts';
 import { TASK_QUERIES } from './taskRoutes.ts';
 import type { ApiVersion } from './shapes.ts';

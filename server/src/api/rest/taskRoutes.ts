@@ -1,8 +1,8 @@
 /** Background tasks as resources: `GET /api/tasks/{id}` and `GET /api/tasks?subject=&kind=&state=`. */
 import { Router } from 'express';
-import type { Pool } from '../../db/pool.ts';
 import { SvcError } from '../../errors.ts';
-import { getTask, listTasks } from '../../tasks/taskQueue.ts';
+import type { TaskService } from '../../tasks/taskService.ts';
+import { principalOf } from '../auth.ts';
 import { sendJson } from '../json.ts';
 import { quoted } from '../pathGuard.ts';
 import { queryParams } from './queryParams.ts';
@@ -18,21 +18,20 @@ export const TASK_QUERIES = {
   get: queryParams({}),
 };
 
-export function taskRoutes(pool: Pool): Router {
+export function taskRoutes(tasks: TaskService): Router {
   const router = Router();
   router.get('/api/tasks', async (req, res) => {
     const q = TASK_QUERIES.list.parse(req);
-    const tasks = await listTasks(pool, { subject: q.subject, kind: q.kind, state: q.state, limit: Math.min(q.count, 1000) });
-    sendJson(res, 200, { tasks });
+    const found = await tasks.list(principalOf(req), { subject: q.subject, kind: q.kind, state: q.state, limit: Math.min(q.count, 1000) });
+    sendJson(res, 200, { tasks: found });
   });
   router.get('/api/tasks/:id', async (req, res) => {
     TASK_QUERIES.get.parse(req);
     const raw = req.params.id;
     if (!/^[0-9]+$/.test(raw)) throw SvcError.validation([`task id: expected a number such as 42, got ${quoted(raw)}`]);
-    const id = Number(raw);
     // Task ids are positive and below 2^53: a larger number names no task.
-    if (!Number.isSafeInteger(id) || id === 0) throw SvcError.notFound(`No task with id ${raw}`);
-    sendJson(res, 200, await getTask(pool, id));
+    if (!Number.isSafeInteger(Number(raw))) throw SvcError.notFound(`No task with id ${raw}`);
+    sendJson(res, 200, await tasks.get(principalOf(req), Number(raw)));
   });
   return router;
 }

@@ -1,0 +1,83 @@
+/**
+ * The catalog: the whole domain (database, entity store, registry, structured properties, tasks and
+ * tokens) as one object with no HTTP in it. The REST app, the cluster workers, and the GraphQL
+ * endpoint, CLI tests and benchmarks to come build on it; every method of its services takes the
+ * caller's principal.
+ *
+ *   const catalog = await createCatalog(loadConfig(), log);
+ *   await catalog.entities.write(SYSTEM, [{ urn, aspect: 'status', value: { removed: false } }], 'upsert');
+ *   await catalog.close();
+ */
+import type { Config } from './config.ts';
+import { createPool, type Pool } from './db/pool.ts';
+import { migrate, migrationsDone } from './db/migrate.ts';
+import { openDatabase } from './db/embeddedPostgres.ts';
+import { EntityService } from './entities/entityService.ts';
+import { loadScrollSecret, ScrollIds } from './entities/scrollIds.ts';
+import { SYSTEM } from './auth/authorize.ts';
+import { rootToken, TokenService } from './auth/tokens.ts';
+import { TaskRunner } from './tasks/taskRunner.ts';
+import { TaskService } from './tasks/taskService.ts';
+import { bootstrapAspects, HARD_DELETE_TASK, STALE_VALUES_TASK, structuredPropertyHooks } from './properties/propertyHooks.ts';
+import { hardDeleteCleanup, staleValuesCleanup } from './properties/cleanup.ts';
+import type { Logger } from './log.ts';
+
+/** What the catalog needs of the configuration. */
+export type CatalogConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken'>;
+
+export interface Catalog {
+  readonly entities: EntityService;
+  readonly tasks: TaskService;
+  readonly tokens: TokenService;
+  /** The root token, and whether this start generated it (to be printed once). */
+  readonly rootToken: { token: string; generated: boolean };
+  /** Whether the database is embedded (started by the catalog) or external (`DATABASE_URL`). */
+  readonly embeddedDatabase: boolean;
+  /** The connection pool, for operational views (metrics). */
+  readonly pool: Pool;
+  /** Whether the database answers and every migration is applied; throws when the database does not answer. */
+  ready(): Promise<boolean>;
+  /** Lets queued writes commit, stops the background tasks, closes the pool and stops an embedded Postgres. */
+  close(): Promise<void>;
+}
+
+export async function createCatalog(config: CatalogConfig, log: Logger): Promise<Catalog> {
+  const database = await openDatabase(config.databaseUrl, config.dataDir, log);
+  const pool = createPool(database.url, config.dbPoolSize);
+  try {
+    const applied = await migrate(pool);
+    if (applied.length) log.info({ applied }, 'migrations applied');
+    const root = rootToken(config.adminToken, config.dataDir);
+    const entities = new EntityService(pool, new ScrollIds(await loadScrollSecret(pool)));
+    const runner = new TaskRunner(pool, log);
+    for (const hook of structuredPropertyHooks(() => runner.kick())) entities.addHook(hook);
+    runner.register(HARD_DELETE_TASK, hardDeleteCleanup(pool, entities));
+    runner.register(STALE_VALUES_TASK, staleValuesCleanup(pool, entities));
+    await entities.write(SYSTEM, bootstrapAspects(), 'upsert');
+    runner.start();
+    let closing: Promise<void> | undefined;
+    return {
+      entities,
+      tasks: new TaskService(pool),
+      tokens: new TokenService(pool, root.token),
+      rootToken: root,
+      embeddedDatabase: database.embedded,
+      pool,
+      ready: () => migrationsDone(pool),
+      close() {
+        closing ??= (async () => {
+          // Writes queued for the group commit are committed, also those whose clients went away.
+          await entities.drain();
+          await runner.stop();
+          await pool.end();
+          await database.stop();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    await database.stop();
+    throw err;
+  }
+}
