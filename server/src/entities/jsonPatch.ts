@@ -1,9 +1,12 @@
 /**
- * JSON Patch (RFC 6902) with DataHub's `arrayPrimaryKeys` extension: an array named in
- * `arrayPrimaryKeys` is addressed by the value of its key field instead of by index, so
- * `/properties/urn:li:structuredProperty:foo` is the element whose `propertyUrn` is that URN.
- * `add` on an existing key replaces the element; on a missing key it appends.
+ * JSON Patch (RFC 6902, applied by fast-json-patch) with DataHub's `arrayPrimaryKeys` extension: an
+ * array named in `arrayPrimaryKeys` is addressed by the value of its key field instead of by index,
+ * so `/properties/urn:li:structuredProperty:foo` is the element whose `propertyUrn` is that URN.
+ * `add` on an existing key replaces the element; on a missing key it appends (with the key fields
+ * filled in from the path). Each operation's keyed paths are translated to indices against the
+ * document as the operations before it left it, then applied.
  */
+import jsonpatch, { type Operation } from 'fast-json-patch';
 import { Violations } from '../errors.ts';
 
 export interface PatchOperation {
@@ -55,6 +58,14 @@ export function parsePatchBody(body: unknown): { ops: PatchOperation[]; arrayPri
 /** Members a path may never name: writing them would reach Object.prototype (prototype pollution). */
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 
+class PatchError extends Error {}
+
+type Json = unknown;
+
+function isObject(x: Json): x is Record<string, Json> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
 function decodePointer(path: string): string[] {
   if (path === '') return [];
   const segments = path.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
@@ -63,170 +74,115 @@ function decodePointer(path: string): string[] {
   return segments;
 }
 
-type Json = unknown;
-type Container = Record<string, Json> | Json[];
+const encodePointer = (segments: string[]) => segments.map((s) => `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 
-class PatchError extends Error {}
-
-/**
- * Where a path points: the container holding the target and how to address the target in it.
- * For a keyed array, `key` holds the primary key values and `index` the element's index (-1 if absent).
- */
-interface Location {
-  container: Container;
-  member?: string;
-  index?: number;
+/** Where a path points once its keyed segments are indices: the RFC 6902 path, and whether its target exists. */
+interface Resolved {
+  segments: string[];
+  exists: boolean;
+  /** For a path ending at a keyed element: its key fields and values. */
   key?: { fields: string[]; values: string[] };
 }
 
-function isObject(x: Json): x is Record<string, Json> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
-
-function locate(doc: Json, segments: string[], keys: ArrayPrimaryKeys, path: string): Location {
+/**
+ * Resolves `path` against `doc`: keyed array segments become indices ('-' for a key not present),
+ * and every other segment must name an own member (or an index) of an existing container.
+ */
+function resolve(doc: Json, path: string, keys: ArrayPrimaryKeys): Resolved {
+  const segments = decodePointer(path);
+  const out: string[] = [];
   let cur: Json = doc;
   let parentField: string | undefined;
-  let i = 0;
-  for (;;) {
+  for (let i = 0; i < segments.length; i++) {
+    const last = (n: number) => i + n === segments.length;
+    if (Array.isArray(cur) && parentField !== undefined && keys[parentField]) {
+      const fields = keys[parentField]!;
+      const values = segments.slice(i, i + fields.length);
+      if (values.length < fields.length) throw new PatchError(`path ${path} must name ${fields.join(', ')} of the element`);
+      const index = cur.findIndex((el) => isObject(el) && fields.every((f, j) => String(el[f]) === values[j]));
+      i += fields.length - 1;
+      if (last(1)) return { segments: [...out, index < 0 ? '-' : String(index)], exists: index >= 0, key: { fields, values } };
+      if (index < 0) throw new PatchError(`path ${path} does not exist`);
+      out.push(String(index));
+      cur = cur[index];
+      parentField = undefined;
+      continue;
+    }
+    const seg = segments[i]!;
+    out.push(seg);
     if (Array.isArray(cur)) {
-      const keyFields = parentField === undefined ? undefined : keys[parentField];
-      if (keyFields) {
-        const values = segments.slice(i, i + keyFields.length);
-        if (values.length < keyFields.length) throw new PatchError(`path ${path} must name ${keyFields.join(', ')} of the element`);
-        const index = cur.findIndex((el) => isObject(el) && keyFields.every((f, j) => String(el[f]) === values[j]));
-        i += keyFields.length;
-        if (i === segments.length) return { container: cur, index, key: { fields: keyFields, values } };
-        if (index < 0) throw new PatchError(`path ${path} does not exist`);
-        parentField = undefined;
-        cur = cur[index];
-        continue;
-      }
-      const seg = segments[i]!;
       const index = seg === '-' ? cur.length : /^(0|[1-9][0-9]*)$/.test(seg) ? Number(seg) : NaN;
       if (Number.isNaN(index)) throw new PatchError(`path ${path}: "${seg}" is not an array index`);
-      if (i === segments.length - 1) return { container: cur, index };
+      if (last(1)) return { segments: out, exists: index < cur.length };
       if (index >= cur.length) throw new PatchError(`path ${path} does not exist`);
-      parentField = undefined;
       cur = cur[index];
-      i++;
+      parentField = undefined;
       continue;
     }
     if (!isObject(cur)) throw new PatchError(`path ${path} does not exist`);
-    const seg = segments[i]!;
-    if (i === segments.length - 1) return { container: cur, member: seg };
+    if (last(1)) return { segments: out, exists: Object.hasOwn(cur, seg) };
     if (!Object.hasOwn(cur, seg)) throw new PatchError(`path ${path} does not exist`);
-    parentField = seg;
     cur = cur[seg];
-    i++;
+    parentField = seg;
   }
+  return { segments: out, exists: true };
 }
 
-function get(loc: Location, path: string): Json {
-  if (Array.isArray(loc.container)) {
-    const idx = loc.index!;
-    if (idx < 0 || idx >= loc.container.length) throw new PatchError(`path ${path} does not exist`);
-    return loc.container[idx];
+/** `op` as an RFC 6902 operation on `doc`: keyed paths as indices, an `add` on an existing key as a replace. */
+function translate(doc: Json, op: PatchOperation, keys: ArrayPrimaryKeys): Operation {
+  const target = resolve(doc, op.path, keys);
+  const from = op.from === undefined ? undefined : resolve(doc, op.from, keys);
+  if (from && !from.exists) throw new PatchError(`path ${op.from} does not exist`);
+  if ((op.op === 'remove' || op.op === 'replace' || op.op === 'test') && !target.exists) throw new PatchError(`path ${op.path} does not exist`);
+  const path = encodePointer(target.segments);
+  if (op.op === 'add' && target.key) {
+    if (!isObject(op.value)) throw new PatchError(`path ${op.path}: the value must be an object with ${target.key.fields.join(', ')}`);
+    // The element's key fields are those of the path (DataHub fills them in the same way).
+    const value: Record<string, Json> = structuredClone(op.value);
+    target.key.fields.forEach((f, j) => {
+      if (!(f in value)) value[f] = target.key!.values[j];
+    });
+    return target.exists ? { op: 'replace', path, value } : { op: 'add', path, value };
   }
-  if (!Object.hasOwn(loc.container, loc.member!)) throw new PatchError(`path ${path} does not exist`);
-  return loc.container[loc.member!];
-}
-
-function remove(loc: Location, path: string): Json {
-  const old = get(loc, path);
-  if (Array.isArray(loc.container)) loc.container.splice(loc.index!, 1);
-  else delete loc.container[loc.member!];
-  return old;
-}
-
-function add(loc: Location, value: Json, path: string): void {
-  if (Array.isArray(loc.container)) {
-    if (loc.key) {
-      if (!isObject(value)) throw new PatchError(`path ${path}: the value must be an object with ${loc.key.fields.join(', ')}`);
-      const el = { ...value };
-      // The element's key fields are those of the path (DataHub fills them in the same way).
-      loc.key.fields.forEach((f, j) => {
-        if (!(f in el)) el[f] = loc.key!.values[j];
-      });
-      if (loc.index! >= 0) loc.container[loc.index!] = el;
-      else loc.container.push(el);
-      return;
-    }
-    if (loc.index! > loc.container.length) throw new PatchError(`path ${path}: index out of range`);
-    loc.container.splice(loc.index!, 0, value);
-    return;
+  switch (op.op) {
+    case 'add':
+    case 'replace':
+    case 'test':
+      return { op: op.op, path, value: structuredClone(op.value) };
+    case 'remove':
+      return { op: 'remove', path };
+    default:
+      return { op: op.op, path, from: encodePointer(from!.segments) };
   }
-  loc.container[loc.member!] = value;
 }
 
 /**
- * Applies `ops` to a deep copy of `doc` and returns the result; throws VALIDATION naming the failing
+ * Applies `ops` to a copy of `doc` and returns the result; throws VALIDATION naming the failing
  * operation. The input is never modified.
  */
 export function applyPatch(doc: Json, ops: PatchOperation[], keys: ArrayPrimaryKeys = {}): Json {
   let root: Json = structuredClone(doc);
   ops.forEach((op, n) => {
     try {
-      const segs = decodePointer(op.path);
-      if (segs.length === 0) {
-        if (op.op === 'test') {
-          if (!deepEqual(root, op.value)) throw new PatchError('test failed');
-          return;
-        }
-        if (op.op === 'remove') throw new PatchError('cannot remove the whole document');
-        root = structuredClone(op.op === 'move' || op.op === 'copy' ? valueAt(root, op.from!, keys) : op.value);
-        return;
-      }
-      const loc = () => locate(root, segs, keys, op.path);
-      switch (op.op) {
-        case 'add':
-          add(loc(), structuredClone(op.value), op.path);
-          break;
-        case 'remove':
-          remove(loc(), op.path);
-          break;
-        case 'replace': {
-          const l = loc();
-          get(l, op.path);
-          if (Array.isArray(l.container) && !l.key) l.container[l.index!] = structuredClone(op.value);
-          else add(l, structuredClone(op.value), op.path);
-          break;
-        }
-        case 'move': {
-          const v = remove(locate(root, decodePointer(op.from!), keys, op.from!), op.from!);
-          add(loc(), v, op.path);
-          break;
-        }
-        case 'copy':
-          add(loc(), structuredClone(valueAt(root, op.from!, keys)), op.path);
-          break;
-        case 'test':
-          if (!deepEqual(get(loc(), op.path), op.value)) throw new PatchError(`test failed at ${op.path}`);
-          break;
-      }
+      root = jsonpatch.applyOperation(root, translate(root, op, keys), true, true, true).newDocument;
     } catch (err) {
-      if (err instanceof PatchError) {
-        const v = new Violations();
-        v.add(`patch[${n}] (${op.op} ${op.path}): ${err.message}`);
-        v.throwIfAny();
-      }
-      throw err;
+      if (!(err instanceof PatchError) && !(err instanceof jsonpatch.JsonPatchError)) throw err;
+      const v = new Violations();
+      v.add(`patch[${n}] (${op.op} ${op.path}): ${err instanceof PatchError ? err.message : describe(err)}`);
+      v.throwIfAny();
     }
   });
   return root;
 }
 
-function valueAt(doc: Json, path: string, keys: ArrayPrimaryKeys): Json {
-  const segs = decodePointer(path);
-  if (segs.length === 0) return doc;
-  return get(locate(doc, segs, keys, path), path);
-}
-
-function deepEqual(a: Json, b: Json): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) return a.length === (b as Json[]).length && a.every((x, i) => deepEqual(x, (b as Json[])[i]));
-  const ka = Object.keys(a as object);
-  const kb = Object.keys(b as object);
-  return ka.length === kb.length && ka.every((k) => deepEqual((a as Record<string, Json>)[k], (b as Record<string, Json>)[k]));
+/** fast-json-patch's error as a message (its name says which rule failed). */
+function describe(err: InstanceType<typeof jsonpatch.JsonPatchError>): string {
+  switch (err.name) {
+    case 'TEST_OPERATION_FAILED':
+      return 'test failed';
+    case 'OPERATION_VALUE_OUT_OF_BOUNDS':
+      return 'index out of range';
+    default:
+      return err.message.split('\n')[0]!;
+  }
 }
