@@ -5,7 +5,8 @@
 import { hash as digest, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SvcError, Violations } from '../errors.ts';
+import { SvcError } from '../errors.ts';
+import { compileSchema } from '../validation.ts';
 import { dbError, type Pool } from '../db/pool.ts';
 import { authorize, ROLES, type Principal, type Role } from './authorize.ts';
 
@@ -21,7 +22,27 @@ export interface TokenInfo {
 
 // One-shot hashing: this runs on every API request.
 const hash = (token: string) => digest('sha256', token, 'hex');
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** What `POST /api/tokens` takes (also shown in the OpenAPI document). */
+export const TOKEN_REQUEST = {
+  type: 'object',
+  properties: {
+    name: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$',
+      description: 'Recorded as the actor urn:li:corpuser:<name>',
+      errorMessage: 'must be 1-64 characters of letters, digits, ".", "_" or "-", starting with a letter or digit',
+    },
+    role: {
+      enum: ROLES,
+      description: 'reader reads; writer also writes aspects; admin also hard-deletes, truncates and manages tokens',
+      errorMessage: `must be one of ${ROLES.join(', ')}`,
+    },
+  },
+  required: ['name', 'role'],
+  additionalProperties: false,
+  errorMessage: { type: 'must be an object {"name", "role"}' },
+};
+const checkTokenRequest = compileSchema(TOKEN_REQUEST, '');
 /**
  * How long a verified token is trusted without asking the database again. A revocation is immediate on
  * the server (worker) that handles it; other workers and replicas notice within this time.
@@ -89,13 +110,9 @@ export class TokenService {
   /** Creates a token (admin); the secret is returned once and only its hash is kept. */
   async create(by: Principal, input: unknown): Promise<TokenInfo & { token: string }> {
     authorize(by, 'MANAGE_TOKENS');
-    const v = new Violations();
-    const { name, role, ...rest } = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) v.add('body must be an object {"name", "role"}');
-    if (typeof name !== 'string' || !NAME.test(name)) v.add('name: must be 1-64 characters of letters, digits, ".", "_" or "-", starting with a letter or digit');
-    if (!ROLES.includes(role as Role)) v.add(`role: must be one of ${ROLES.join(', ')}`);
-    for (const k of Object.keys(rest)) v.add(`unknown field "${k}"`);
-    v.throwIfAny();
+    const problems = checkTokenRequest(input);
+    if (problems.length) throw SvcError.validation(problems);
+    const { name, role } = input as { name: string; role: Role };
     const token = `svc_${randomBytes(32).toString('base64url')}`;
     const id = randomUUID();
     try {

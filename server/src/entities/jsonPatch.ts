@@ -7,7 +7,8 @@
  * document as the operations before it left it, then applied.
  */
 import jsonpatch, { type Operation } from 'fast-json-patch';
-import { Violations } from '../errors.ts';
+import { SvcError, Violations } from '../errors.ts';
+import { compileSchema } from '../validation.ts';
 
 export interface PatchOperation {
   op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
@@ -19,40 +20,47 @@ export interface PatchOperation {
 /** Field name of an array → the fields of its elements that identify them, e.g. `{properties: ['propertyUrn']}`. */
 export type ArrayPrimaryKeys = Record<string, string[]>;
 
-const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
+const POINTER = { type: 'string', pattern: '^(/([^~/]|~[01])*)*$', errorMessage: { pattern: 'must be a JSON pointer such as /properties/<key>' } };
+
+/** One operation: RFC 6902 (members it does not define are ignored, as the RFC says). */
+export const PATCH_OPERATION = {
+  type: 'object',
+  properties: { op: { enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] }, path: POINTER, from: POINTER, value: {} },
+  required: ['op', 'path'],
+  allOf: [
+    { if: { type: 'object', properties: { op: { enum: ['add', 'replace', 'test'] } }, required: ['op'] }, then: { type: 'object', properties: { value: {} }, required: ['value'] } },
+    { if: { type: 'object', properties: { op: { enum: ['move', 'copy'] } }, required: ['op'] }, then: { type: 'object', properties: { from: {} }, required: ['from'] } },
+  ],
+};
+
+/** The body of a PATCH: DataHub's `{"patch", "arrayPrimaryKeys"}` (a bare RFC 6902 array is taken as `patch`). */
+export const PATCH_BODY = {
+  type: 'object',
+  properties: {
+    patch: { type: 'array', items: PATCH_OPERATION },
+    arrayPrimaryKeys: {
+      type: 'object',
+      additionalProperties: { type: 'array', items: { type: 'string' }, minItems: 1 },
+      errorMessage: { type: 'must be an object such as {"properties": ["propertyUrn"]}' },
+    },
+  },
+  required: ['patch'],
+  additionalProperties: false,
+  errorMessage: {
+    type: 'must be {"patch": [operations], "arrayPrimaryKeys"?: {...}} or a JSON Patch array',
+    required: 'must be {"patch": [operations], "arrayPrimaryKeys"?: {...}} or a JSON Patch array',
+  },
+};
+
+const checkPatchBody = compileSchema(PATCH_BODY, 'body');
 
 /** Checks the shape of a patch request body; returns its operations and primary keys, or throws VALIDATION. */
 export function parsePatchBody(body: unknown): { ops: PatchOperation[]; arrayPrimaryKeys: ArrayPrimaryKeys } {
-  const v = new Violations();
-  const raw = Array.isArray(body) ? { patch: body } : body;
-  if (typeof raw !== 'object' || raw === null || !Array.isArray((raw as { patch?: unknown }).patch)) {
-    v.add('patch body must be {"patch": [operations], "arrayPrimaryKeys"?: {...}} or a JSON Patch array');
-    v.throwIfAny();
-  }
-  const { patch, arrayPrimaryKeys, ...rest } = raw as { patch: unknown[]; arrayPrimaryKeys?: unknown };
-  for (const k of Object.keys(rest)) v.add(`patch body: unknown field "${k}"`);
-  patch.forEach((op, i) => {
-    const o = op as Partial<PatchOperation> | null;
-    if (typeof o !== 'object' || o === null) return v.add(`patch[${i}]: must be an object`);
-    if (!OPS.has(String(o.op))) v.add(`patch[${i}].op: must be one of add, remove, replace, move, copy, test`);
-    if (typeof o.path !== 'string' || (o.path !== '' && !o.path.startsWith('/'))) v.add(`patch[${i}].path: must be a JSON pointer such as /properties/<key>`);
-    if ((o.op === 'add' || o.op === 'replace' || o.op === 'test') && !('value' in o)) v.add(`patch[${i}]: "${o.op}" needs a value`);
-    if ((o.op === 'move' || o.op === 'copy') && typeof o.from !== 'string') v.add(`patch[${i}]: "${o.op}" needs from`);
-  });
-  const keys: ArrayPrimaryKeys = {};
-  if (arrayPrimaryKeys !== undefined) {
-    if (typeof arrayPrimaryKeys !== 'object' || arrayPrimaryKeys === null || Array.isArray(arrayPrimaryKeys)) {
-      v.add('arrayPrimaryKeys: must be an object such as {"properties": ["propertyUrn"]}');
-    } else {
-      for (const [field, list] of Object.entries(arrayPrimaryKeys)) {
-        if (!Array.isArray(list) || list.length === 0 || !list.every((x) => typeof x === 'string')) {
-          v.add(`arrayPrimaryKeys.${field}: must be a non-empty list of field names`);
-        } else keys[field] = list as string[];
-      }
-    }
-  }
-  v.throwIfAny();
-  return { ops: patch as PatchOperation[], arrayPrimaryKeys: keys };
+  const normalised = Array.isArray(body) ? { patch: body } : body;
+  const problems = checkPatchBody(normalised);
+  if (problems.length) throw SvcError.validation(problems);
+  const { patch, arrayPrimaryKeys } = normalised as { patch: PatchOperation[]; arrayPrimaryKeys?: ArrayPrimaryKeys };
+  return { ops: patch, arrayPrimaryKeys: arrayPrimaryKeys ?? {} };
 }
 
 /** Members a path may never name: writing them would reach Object.prototype (prototype pollution). */

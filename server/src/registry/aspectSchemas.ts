@@ -27,6 +27,10 @@ export const primitivePropertyValue: Schema = {
   additionalProperties: false,
   minProperties: 1,
   maxProperties: 1,
+  errorMessage: {
+    minProperties: 'a typed value must have exactly one key, "string" or "double"',
+    maxProperties: 'a typed value must have exactly one key, "string" or "double"',
+  },
 };
 
 const timeStamp = record({ time: long, actor: str }, ['time']);

@@ -2,8 +2,8 @@
  * Lookups over the declared registry: entity and aspect names (case-insensitive on input, as DataHub),
  * URN → entity spec and key aspect, and compiled validators for every aspect.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { SvcError } from '../errors.ts';
+import { compileSchema } from '../validation.ts';
 import { parseUrn, type Urn } from '../urn/urn.ts';
 import { ASPECT_SCHEMAS, TIMESERIES_ASPECTS } from './aspectSchemas.ts';
 import { ENTITIES, type EntitySpec } from './entities.ts';
@@ -33,25 +33,24 @@ class Registry {
   readonly entities: readonly EntitySpec[] = ENTITIES;
   private readonly entityByLower = new Map<string, EntitySpec>();
   private readonly aspectByLower = new Map<string, AspectSpec>();
-  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly validators = new Map<string, (value: unknown) => string[]>();
 
   constructor() {
-    const ajv = new Ajv({ allErrors: true, strict: true });
     for (const [name, schema] of Object.entries(ASPECT_SCHEMAS)) {
-      this.addAspect({ name, schema, timeseries: TIMESERIES_ASPECTS.has(name) }, ajv);
+      this.addAspect({ name, schema, timeseries: TIMESERIES_ASPECTS.has(name) });
     }
     for (const spec of ENTITIES) {
       this.entityByLower.set(spec.name.toLowerCase(), spec);
-      this.addAspect({ name: spec.keyAspect, schema: keySchema(spec), timeseries: false, keyOf: spec }, ajv);
+      this.addAspect({ name: spec.keyAspect, schema: keySchema(spec), timeseries: false, keyOf: spec });
       for (const a of spec.aspects) {
         if (!this.aspectByLower.has(a.toLowerCase())) throw new Error(`registry: ${spec.name} names unknown aspect ${a}`);
       }
     }
   }
 
-  private addAspect(spec: AspectSpec, ajv: Ajv): void {
+  private addAspect(spec: AspectSpec): void {
     this.aspectByLower.set(spec.name.toLowerCase(), spec);
-    this.validators.set(spec.name, ajv.compile(spec.schema));
+    this.validators.set(spec.name, compileSchema(spec.schema, spec.name));
   }
 
   /** The entity spec for a name in any case; NOT_FOUND-free: throws VALIDATION naming the known types. */
@@ -114,29 +113,7 @@ class Registry {
 
   /** Validates an aspect value against its schema; returns every violation, prefixed with the aspect name. */
   validate(aspect: AspectSpec, value: unknown): string[] {
-    const fn = this.validators.get(aspect.name)!;
-    if (fn(value)) return [];
-    return (fn.errors ?? []).map((e) => describe(aspect.name, e));
-  }
-}
-
-function describe(aspect: string, e: ErrorObject): string {
-  const at = `${aspect}${e.instancePath.replace(/\//g, '.')}`;
-  switch (e.keyword) {
-    case 'additionalProperties':
-      return `${at}: unknown field "${(e.params as { additionalProperty: string }).additionalProperty}"`;
-    case 'required':
-      return `${at}: missing required field "${(e.params as { missingProperty: string }).missingProperty}"`;
-    case 'enum':
-      return `${at}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'minimum':
-    case 'maximum':
-      return `${at}: ${e.message ?? 'is out of range'} (an integer field holds at most ±9007199254740991)`;
-    case 'minProperties':
-    case 'maxProperties':
-      return `${at}: a typed value must have exactly one key, "string" or "double"`;
-    default:
-      return `${at}: ${e.message ?? 'is invalid'}`;
+    return this.validators.get(aspect.name)!(value);
   }
 }
 

@@ -3,13 +3,13 @@
  * entity controllers): thin adapters over {@link EntityService} that differ only in JSON shapes.
  */
 import type { Request, Router } from 'express';
-import { SvcError, Violations } from '../../errors.ts';
+import { SvcError } from '../../errors.ts';
 import { registry } from '../../registry/registry.ts';
 import { MAX_PAGE, recordsOf, type AspectInput, type EntityService, type WriteMode } from '../../entities/entityService.ts';
 import { principalOf } from '../auth.ts';
 import { sendJson as send } from '../json.ts';
 import { queryParams } from './queryParams.ts';
-import { aspectWrapper, batchItemAspects, entityShape, type ApiVersion } from './shapes.ts';
+import { aspectBody, aspectWrapper, batchAspects, entityShape, type ApiVersion } from './shapes.ts';
 
 const systemMetadata = { type: 'boolean', default: false, description: 'Include system metadata and audit stamps' } as const;
 const includeSoftDelete = { type: 'boolean', default: false, description: 'Count soft-deleted entities (status.removed = true) too' } as const;
@@ -64,19 +64,6 @@ function writeMode(q: { createIfNotExists: boolean; createIfEntityNotExists: boo
   return q.createIfNotExists ? 'create' : 'upsert';
 }
 
-/** v3 wraps the aspect as `{"value": …, "systemMetadata"?: …}`; v2 sends the aspect itself. */
-function unwrapAspectBody(v: ApiVersion, body: unknown, aspect: string): { value: unknown; systemMetadata?: unknown } {
-  if (v === 'v2') return { value: body };
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || !('value' in body)) {
-    throw SvcError.validation([`${aspect}: the v3 request body must be {"value": <aspect>, "systemMetadata"?: {...}}`]);
-  }
-  const { value, systemMetadata, headers, ...rest } = body as Record<string, unknown>;
-  const extra = Object.keys(rest);
-  if (extra.length) throw SvcError.validation(extra.map((k) => `${aspect}: unknown field "${k}" beside "value"`));
-  void headers; // conditional-write headers are accepted and not acted upon yet
-  return { value, systemMetadata };
-}
-
 /**
  * Adds the routes of one API version to `router` (the authenticated API router), with full paths:
  * metrics label requests with the route's path, which must be whole. Routes sit directly on the API
@@ -110,28 +97,8 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
   listRoute.post(async (req, res) => {
     const spec = registry.entity(req.params.entityName);
     const q = ENTITY_QUERIES.batch.parse(req);
-    const body = requireBody(req);
-    if (!Array.isArray(body)) throw SvcError.validation([`Expected a JSON array of ${v} entities`]);
-    const inputs: AspectInput[] = [];
-    const problems = new Violations();
-    body.forEach((item, i) => {
-      if (typeof item !== 'object' || item === null || typeof (item as { urn?: unknown }).urn !== 'string') {
-        problems.add(`[${i}]: expected an object with a string "urn"`);
-        return;
-      }
-      const urn = (item as { urn: string }).urn;
-      service.resolve(spec.name, urn);
-      const aspects = batchItemAspects(v, item as Record<string, unknown>);
-      if (aspects.length === 0) problems.add(`[${i}] ${urn}: no aspects given`);
-      for (const [aspect, wrapper] of aspects) {
-        try {
-          inputs.push({ urn, aspect, ...unwrapAspectBody('v3', wrapper, aspect) });
-        } catch (err) {
-          (err as SvcError).violations.forEach((m) => problems.add(`[${i}] ${m}`));
-        }
-      }
-    });
-    problems.throwIfAny();
+    const inputs: AspectInput[] = batchAspects(v, requireBody(req));
+    for (const input of inputs) input.target = service.resolve(spec.name, input.urn);
     const written = recordsOf(await service.write(principalOf(req), inputs, 'upsert'));
     if (q.async) return send(res, 202, written.map((e) => ({ urn: e.urn })));
     send(res, 200, written.map((e) => entityShape(v, e, q.systemMetadata)));
@@ -183,7 +150,7 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
     const target = service.resolve(req.params.entityName, req.params.urn);
     const aspect = registry.aspect(target.spec, req.params.aspectName);
     const q = ENTITY_QUERIES.postAspect.parse(req);
-    const body = unwrapAspectBody(v, requireBody(req), aspect.name);
+    const body = aspectBody(v, requireBody(req), aspect.name);
     const written = await service.write(principalOf(req), [{ urn: target.urn, target, aspect: aspect.name, ...body }], writeMode(q));
     send(res, q.async ? 202 : 200, entityShape(v, recordsOf(written)[0]!, q.systemMetadata));
   });

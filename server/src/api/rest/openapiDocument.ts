@@ -4,9 +4,11 @@
  */
 import { registry, type AspectSpec, type EntitySpec } from '../../registry/registry.ts';
 import { ROLES } from '../../auth/authorize.ts';
+import { TOKEN_REQUEST } from '../../auth/tokens.ts';
+import { PATCH_BODY } from '../../entities/jsonPatch.ts';
 import { ENTITY_QUERIES } from './entityRoutes.ts';
 import { TASK_QUERIES } from './taskRoutes.ts';
-import type { ApiVersion } from './shapes.ts';
+import { ASPECT_BODY, type ApiVersion } from './shapes.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -37,6 +39,22 @@ const bodyErrors = {
 
 function aspectSchemaName(a: AspectSpec): string {
   return `${cap(a.name)}Aspect`;
+}
+
+/** The v3 body of a write of `a` ({@link ASPECT_BODY}), its value being that aspect. */
+function aspectBodySchema(a: AspectSpec): Obj {
+  return { ...ASPECT_BODY, properties: { ...ASPECT_BODY.properties, value: ref(aspectSchemaName(a)), systemMetadata: ref('SystemMetadata') } };
+}
+
+/** The body of a batch write of `e` entities: each aspect as {@link aspectBodySchema}. */
+function batchBodySchema(v: ApiVersion, e: EntitySpec): Obj {
+  const aspects = Object.fromEntries(registry.aspectsOf(e).map((a) => [a.name, aspectBodySchema(a)]));
+  const urn = { type: 'string', description: 'The entity URN' };
+  const item =
+    v === 'v3'
+      ? { type: 'object', properties: { urn, ...aspects }, required: ['urn'], minProperties: 2, additionalProperties: false }
+      : { type: 'object', properties: { urn, aspects: { type: 'object', properties: aspects, minProperties: 1, additionalProperties: false } }, required: ['urn', 'aspects'], additionalProperties: false };
+  return { type: 'array', items: item };
 }
 
 function wrapperSchema(a: AspectSpec): Obj {
@@ -83,7 +101,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
         operationId: id('BatchUpsert'),
         summary: `Create or update ${e.name} entities (batch, all or nothing)`,
         parameters: q.batch.openapi(),
-        requestBody: { required: true, content: json({ type: 'array', items: entityRef }) },
+        requestBody: { required: true, content: json(batchBodySchema(v, e)) },
         responses: {
           '200': { description: 'Written entities', content: json({ type: 'array', items: entityRef }) },
           '202': { description: 'Written: `[{"urn"}]`' },
@@ -117,7 +135,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
     },
   };
   for (const a of registry.aspectsOf(e)) {
-    const body = v === 'v3' ? { type: 'object', properties: { value: ref(aspectSchemaName(a)), systemMetadata: ref('SystemMetadata') }, required: ['value'] } : ref(aspectSchemaName(a));
+    const body = v === 'v3' ? aspectBodySchema(a) : ref(aspectSchemaName(a));
     const single = v === 'v2' ? wrapperSchema(a) : { type: 'object', properties: { urn: { type: 'string' }, [a.name]: wrapperSchema(a) } };
     const written = v === 'v2' ? { type: 'object', properties: { urn: { type: 'string' }, aspects: { type: 'object', properties: { [a.name]: wrapperSchema(a) } } } } : single;
     paths[`${base}/{urn}/${a.name}`] = {
@@ -178,21 +196,7 @@ export function openapiDocument(): Obj {
     Error: { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' } }, required: ['error'] },
     SystemMetadata: { type: 'object', properties: { lastObserved: { type: 'integer' }, runId: { type: 'string' } }, additionalProperties: true },
     AuditStamp: { type: 'object', properties: { time: { type: 'integer' }, actor: { type: 'string' } } },
-    PatchBody: {
-      type: 'object',
-      properties: {
-        patch: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: { op: { enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] }, path: { type: 'string' }, value: {}, from: { type: 'string' } },
-            required: ['op', 'path'],
-          },
-        },
-        arrayPrimaryKeys: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
-      },
-      required: ['patch'],
-    },
+    PatchBody: PATCH_BODY,
   };
   const paths: Obj = {};
   for (const e of registry.entities) {
@@ -227,15 +231,7 @@ const TOKEN_INFO = {
 
 function serviceSchemas(): Obj {
   return {
-    TokenRequest: {
-      type: 'object',
-      properties: {
-        name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', description: 'Recorded as the actor urn:li:corpuser:<name>' },
-        role: { enum: ROLES, description: 'reader reads; writer also writes aspects; admin also hard-deletes, truncates and manages tokens' },
-      },
-      required: ['name', 'role'],
-      additionalProperties: false,
-    },
+    TokenRequest: TOKEN_REQUEST,
     TokenInfo: TOKEN_INFO,
     Task: {
       type: 'object',
