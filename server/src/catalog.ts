@@ -49,8 +49,8 @@ export async function createCatalog(config: CatalogConfig, log: Logger): Promise
     if (applied.length) log.info({ applied }, 'migrations applied');
     const root = rootToken(config.adminToken, config.dataDir);
     const entities = new EntityService(pool, new ScrollIds(await loadScrollSecret(pool)));
-    const runner = new TaskRunner(pool, log);
-    for (const hook of structuredPropertyHooks(() => runner.kick())) entities.addHook(hook);
+    const runner = new TaskRunner(pool, log, { listenUrl: database.url });
+    for (const hook of structuredPropertyHooks()) entities.addHook(hook);
     runner.register(HARD_DELETE_TASK, hardDeleteCleanup(pool, entities));
     runner.register(STALE_VALUES_TASK, staleValuesCleanup(pool, entities));
     await entities.write(SYSTEM, bootstrapAspects(), 'upsert');

@@ -1,13 +1,16 @@
 /**
  * The durable task queue on a real Postgres: a claim is exclusive while its lease runs, an expired
  * lease lets another runner take over and fences the old one out, a failure backs off, a release
- * hands the task on at once.
+ * hands the task on at once. The runner is woken by the commit that queues a task, runs kinds side by
+ * side, and listens again after losing its connection.
  */
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPool, type Pool } from '../../server/src/db/pool.ts';
+import pino from 'pino';
+import { createPool, inTransaction, type Pool } from '../../server/src/db/pool.ts';
 import { migrate } from '../../server/src/db/migrate.ts';
 import { claimTask, enqueueTask, finishTask, getTask, releaseTask, renewLease, reportProgress } from '../../server/src/tasks/taskQueue.ts';
+import { TaskRunner } from '../../server/src/tasks/taskRunner.ts';
 import { createTestDatabase } from '../support/testServer.ts';
 
 let pool: Pool;
@@ -71,4 +74,82 @@ test('a released task is claimed again at once', async () => {
   const next = await claimTask(pool, ['kind-d']);
   assert.equal(next?.task.id, task.id);
   await finishTask(pool, next!);
+});
+
+describe('the runner', () => {
+  let databaseUrl: string;
+  let runnerPool: Pool;
+  before(async () => {
+    databaseUrl = await createTestDatabase();
+    runnerPool = createPool(databaseUrl, 4);
+    await migrate(runnerPool);
+  });
+  after(async () => {
+    await runnerPool.end();
+  });
+
+  /** A runner that never polls (once an hour): only a NOTIFY makes it look for tasks. */
+  const notifiedOnly = () => new TaskRunner(runnerPool, pino({ level: 'silent' }), { listenUrl: databaseUrl, pollMs: 3_600_000 });
+  /** Waits for a task to succeed; fails (rather than hanging) if it has not after 30 s. */
+  const finished = async (id: number) => {
+    const deadline = Date.now() + 30_000;
+    while ((await getTask(runnerPool, id)).state !== 'SUCCEEDED') {
+      if (Date.now() > deadline) assert.fail(`task ${id} did not run`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  test('a queued task wakes the runner of its kind when the queuing transaction commits', async () => {
+    const runner = notifiedOnly();
+    const ran: string[] = [];
+    runner.register('woken', async (ctx) => void ran.push(ctx.task.subject));
+    runner.start();
+    try {
+      await new Promise((r) => setTimeout(r, 200)); // listening, and the first look found nothing
+      const task = await inTransaction(runnerPool, (tx) => enqueueTask(tx, 'woken', 'by-notify'));
+      await finished(task.id);
+      assert.deepEqual(ran, ['by-notify']);
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  test('tasks of different kinds run at the same time: a long one does not hold up another', async () => {
+    const runner = notifiedOnly();
+    let releaseLong!: () => void;
+    const longRunning = new Promise<void>((r) => (releaseLong = r));
+    runner.register('long', async () => longRunning);
+    runner.register('short', async () => undefined);
+    runner.start();
+    try {
+      const long = await enqueueTask(runnerPool, 'long', 'slow-subject');
+      const short = await enqueueTask(runnerPool, 'short', 'quick-subject');
+      await finished(short.id);
+      assert.equal((await getTask(runnerPool, long.id)).state, 'RUNNING', 'the long task was still running');
+      releaseLong();
+      await finished(long.id);
+    } finally {
+      releaseLong();
+      await runner.stop();
+    }
+  });
+
+  test('listening resumes after its connection is lost, and what was queued meanwhile runs', async () => {
+    const runner = notifiedOnly();
+    const ran: string[] = [];
+    runner.register('relisten', async (ctx) => void ran.push(ctx.task.subject));
+    runner.start();
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      const killed = await runnerPool.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'svc-tasks' AND datname = current_database()",
+      );
+      assert.equal(killed.rowCount, 1);
+      const task = await enqueueTask(runnerPool, 'relisten', 'after-reconnect');
+      await finished(task.id);
+      assert.deepEqual(ran, ['after-reconnect']);
+    } finally {
+      await runner.stop();
+    }
+  });
 });

@@ -60,7 +60,7 @@ function fail(violations: Violation[]): never {
 }
 
 /** Rules of `propertyDefinition` writes (see definitionRules.ts), with the short forms normalised. */
-function definitionHook(onTaskQueued: () => void): AspectHook<undefined> {
+function definitionHook(): AspectHook<undefined> {
   return {
     aspect: 'propertyDefinition',
     deletesMore: true,
@@ -95,7 +95,6 @@ function definitionHook(onTaskQueued: () => void): AspectHook<undefined> {
       if (previous && compareVersions(next.version, previous.version) > 0) {
         // Values written under the previous version stop being returned now; this task deletes them.
         await enqueueTask(tx, STALE_VALUES_TASK, w.target.urn, { version: next.version ?? '' });
-        onTaskQueued();
       }
     },
     async onDelete(target, tx) {
@@ -103,7 +102,6 @@ function definitionHook(onTaskQueued: () => void): AspectHook<undefined> {
       const state = (await loadProperties(tx, [target.urn])).get(target.urn);
       if (!state) return;
       await enqueueTask(tx, HARD_DELETE_TASK, target.urn, { qualifiedName: state.definition.qualifiedName });
-      onTaskQueued();
     },
   };
 }
@@ -198,9 +196,9 @@ function valuesHook(): AspectHook<ValuesPlan> {
   };
 }
 
-/** The hooks of structured properties; `onTaskQueued` wakes the task runner. */
-export function structuredPropertyHooks(onTaskQueued: () => void): [AspectHook<undefined>, AspectHook<ValuesPlan>] {
-  return [definitionHook(onTaskQueued), valuesHook()];
+/** The hooks of structured properties (the tasks they queue wake the runners themselves, see taskQueue.ts). */
+export function structuredPropertyHooks(): [AspectHook<undefined>, AspectHook<ValuesPlan>] {
+  return [definitionHook(), valuesHook()];
 }
 
 /** The data types and one entity type per registry entity, as entities (written at every start, idempotent). */

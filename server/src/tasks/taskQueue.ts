@@ -49,9 +49,19 @@ function toTask(r: Record<string, unknown>): Task {
   };
 }
 
-/** Queues a task (call inside the transaction of the write that causes it). */
+/** The channel on which a queued task is announced: its kind, delivered when the queuing transaction commits. */
+export const TASK_CHANNEL = 'svc_tasks';
+
+/**
+ * Queues a task (call inside the transaction of the write that causes it). Runners listening on
+ * {@link TASK_CHANNEL}, in any process, hear of it as that transaction commits.
+ */
 export async function enqueueTask(db: Db, kind: string, subject: string, params: Record<string, unknown> = {}): Promise<Task> {
-  const [r] = await rows(db, 'INSERT INTO tasks (kind, subject, params) VALUES ($1, $2, $3) RETURNING *', [kind, subject, JSON.stringify(params)]);
+  const [r] = await rows(
+    db,
+    'WITH t AS (INSERT INTO tasks (kind, subject, params) VALUES ($1, $2, $3) RETURNING *) SELECT t.*, pg_notify($4, t.kind) FROM t',
+    [kind, subject, JSON.stringify(params), TASK_CHANNEL],
+  );
   return toTask(r!);
 }
 

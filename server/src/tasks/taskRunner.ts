@@ -1,11 +1,15 @@
 /**
- * Runs durable tasks in the server process: claims one task at a time, calls the handler of its kind,
- * and records the outcome. Handlers work in small idempotent steps, so a task cut off anywhere (crash,
- * kill, shutdown) is simply resumed by whichever runner claims it next.
+ * Runs durable tasks in the server process: one loop per kind (so a long truncation never holds up a
+ * property cleanup), each claiming one task of its kind at a time, calling its handler, and recording
+ * the outcome. A loop wakes when a task of its kind is queued anywhere (Postgres NOTIFY, delivered as
+ * the queuing transaction commits), and otherwise looks every second for tasks whose lease ran out
+ * (a runner that died) or whose backoff is over. Handlers work in small idempotent steps, so a task
+ * cut off anywhere (crash, kill, shutdown) is resumed by whichever runner claims it next.
  */
+import pg from 'pg';
 import type { Pool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
-import { claimTask, finishTask, LEASE_SECONDS, releaseTask, renewLease, reportProgress, type Claim, type Task } from './taskQueue.ts';
+import { claimTask, finishTask, LEASE_SECONDS, releaseTask, renewLease, reportProgress, TASK_CHANNEL, type Claim, type Task } from './taskQueue.ts';
 
 export interface TaskContext {
   task: Task;
@@ -17,69 +21,122 @@ export interface TaskContext {
 
 export type TaskHandler = (ctx: TaskContext) => Promise<void>;
 
-const POLL_MS = 500;
-const KICK_DELAY_MS = 20;
+/** How often a loop looks for expired leases and finished backoffs without being woken. */
+const POLL_MS = 1_000;
+/** The longest wait before the listening connection is opened again after it failed. */
+const MAX_RELISTEN_MS = 10_000;
+
+interface KindLoop {
+  handler: TaskHandler;
+  wake?: () => void;
+  /** Set when a wake-up came while the loop was busy: it looks again at once. */
+  woken: boolean;
+  running?: Promise<void>;
+}
 
 export class TaskRunner {
-  private readonly handlers = new Map<string, TaskHandler>();
+  private readonly loops = new Map<string, KindLoop>();
   private stopping = false;
-  private running: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private listener: pg.Client | undefined;
+  private listening: Promise<void> | undefined;
 
+  private readonly listenUrl: string | undefined;
+  private readonly pollMs: number;
+
+  /**
+   * `listenUrl`: the pool's database, where queued tasks are announced (without it: polling only);
+   * `pollMs`: how often each loop looks for tasks without being woken (default 1 s).
+   */
   constructor(
     private readonly pool: Pool,
     private readonly log: Logger,
-  ) {}
-
-  register(kind: string, handler: TaskHandler): void {
-    this.handlers.set(kind, handler);
+    opts: { listenUrl?: string; pollMs?: number } = {},
+  ) {
+    this.listenUrl = opts.listenUrl;
+    this.pollMs = opts.pollMs ?? POLL_MS;
   }
 
-  /**
-   * Asks the runner to look for work soon: kicks come from inside the transaction that queues the
-   * task, so the claim waits a moment for that commit (the poll is the fallback).
-   */
-  kick(): void {
-    setTimeout(() => this.wake?.(), KICK_DELAY_MS).unref();
+  register(kind: string, handler: TaskHandler): void {
+    this.loops.set(kind, { handler, woken: false });
+  }
+
+  /** Wakes the loop of `kind` (or every loop): a task may be waiting. */
+  kick(kind?: string): void {
+    for (const [k, loop] of this.loops) {
+      if (kind !== undefined && k !== kind) continue;
+      loop.woken = true;
+      loop.wake?.();
+    }
   }
 
   start(): void {
-    this.running ??= this.loop();
+    for (const [kind, loop] of this.loops) loop.running ??= this.loop(kind, loop);
+    if (this.listenUrl) this.listening ??= this.listen(this.listenUrl);
   }
 
   /** Stops claiming tasks; a task in progress returns at its next step and is released. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.wake?.();
-    await this.running;
+    this.kick();
+    await Promise.all([...this.loops.values()].map((l) => l.running));
+    await this.listener?.end().catch(() => undefined);
+    await this.listening;
   }
 
-  private async loop(): Promise<void> {
+  /** Listens for queued tasks, opening the connection again (with backoff) whenever it fails. */
+  private async listen(url: string): Promise<void> {
+    for (let failures = 0; !this.stopping; ) {
+      const client = new pg.Client({ connectionString: url, application_name: 'svc-tasks' });
+      const lost = new Promise<void>((resolve) => {
+        client.on('error', () => resolve());
+        client.on('end', () => resolve());
+      });
+      try {
+        await client.connect();
+        client.on('notification', (n) => this.kick(n.payload));
+        await client.query(`LISTEN ${TASK_CHANNEL}`);
+        this.listener = client;
+        failures = 0;
+        this.kick(); // tasks queued while not listening
+        await lost;
+      } catch (err) {
+        this.log.warn({ err }, 'could not listen for queued tasks; polling meanwhile');
+      }
+      this.listener = undefined;
+      await client.end().catch(() => undefined);
+      if (this.stopping) return;
+      failures++;
+      await new Promise((r) => setTimeout(r, Math.min(MAX_RELISTEN_MS, 250 * 2 ** failures) * (0.5 + Math.random())));
+    }
+  }
+
+  private async loop(kind: string, loop: KindLoop): Promise<void> {
     while (!this.stopping) {
+      loop.woken = false;
       let claim: Claim | undefined;
       try {
-        claim = await claimTask(this.pool, [...this.handlers.keys()]);
+        claim = await claimTask(this.pool, [kind]);
       } catch (err) {
-        this.log.warn({ err }, 'could not claim a task; retrying');
+        this.log.warn({ err, kind }, 'could not claim a task; retrying');
       }
       if (claim) {
-        await this.run(claim);
+        await this.run(claim, loop.handler);
         continue;
       }
+      if (loop.woken) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, POLL_MS);
-        this.wake = () => {
+        const timer = setTimeout(resolve, this.pollMs);
+        loop.wake = () => {
           clearTimeout(timer);
           resolve();
         };
       });
-      this.wake = undefined;
+      loop.wake = undefined;
     }
   }
 
-  private async run(claim: Claim): Promise<void> {
+  private async run(claim: Claim, handler: TaskHandler): Promise<void> {
     const { task } = claim;
-    const handler = this.handlers.get(task.kind)!;
     let lost = false;
     const lose = (ok: boolean) => {
       if (!ok && !lost) {
