@@ -31,7 +31,12 @@ describe('roles', () => {
     await s.request(statusPath, { method: 'POST', body: '{"value":{"removed":false}}' });
     const { token: t } = await token('reader-1', 'reader');
     assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(URN)}`, { token: t })).status, 200);
-    assert.equal((await s.request(statusPath, { method: 'POST', body: '{"value":{"removed":true}}', token: t })).status, 403);
+    const denied = await s.request(statusPath, { method: 'POST', body: '{"value":{"removed":true}}', token: t });
+    assert.equal(denied.status, 403);
+    assert.deepEqual(await denied.json(), {
+      error: 'urn:li:corpuser:reader-1 is unauthorized to UPDATE entities.',
+      message: `This needs a token with the writer role; the token used has the reader role (${URN})`,
+    });
   });
 
   test('a writer writes and is recorded as the actor, but cannot hard delete or manage tokens', async () => {
@@ -44,7 +49,9 @@ describe('roles', () => {
     const denied = (await del.json()) as { error: string; message: string };
     assert.match(denied.error, /unauthorized to DELETE entities/);
     assert.match(denied.message, /needs a token with the admin role; the token used has the writer role/);
-    assert.equal((await s.request('/api/tokens', { token: t })).status, 403);
+    const tokensDenied = await s.request('/api/tokens', { token: t });
+    assert.equal(tokensDenied.status, 403);
+    assert.match(((await tokensDenied.json()) as { error: string }).error, /^urn:li:corpuser:writer-1 is unauthorized to manage tokens\.$/);
     // Deleting one aspect is a write, not a hard delete.
     assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(URN)}/status`, { method: 'DELETE', token: t })).status, 200);
   });
@@ -85,7 +92,9 @@ describe('roles', () => {
     const revoked = await s.request(`/api/tokens/${created.id}`, { method: 'DELETE' });
     assert.equal(revoked.status, 200);
     assert.ok(((await revoked.json()) as { revokedAt: string | null }).revokedAt);
-    assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(URN)}`, { token: created.token })).status, 401);
+    const revokedUse = await s.request(`/openapi/v3/entity/dataset/${enc(URN)}`, { token: created.token });
+    assert.equal(revokedUse.status, 401);
+    assert.deepEqual(await revokedUse.json(), { error: 'Unauthorized', message: 'The bearer token is not valid (unknown or revoked)' });
   });
 
   test('token creation validates its input', async () => {
@@ -97,7 +106,10 @@ describe('roles', () => {
   });
 
   test('revoking an unknown token is 404', async () => {
-    assert.equal((await s.request('/api/tokens/nope', { method: 'DELETE' })).status, 404);
+    const res = await s.request('/api/tokens/nope', { method: 'DELETE' });
+    assert.equal(res.status, 404);
+    assert.deepEqual(await res.json(), { error: 'Not Found', message: 'No token with id nope' });
+    assert.equal(res.headers.get('not-found-reason'), null);
   });
 });
 

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { retentionTimeDefinition } from '../support/structuredProperties.ts';
-import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { enc, startTestServer, text, type TestServer, expectMissing } from '../support/testServer.ts';
 
 let s: TestServer;
 before(async () => {
@@ -152,7 +152,7 @@ describe('versions and system metadata', () => {
     assert.deepEqual(await at(0), { removed: true });
     assert.deepEqual(await at(1), { removed: true });
     assert.deepEqual(await at(2), { removed: false });
-    assert.equal((await s.request(`/openapi/v2/entity/tag/${enc(urn)}/status?version=3`)).status, 404);
+    await expectMissing(s.request(`/openapi/v2/entity/tag/${enc(urn)}/status?version=3`));
   });
 
   test('system metadata and audit stamps appear only with systemMetadata=true', async () => {
@@ -252,7 +252,7 @@ describe('batch, head, delete', () => {
     await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' }), 200);
     const del = await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' });
     assert.equal(await text(del, 200), '');
-    assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`)).status, 404);
+    await expectMissing(s.request(`/openapi/v3/entity/dataset/${enc(urn)}`));
     assert.equal(await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' }), 200), '');
   });
 

@@ -102,7 +102,9 @@ test('the browsable API page and its assets are served', async () => {
 });
 
 test('an unknown route is 404', async () => {
-  assert.equal((await s.request('/nowhere')).status, 404);
+  const res = await s.request('/nowhere');
+  assert.equal(res.status, 404);
+  assert.deepEqual(await res.json(), { error: 'Not Found', message: 'No route for GET /nowhere: see /openapi/v3/api-docs for the API' });
 });
 
 test('closing the server finishes a request already in flight', async () => {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { registry } from '../../server/src/registry/registry.ts';
 import { expectValidationError } from '../support/expectRejected.ts';
 import { createProperty, definitionOf, propertyUrn, writeDefinition, type Definition } from '../support/structuredProperties.ts';
-import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { enc, startTestServer, text, type TestServer, expectMissing } from '../support/testServer.ts';
 
 let s: TestServer;
 before(async () => {
@@ -450,6 +450,6 @@ describe('qualified names', () => {
     const res = await writeDefinition(s, other, definitionOf('test.defs.sharedName'));
     assert.equal(res.status, 409);
     assert.deepEqual(await res.json(), { error: 'Conflict', message: `Qualified name test.defs.sharedName is already used by structured property ${first}` });
-    assert.equal((await s.request(`/openapi/v3/entity/structuredProperty/${enc(other)}`)).status, 404);
+    await expectMissing(s.request(`/openapi/v3/entity/structuredProperty/${enc(other)}`));
   });
 });

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { expectRejected, expectValidationError } from '../support/expectRejected.ts';
 import { addOp, createDataset, createEntity, createProperty, definitionOf, patchValues, propertyUrn, readValues, setValues, writeDefinition, type ApiVersion, type Assignment } from '../support/structuredProperties.ts';
-import { enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { enc, sql, startTestServer, text, type TestServer, expectMissing } from '../support/testServer.ts';
 
 let s: TestServer;
 before(async () => {
@@ -244,7 +244,7 @@ describe('hard delete', () => {
         assert.ok(body.message.includes(`Structured property ${p} was hard deleted and its values are still being removed`), body.message);
         assert.ok(body.message.includes(`task ${open.id}`), body.message);
       });
-      assert.equal((await s.request(`/openapi/v3/entity/structuredProperty/${enc(p)}`)).status, 404);
+      await expectMissing(s.request(`/openapi/v3/entity/structuredProperty/${enc(p)}`));
     } finally {
       await release();
     }
@@ -275,7 +275,7 @@ describe('hard delete', () => {
     await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'x' }] }]), 200);
     await text(await writeStatus(p, true), 200);
     assert.equal(await text(await hardDelete(p), 200), '');
-    assert.equal((await s.request(`/openapi/v3/entity/structuredProperty/${enc(p)}`)).status, 404);
+    await expectMissing(s.request(`/openapi/v3/entity/structuredProperty/${enc(p)}`));
     const task = await waitForTask(p, HARD_DELETE_TASK);
     assert.equal(task.done, 1);
     assert.deepEqual(await storedValues(ds), []);
@@ -286,7 +286,7 @@ describe('hard delete', () => {
     const ds = await createDataset(s, 'hard_by_aspect');
     await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'x' }] }]), 200);
     assert.equal(await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(p)}/propertyDefinition`, { method: 'DELETE' }), 200), '');
-    assert.equal((await s.request(`/openapi/v3/entity/structuredProperty/${enc(p)}/propertyDefinition`)).status, 404);
+    await expectMissing(s.request(`/openapi/v3/entity/structuredProperty/${enc(p)}/propertyDefinition`));
     assert.deepEqual(await readValues(s, ds), []);
     const task = await waitForTask(p, HARD_DELETE_TASK);
     assert.equal(task.done, 1);

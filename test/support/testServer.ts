@@ -82,3 +82,12 @@ export async function sql<T extends Record<string, unknown>>(databaseUrl: string
     await c.end();
   }
 }
+
+/** Asserts DataHub's answer for a missing entity or aspect: 404, an empty body and `Not-Found-Reason: ENTITY`. */
+export async function expectMissing(res: Response | Promise<Response>, what = 'the entity'): Promise<void> {
+  const r = await res;
+  const body = await r.text();
+  assert.equal(r.status, 404, `${what}: ${r.status} ${body}`);
+  assert.equal(body, '', `${what}: a missing entity or aspect has an empty body`);
+  assert.equal(r.headers.get('not-found-reason'), 'ENTITY', what);
+}

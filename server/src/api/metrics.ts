@@ -1,7 +1,7 @@
 /** Prometheus metrics: requests by route and status, a latency histogram, and the Postgres pool. */
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Pool } from '../db/pool.ts';
+import { transactionRetries, type Pool } from '../db/pool.ts';
 import type { WriteBatchStats } from '../entities/writeBatcher.ts';
 
 export interface Metrics {
@@ -51,6 +51,8 @@ export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatc
   batchCounter('svc_db_grouped_writes_total', 'Single-aspect writes sent through the group commit', () => writeBatches().writes);
   batchCounter('svc_db_grouped_write_statements_total', 'Statements the group commit sent for them', () => writeBatches().statements);
   batchCounter('svc_db_grouped_write_fallbacks_total', 'Batches that failed as a whole and were sent again one write at a time', () => writeBatches().fallbacks);
+  batchCounter('svc_db_deadlock_retries_total', 'Transactions run again after a deadlock (svc locks in one order: expected 0)', () => transactionRetries.deadlock);
+  batchCounter('svc_db_serialization_retries_total', 'Transactions run again after a serialization failure', () => transactionRetries.serialization);
 
   // The series of each (method, route, status), looked up once: prom-client hashes label objects on
   // every call otherwise, and this runs on every request.

@@ -20,6 +20,12 @@ const RETRIED = new Set(['40P01', '40001']); // deadlock detected, serialization
 const ATTEMPTS = 3;
 
 /**
+ * Transactions of this process run again after a deadlock or a serialization failure (exported as
+ * metrics): svc takes its locks in one order, so a deadlock is a bug to see, not to hide.
+ */
+export const transactionRetries = { deadlock: 0, serialization: 0 };
+
+/**
  * Runs `fn` in a transaction; rolls back on any error. A deadlock or serialization failure (rare:
  * writes lock in URN order) is retried with the whole transaction, which re-reads what it needs.
  */
@@ -32,6 +38,7 @@ export async function inTransaction<T>(pool: Pool, fn: (tx: Tx) => Promise<T>): 
       const driver = err instanceof SvcError ? err.cause : err;
       const sqlstate = (driver as { code?: string } | undefined)?.code;
       if (attempt >= ATTEMPTS || !sqlstate || !RETRIED.has(sqlstate)) throw err;
+      transactionRetries[sqlstate === '40P01' ? 'deadlock' : 'serialization']++;
       await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
     }
   }

@@ -262,14 +262,14 @@ export class EntityService {
   }
 
   /**
-   * Writes the stored value of an aspect again, so that its rules apply to it anew (e.g. values of a
-   * deleted structured property are dropped); nothing when the aspect does not exist.
+   * Writes the stored value of an aspect of each target again, in one transaction, so that its rules
+   * apply to it anew (e.g. values of a deleted structured property are dropped); nothing for a target
+   * without the aspect.
    */
-  async refresh(principal: Principal, target: EntityUrn, aspectName: string, runId: string): Promise<WriteResult | undefined> {
-    authorize(principal, 'UPDATE', target.urn);
-    const aspect = registry.aspect(target.spec, aspectName);
-    const [written] = await this.commitWrites(principal, [{ target, aspect, kind: 'refresh', value: undefined, systemMetadata: { runId } }], 'upsert');
-    return written;
+  async refresh(principal: Principal, targets: EntityUrn[], aspectName: string, runId: string): Promise<WriteResult[]> {
+    authorize(principal, 'UPDATE', targets.length === 1 ? targets[0]!.urn : undefined);
+    const changes = targets.map((target): Change => ({ target, aspect: registry.aspect(target.spec, aspectName), kind: 'refresh', value: undefined, systemMetadata: { runId } }));
+    return (await this.commitWrites(principal, changes, 'upsert')).map(({ stored: _stored, ...result }) => result);
   }
 
   /** Validates write inputs, collecting every violation before failing. */

@@ -12,7 +12,9 @@ import { registry } from '../registry/registry.ts';
 import type { TaskContext } from '../tasks/taskRunner.ts';
 import { countEntitiesWithValues, entitiesWithValues, loadProperties } from './propertyStore.ts';
 
-const BATCH = 200;
+/** Entities listed per step, and refreshed per transaction (each holds its entities' locks until it commits). */
+const PAGE = 200;
+const PER_TRANSACTION = 50;
 const RUN_ID = 'svc-structured-property-cleanup';
 
 /**
@@ -23,9 +25,11 @@ async function refreshHolders(pool: Pool, entities: EntityService, ctx: TaskCont
   if (ctx.task.total === null) await ctx.progress({ total: await countEntitiesWithValues(pool, property, olderThan) });
   let after: string | undefined;
   while (!ctx.stopping) {
-    const urns = await entitiesWithValues(pool, property, { olderThan, after, limit: BATCH });
+    const urns = await entitiesWithValues(pool, property, { olderThan, after, limit: PAGE });
     if (urns.length === 0) return;
-    for (const urn of urns) await entities.refresh(SYSTEM, registry.resolveUrn(urn), 'structuredProperties', RUN_ID);
+    for (let i = 0; i < urns.length; i += PER_TRANSACTION) {
+      await entities.refresh(SYSTEM, urns.slice(i, i + PER_TRANSACTION).map((u) => registry.resolveUrn(u)), 'structuredProperties', RUN_ID);
+    }
     after = urns[urns.length - 1];
     await ctx.progress({ doneDelta: urns.length });
   }
