@@ -89,7 +89,7 @@ after(async () => {
 });
 
 test('a hard-delete cleanup killed mid-way resumes after a restart and removes every value of the property, and only it', async () => {
-  const before = await count('SELECT count(DISTINCT urn)::int AS n FROM structured_property_values WHERE property_urn = $1', [DOOMED]);
+  const before = await count('SELECT count(*)::int AS n FROM structured_property_assignments WHERE property_urn = $1', [DOOMED]);
   assert.equal(before, N);
 
   assert.equal((await call(`/openapi/v3/entity/structuredProperty/${enc(DOOMED)}`, { method: 'DELETE' })).status, 200);
@@ -105,7 +105,7 @@ test('a hard-delete cleanup killed mid-way resumes after a restart and removes e
   }
   server!.kill('SIGKILL');
   await new Promise((r) => server!.once('exit', r));
-  const left = await count('SELECT count(DISTINCT urn)::int AS n FROM structured_property_values WHERE property_urn = $1', [DOOMED]);
+  const left = await count('SELECT count(*)::int AS n FROM structured_property_assignments WHERE property_urn = $1', [DOOMED]);
   assert.ok(left > 0 && left < N, `killed mid-way: ${left} of ${N} entities still hold the value`);
 
   // Re-creating the property is refused while its values are being removed (checked by the restarted server).
@@ -129,7 +129,7 @@ test('a hard-delete cleanup killed mid-way resumes after a restart and removes e
   }
   assert.ok(task.attempts >= 2, 'the task was resumed by the restarted server');
 
-  const rows = await count('SELECT count(*)::int AS n FROM structured_property_values WHERE property_urn = $1', [DOOMED]);
+  const rows = await count('SELECT count(*)::int AS n FROM structured_property_assignments WHERE property_urn = $1', [DOOMED]);
   assert.equal(rows, 0);
   const aspects = await count(
     "SELECT count(*)::int AS n FROM aspects WHERE aspect = 'structuredProperties' AND version = 0 AND metadata::text LIKE '%' || $1 || '%'",
@@ -137,7 +137,7 @@ test('a hard-delete cleanup killed mid-way resumes after a restart and removes e
   );
   assert.equal(aspects, 0, 'no stored aspect still carries a value of the deleted property');
 
-  const kept = await sql<{ urn: string; string_value: string }>(databaseUrl, 'SELECT urn, string_value FROM structured_property_values WHERE property_urn = $1', [KEPT]);
+  const kept = await sql<{ entity_urn: string }>(databaseUrl, 'SELECT entity_urn FROM structured_property_assignments WHERE property_urn = $1', [KEPT]);
   assert.equal(kept.length, N);
   const keptAspects = await count(
     "SELECT count(*)::int AS n FROM aspects WHERE aspect = 'structuredProperties' AND version = 0 AND metadata::text LIKE '%' || $1 || '%'",

@@ -58,8 +58,9 @@ async function storedValues(urn: string): Promise<Assignment[]> {
   return rows[0]?.metadata.properties ?? [];
 }
 
+/** How many entities the record of assignments says hold values of `propertyUrn`. */
 async function valueRowCount(propertyUrn: string): Promise<number> {
-  const [row] = await sql<{ n: number }>(s.databaseUrl, 'SELECT count(*)::int AS n FROM structured_property_values WHERE property_urn = $1', [propertyUrn]);
+  const [row] = await sql<{ n: number }>(s.databaseUrl, 'SELECT count(*)::int AS n FROM structured_property_assignments WHERE property_urn = $1', [propertyUrn]);
   return row!.n;
 }
 

@@ -1,6 +1,6 @@
 /**
- * The durable cleanups of structured property values, driven by the primary store (the
- * `structured_property_values` rows), in small idempotent steps: after a hard delete every value of
+ * The durable cleanups of structured property values, driven by the primary store (the record of
+ * assignments, `structured_property_assignments`), in small idempotent steps: after a hard delete every value of
  * the property goes; after a versioned change the values written under an older version go. Each
  * entity is written through the entity core as a refresh: the value rules drop what is no longer
  * current (and only that) under the entity's lock, and the change is recorded like any other write.

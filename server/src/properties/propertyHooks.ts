@@ -13,7 +13,7 @@ import { registry } from '../registry/registry.ts';
 import { enqueueTask, openTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
-import { existingUrns, isSoftDeleted, loadProperties, replaceValueRows, loadReadContext, qualifiedNameHolder, loadWriteContext } from './propertyStore.ts';
+import { existingUrns, isSoftDeleted, loadProperties, replaceAssignments, loadReadContext, qualifiedNameHolder, loadWriteContext } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
 import { compareVersions, isOlder } from './versions.ts';
@@ -167,9 +167,13 @@ function valuesHook(): AspectHook<ValuesPlan> {
     },
     async afterWrite(w: PendingWrite, stored: unknown, plan: ValuesPlan, tx: Db) {
       // Fresh assignments take the current version; carried-over ones keep the one they were written under.
-      await replaceValueRows(tx, w.target.urn, (stored as StructuredProperties).properties, (a) =>
-        !plan.fresh.has(a.propertyUrn) && plan.recorded.has(a.propertyUrn) ? plan.recorded.get(a.propertyUrn)! : versionOf(plan.states.get(a.propertyUrn)),
+      const versions = new Map(
+        (stored as StructuredProperties).properties.map((a) => [
+          a.propertyUrn,
+          !plan.fresh.has(a.propertyUrn) && plan.recorded.has(a.propertyUrn) ? plan.recorded.get(a.propertyUrn)! : versionOf(plan.states.get(a.propertyUrn)),
+        ]),
       );
+      await replaceAssignments(tx, w.target.urn, versions);
     },
     async filterRead(aspects: StoredAspect[], db: Db) {
       const all = aspects.flatMap((a) => (a.value as StructuredProperties).properties ?? []);
@@ -191,7 +195,7 @@ function valuesHook(): AspectHook<ValuesPlan> {
           if (violations.length) fail(violations);
         }
       }
-      await replaceValueRows(tx, target.urn, [], () => '');
+      await replaceAssignments(tx, target.urn, new Map());
     },
   };
 }

@@ -1,11 +1,11 @@
 /**
- * Reads and side-table writes of structured properties: the state of referenced properties
- * (definition, soft delete, version), and `structured_property_values`, which records every value of
- * an entity with the definition version it was written under.
+ * Reads of structured properties' state (definition, soft delete, version) and the record of their
+ * assignments, `structured_property_assignments`: for each property set on an entity, the definition
+ * version its values were written under (see migration 007).
  */
 import { query as rows, type Db } from '../db/pool.ts';
 import { isRemoved } from '../entities/softDelete.ts';
-import { numericString, type Assignment, type PropertyDefinition } from './types.ts';
+import type { PropertyDefinition } from './types.ts';
 import type { PropertyState } from './valueRules.ts';
 
 /** Property states from `propertyDefinition` and `status` rows. */
@@ -61,21 +61,6 @@ export async function qualifiedNameHolder(db: Db, qualifiedName: string, urn: st
 /** entity URN → property URN → the definition version its values were written under. */
 export type RecordedVersions = Map<string, Map<string, string>>;
 
-export async function recordedVersions(db: Db, urns: string[]): Promise<RecordedVersions> {
-  const out: RecordedVersions = new Map();
-  if (urns.length === 0) return out;
-  const rs = await rows<{ urn: string; property_urn: string; definition_version: string }>(
-    db,
-    'SELECT DISTINCT urn, property_urn, definition_version FROM structured_property_values WHERE urn = ANY($1)',
-    [urns],
-  );
-  for (const r of rs) {
-    if (!out.has(r.urn)) out.set(r.urn, new Map());
-    out.get(r.urn)!.set(r.property_urn, r.definition_version);
-  }
-  return out;
-}
-
 /**
  * What reads need to hide values, in one round trip: the state of the referenced properties and the
  * versions the entities' values were written under.
@@ -86,7 +71,7 @@ export async function loadReadContext(db: Db, urns: string[], propertyUrns: stri
     `SELECT 'p' AS kind, urn AS a, aspect AS b, metadata::text AS c FROM aspects
       WHERE urn = ANY($2) AND version = 0 AND aspect IN ('propertyDefinition', 'status')
      UNION ALL
-     SELECT DISTINCT 'v', urn, property_urn, definition_version FROM structured_property_values WHERE urn = ANY($1)`,
+     SELECT 'v', entity_urn, property_urn, definition_version FROM structured_property_assignments WHERE entity_urn = ANY($1)`,
     [urns, [...new Set(propertyUrns)]],
   );
   const recorded: RecordedVersions = new Map();
@@ -101,23 +86,9 @@ export async function loadReadContext(db: Db, urns: string[], propertyUrns: stri
   return { properties, recorded };
 }
 
-/** Replaces the value rows of an entity: one row per value, with the version each assignment was written under. */
-export async function replaceValueRows(db: Db, urn: string, assignments: Assignment[], versionOf: (a: Assignment) => string): Promise<void> {
-  const props: string[] = [];
-  const versions: string[] = [];
-  const indexes: number[] = [];
-  const strings: (string | null)[] = [];
-  const numbers: (number | null)[] = [];
-  for (const a of assignments) {
-    a.values.forEach((v, i) => {
-      props.push(a.propertyUrn);
-      versions.push(versionOf(a));
-      indexes.push(i);
-      strings.push('string' in v ? v.string : null);
-      numbers.push('double' in v ? v.double : (numericString(v.string) ?? null));
-    });
-  }
-  await rows(db, 'SELECT svc_replace_property_values($1, $2, $3, $4, $5, $6)', [urn, props, versions, indexes, strings, numbers], 'svc_replace_values');
+/** Makes the recorded assignments of an entity these: property URN → the version its values were written under. */
+export async function replaceAssignments(db: Db, urn: string, versions: Map<string, string>): Promise<void> {
+  await rows(db, 'SELECT svc_replace_assignments($1, $2, $3)', [urn, [...versions.keys()], [...versions.values()]], 'svc_replace_assignments');
 }
 
 export interface WriteContext {
@@ -139,7 +110,7 @@ export async function loadWriteContext(db: Db, urn: string, keyAspect: string, p
      SELECT 'p', urn, aspect, metadata::text FROM aspects
       WHERE urn = ANY($3) AND version = 0 AND aspect IN ('propertyDefinition', 'status')
      UNION ALL
-     SELECT DISTINCT 'v', property_urn, definition_version, NULL FROM structured_property_values WHERE urn = $1`,
+     SELECT 'v', property_urn, definition_version, NULL FROM structured_property_assignments WHERE entity_urn = $1`,
     [urn, keyAspect, [...new Set(propertyUrns)]],
   );
   const ctx: WriteContext = { entityExists: false, properties: new Map(), recorded: new Map() };
@@ -160,8 +131,8 @@ export async function loadWriteContext(db: Db, urn: string, keyAspect: string, p
 export async function entitiesWithValues(db: Db, propertyUrn: string, opts: { olderThan?: string; after?: string; limit: number }): Promise<string[]> {
   const rs = await rows<{ urn: string }>(
     db,
-    `SELECT DISTINCT urn FROM structured_property_values
-      WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version < $2) AND ($3::text IS NULL OR urn > $3) ORDER BY urn LIMIT $4`,
+    `SELECT entity_urn AS urn FROM structured_property_assignments
+      WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version < $2) AND ($3::text IS NULL OR entity_urn > $3) ORDER BY entity_urn LIMIT $4`,
     [propertyUrn, opts.olderThan ?? null, opts.after ?? null, opts.limit],
   );
   return rs.map((r) => r.urn);
@@ -170,7 +141,7 @@ export async function entitiesWithValues(db: Db, propertyUrn: string, opts: { ol
 export async function countEntitiesWithValues(db: Db, propertyUrn: string, olderThan?: string): Promise<number> {
   const rs = await rows<{ n: number }>(
     db,
-    'SELECT count(DISTINCT urn)::int AS n FROM structured_property_values WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version < $2)',
+    'SELECT count(*)::int AS n FROM structured_property_assignments WHERE property_urn = $1 AND ($2::text IS NULL OR definition_version < $2)',
     [propertyUrn, olderThan ?? null],
   );
   return rs[0]!.n;
