@@ -13,7 +13,7 @@ import { registry } from '../registry/registry.ts';
 import { enqueueTask, openTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
-import { existingUrns, isSoftDeleted, loadProperties, replaceAssignments, loadReadContext, qualifiedNameHolder, loadWriteContext } from './propertyStore.ts';
+import { existingUrns, isSoftDeleted, loadProperties, loadReadContext, qualifiedNameHolder, loadWriteContext } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
 import { compareVersions, isOlder } from './versions.ts';
@@ -106,15 +106,6 @@ function definitionHook(): AspectHook<undefined> {
   };
 }
 
-/** What a value write's `prepare` loaded, for its `afterWrite`. */
-interface ValuesPlan {
-  states: Map<string, PropertyState>;
-  /** property URN → the definition version the entity's values were written under. */
-  recorded: Map<string, string>;
-  /** The assignments this write checked: they are recorded under their property's current version. */
-  fresh: Set<string>;
-}
-
 /** The property URNs a value write names before any lock: all of a set, what a patch addresses. */
 function namedBy(w: WriteIntent): string[] {
   if (w.kind === 'patch') return [...addressedByPatch(w.patch)];
@@ -123,7 +114,7 @@ function namedBy(w: WriteIntent): string[] {
 }
 
 /** Rules of `structuredProperties` writes (see valueRules.ts), and hiding values on read. */
-function valuesHook(): AspectHook<ValuesPlan> {
+function valuesHook(): AspectHook<undefined> {
   return {
     aspect: 'structuredProperties',
     async lockFirst(writes, tx) {
@@ -163,17 +154,8 @@ function valuesHook(): AspectHook<ValuesPlan> {
       const visibleBefore = w.previous ? before.filter((a) => hidden.get(a.propertyUrn) !== 'stale') : undefined;
       const violations = [...checkAssignments(fresh, next, states, entityTypeUrn(w.target.spec.name)), ...checkImmutable(visibleBefore, next, states)];
       if (violations.length) fail(violations);
-      return { value: { ...(w.value as object), properties: next }, plan: { states, recorded, fresh: new Set(fresh.map((a) => a.propertyUrn)) } };
-    },
-    async afterWrite(w: PendingWrite, stored: unknown, plan: ValuesPlan, tx: Db) {
-      // Fresh assignments take the current version; carried-over ones keep the one they were written under.
-      const versions = new Map(
-        (stored as StructuredProperties).properties.map((a) => [
-          a.propertyUrn,
-          !plan.fresh.has(a.propertyUrn) && plan.recorded.has(a.propertyUrn) ? plan.recorded.get(a.propertyUrn)! : versionOf(plan.states.get(a.propertyUrn)),
-        ]),
-      );
-      await replaceAssignments(tx, w.target.urn, versions);
+      // The write records every assignment it leaves under its property's current version (migration 008).
+      return { value: { ...(w.value as object), properties: next }, plan: undefined };
     },
     async filterRead(aspects: StoredAspect[], db: Db) {
       const all = aspects.flatMap((a) => (a.value as StructuredProperties).properties ?? []);
@@ -186,22 +168,20 @@ function valuesHook(): AspectHook<ValuesPlan> {
       }
     },
     async onDelete(target, tx, withEntity) {
-      if (!withEntity) {
-        // Deleting the aspect drops every assignment: immutable ones may not go, as with any other write.
-        const stored = (await aspectVersion(tx, target.urn, 'structuredProperties', 0))?.value as StructuredProperties | undefined;
-        if (stored) {
-          const states = await loadProperties(tx, stored.properties.map((a) => a.propertyUrn));
-          const violations = checkImmutable(stored.properties, [], states);
-          if (violations.length) fail(violations);
-        }
-      }
-      await replaceAssignments(tx, target.urn, new Map());
+      // Deleting the aspect alone drops every assignment: immutable ones may not go, as with any other
+      // write. (The record of assignments follows the deletion by itself, migration 008.)
+      if (withEntity) return;
+      const stored = (await aspectVersion(tx, target.urn, 'structuredProperties', 0))?.value as StructuredProperties | undefined;
+      if (!stored) return;
+      const states = await loadProperties(tx, stored.properties.map((a) => a.propertyUrn));
+      const violations = checkImmutable(stored.properties, [], states);
+      if (violations.length) fail(violations);
     },
   };
 }
 
 /** The hooks of structured properties (the tasks they queue wake the runners themselves, see taskQueue.ts). */
-export function structuredPropertyHooks(): [AspectHook<undefined>, AspectHook<ValuesPlan>] {
+export function structuredPropertyHooks(): [AspectHook<undefined>, AspectHook<undefined>] {
   return [definitionHook(), valuesHook()];
 }
 

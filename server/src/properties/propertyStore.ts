@@ -86,11 +86,6 @@ export async function loadReadContext(db: Db, urns: string[], propertyUrns: stri
   return { properties, recorded };
 }
 
-/** Makes the recorded assignments of an entity these: property URN → the version its values were written under. */
-export async function replaceAssignments(db: Db, urn: string, versions: Map<string, string>): Promise<void> {
-  await rows(db, 'SELECT svc_replace_assignments($1, $2, $3)', [urn, [...versions.keys()], [...versions.values()]], 'svc_replace_assignments');
-}
-
 export interface WriteContext {
   entityExists: boolean;
   properties: Map<string, PropertyState>;
