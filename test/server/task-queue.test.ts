@@ -114,6 +114,20 @@ describe('the runner', () => {
     }
   });
 
+  test('a runner stopped while its listening connection is still opening stops (no hang)', async () => {
+    // Stopping 0..40 ms after start covers stops before, during and after connect and LISTEN.
+    for (let delay = 0; delay <= 40; delay += 4) {
+      const runner = notifiedOnly();
+      runner.register('early-stop', async () => undefined);
+      runner.start();
+      await new Promise((r) => setTimeout(r, delay));
+      const stopped = await Promise.race([runner.stop().then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 10_000))]);
+      assert.ok(stopped, `the runner stopped ${delay} ms after start did not stop`);
+      const listening = await runnerPool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'svc-tasks' AND datname = current_database()");
+      assert.equal(listening.rows[0].n, 0, `a listening connection was left open (stop after ${delay} ms)`);
+    }
+  });
+
   test('tasks of different kinds run at the same time: a long one does not hold up another', async () => {
     const runner = notifiedOnly();
     let releaseLong!: () => void;

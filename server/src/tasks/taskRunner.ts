@@ -95,12 +95,15 @@ export class TaskRunner {
         await client.connect();
         client.on('notification', (n) => this.kick(n.payload));
         await client.query(`LISTEN ${TASK_CHANNEL}`);
+        // A stop from here on ends this client; a stop that came while connecting is seen here.
         this.listener = client;
-        failures = 0;
-        this.kick(); // tasks queued while not listening
-        await lost;
+        if (!this.stopping) {
+          failures = 0;
+          this.kick(); // tasks queued while not listening
+          await lost;
+        }
       } catch (err) {
-        this.log.warn({ err }, 'could not listen for queued tasks; polling meanwhile');
+        if (!this.stopping) this.log.warn({ err }, 'could not listen for queued tasks; polling meanwhile');
       }
       this.listener = undefined;
       await client.end().catch(() => undefined);
