@@ -36,10 +36,14 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** Starts `server/src/main.ts` on `databaseUrl` in its own process, as in production. */
+/**
+ * Starts `server/src/main.ts` on `databaseUrl` in its own process, as in production. Node options for
+ * the server (e.g. `--cpu-prof` to profile it) come from `SVC_BENCH_SERVER_NODE_ARGS`.
+ */
 export async function startBenchServer(databaseUrl: string, poolSize: number): Promise<BenchServer> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
+  const nodeArgs = (process.env.SVC_BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SVC_ADMIN_TOKEN: BENCH_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_DB_POOL_SIZE: String(poolSize) },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

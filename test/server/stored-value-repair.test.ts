@@ -7,7 +7,6 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPool, type Pool } from '../../server/src/db/pool.ts';
 import { migrate } from '../../server/src/db/migrate.ts';
-import { writeAspect } from '../../server/src/entities/aspectStore.ts';
 import { createTestDatabase, enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 const DATASET = 'urn:li:dataset:(urn:li:dataPlatform:hive,wedged,PROD)';
@@ -16,9 +15,18 @@ let databaseUrl: string;
 let pool: Pool;
 let s: TestServer | undefined;
 
-/** Writes `value` as the pre-upgrade server did (through the same database function). */
-function oldWrite(aspect: string, value: unknown): Promise<unknown> {
-  return writeAspect(pool, { urn: DATASET, aspect, keyAspect: 'datasetKey', key: KEY, value, systemMetadata: { runId: 'old' }, actor: 'urn:li:corpuser:old', mode: 'upsert' });
+/** Writes `value` as the pre-upgrade server did (through the database function it called). */
+async function oldWrite(aspect: string, value: unknown): Promise<unknown> {
+  try {
+    return await pool.query("SELECT svc_write_aspect($1, $2, 'datasetKey', $3, $4, '{\"runId\":\"old\"}', 'urn:li:corpuser:old', 'upsert')", [
+      DATASET,
+      aspect,
+      JSON.stringify(KEY),
+      JSON.stringify(value),
+    ]);
+  } catch (err) {
+    throw new Error(`the write failed: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 async function stored(aspect: string): Promise<string[]> {
@@ -46,7 +54,7 @@ test('upgrading repairs values jsonb cannot hold, and the aspect can be written 
                          VALUES ('dataset', 'datasetProfile', $1, 1, '{"timestampMillis":1,"messageId":"m\\u0000"}', 'urn:li:corpuser:old')`, [DATASET]);
 
   // The defect: a value of the same serialised size is compared with the stored one as jsonb, which fails.
-  await assert.rejects(oldWrite('datasetProperties', { description: 'a123456b', name: 'lone 123456 and 1234' }), /Internal server error occurred/);
+  await assert.rejects(oldWrite('datasetProperties', { description: 'a123456b', name: 'lone 123456 and 1234' }), /the write failed: unsupported Unicode escape sequence/);
 
   assert.ok((await migrate(pool)).includes('005_input_rules.sql'));
   assert.deepEqual(await stored('datasetProperties'), ['{"description":"a\\ufffdb","name":"lone \\ufffd and 😀"}', '{"description":"first"}']);

@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { transactionRetries, type Pool } from '../db/pool.ts';
 import type { WriteBatchStats } from '../entities/writeBatcher.ts';
+import { optimisticWrites } from '../entities/entityService.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -52,6 +53,8 @@ export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatc
   batchCounter('svc_db_grouped_write_statements_total', 'Statements the group commit sent for them', () => writeBatches().statements);
   batchCounter('svc_db_grouped_write_fallbacks_total', 'Batches that failed as a whole and were sent again one write at a time', () => writeBatches().fallbacks);
   batchCounter('svc_db_deadlock_retries_total', 'Transactions run again after a deadlock (svc locks in one order: expected 0)', () => transactionRetries.deadlock);
+  batchCounter('svc_write_stale_total', 'Writes prepared without locks that found what they read changed, and were prepared again', () => optimisticWrites.stale);
+  batchCounter('svc_write_locked_total', 'Writes that went on under locks after conflicting twice', () => optimisticWrites.locked);
   batchCounter('svc_db_serialization_retries_total', 'Transactions run again after a serialization failure', () => transactionRetries.serialization);
 
   // The series of each (method, route, status), looked up once: prom-client hashes label objects on

@@ -1,9 +1,13 @@
 /**
- * Entity locks and the one order they are taken in. A write holds its entities' locks (exclusive) and
- * the locks of what it references (shared, e.g. the structured properties whose values it sets) until
- * its transaction ends; every write takes them in URN order (code-unit order, as Postgres' "C"
- * collation sorts), so two writes can never wait for each other in a cycle. The lock of a URN is the
- * advisory lock `hashtextextended(urn, 0)`, the one `svc_write_aspect` takes.
+ * Entity locks and the order they are taken in. A write holds its entities' locks (exclusive) and the
+ * locks of what it references (shared, e.g. the structured properties whose values it sets) until its
+ * transaction ends. It takes its entities' locks first, in URN order (code-unit order, as Postgres'
+ * "C" collation sorts), then the shared ones, in URN order: a write waiting for an entity holds no lock
+ * on what it references, so a definition write (which locks only its property) never queues behind a
+ * value write that waits for an entity. Two writes can wait for each other only if each writes an
+ * entity the other references (values on two property entities naming each other); Postgres detects
+ * that deadlock and the write is retried (see pool.ts). The lock of a URN is the advisory lock
+ * `hashtextextended(urn, 0)`, the one the write statements take.
  */
 import { query, type Db } from './pool.ts';
 

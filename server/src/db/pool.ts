@@ -64,11 +64,28 @@ async function transactionOnce<T>(pool: Pool, fn: (tx: Tx) => Promise<T>): Promi
   }
 }
 
-/** Wraps driver errors: svc's own preconditions (SQLSTATE SV412) become PRECONDITION, the rest UNAVAILABLE/CONFLICT/INTERNAL. */
+/** SQLSTATE of a checked write whose state changed since its writer read it (see migration 009). */
+export const STALE_SQLSTATE = 'SV409';
+
+/** The error of a checked write whose state changed meanwhile: read again and retry. */
+export function staleWrite(reason: string): SvcError {
+  return new SvcError('CONFLICT', `The write conflicted with a concurrent one (${reason}); retry it`, { cause: { code: STALE_SQLSTATE } });
+}
+
+/** Whether `err` is a {@link staleWrite}. */
+export function isStaleWrite(err: unknown): boolean {
+  return err instanceof SvcError && err.code === 'CONFLICT' && (err.cause as { code?: string } | undefined)?.code === STALE_SQLSTATE;
+}
+
+/**
+ * Wraps driver errors: svc's own preconditions (SQLSTATE SV412) become PRECONDITION, a stale checked
+ * write (SV409) a {@link staleWrite}, the rest UNAVAILABLE/CONFLICT/INTERNAL.
+ */
 export function dbError(err: unknown): SvcError {
   if (err instanceof SvcError) return err;
   const code = (err as DatabaseError | undefined)?.code;
   if (code === 'SV412') return new SvcError('PRECONDITION', (err as Error).message, { cause: err });
+  if (code === STALE_SQLSTATE) return staleWrite((err as Error).message);
   if (code === '40P01' || code === '40001') {
     return new SvcError('CONFLICT', 'The write conflicted with a concurrent one and was not applied; retry it', { cause: err });
   }

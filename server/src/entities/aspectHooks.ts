@@ -1,12 +1,13 @@
 /**
  * Extension points of the entity core: a domain module (structured properties, later search indexing)
  * attaches rules to one aspect without the core knowing them. A write of an aspect that has a hook
- * runs in a transaction under the entity's lock, so the hook sees the stored value it replaces.
+ * runs in a transaction under the entity's lock, so the hook sees the stored value it replaces; or,
+ * for an `optimistic` hook, without locks, checked by the write statement (see aspectStore.ts).
  */
 import type { Db } from '../db/pool.ts';
 import type { Principal } from '../auth/authorize.ts';
 import type { AspectSpec, EntityUrn } from '../registry/registry.ts';
-import type { StoredAspect } from './aspectStore.ts';
+import type { Guard, ReadForWrite, StoredAspect } from './aspectStore.ts';
 import type { PatchOperation } from './jsonPatch.ts';
 
 /**
@@ -37,24 +38,48 @@ export interface PendingWrite {
   /** The stored latest value it replaces, as stored (before any read filtering). */
   previous: StoredAspect | undefined;
   principal: Principal;
+  /** Whether an earlier write of the same request creates the entity (it is not stored yet). */
+  entityCreatedHere: boolean;
 }
 
 /** What a hook's `prepare` decided: the value to store, and what its `afterWrite` needs. */
 export interface Prepared<Plan> {
   value: unknown;
   plan: Plan;
+  /** Rows the decision relied on: the write statement checks them under lock (see aspectStore.ts). */
+  guards?: Guard[];
+  /** What a read would return right after the write (it saves reading back); undefined: the read filters apply. */
+  shown?: unknown;
 }
 
-/** The rules of one aspect. `Plan` carries what `prepare` loaded to `afterWrite`. */
-export interface AspectHook<Plan = unknown> {
+/**
+ * The rules of one aspect. `Plan` carries what `prepare` loaded to `afterWrite`; `Context` what an
+ * optimistic hook's `readForWrite` loaded to `prepare`.
+ */
+export interface AspectHook<Plan = unknown, Context = unknown> {
   readonly aspect: string;
   /**
-   * Once per write request, in its transaction, before any entity lock: locks on what the writes
-   * reference, taken in lock order (see db/locks.ts).
+   * `prepare` may run without the entity's lock: what it relied on is in its guards and the aspect's
+   * row as read, which the write statement checks; a write that finds them changed is prepared again.
+   * Such a hook has no `afterWrite` (it would run outside the write's transaction).
    */
-  lockFirst?(writes: WriteIntent[], tx: Db): Promise<void>;
-  /** Checks a write under the entity's lock (throwing SvcError) and returns the value to store. */
-  prepare(w: PendingWrite, tx: Db): Promise<Prepared<Plan>>;
+  readonly optimistic?: boolean;
+  /**
+   * Once per write request, in its transaction, after the request's entity locks: shared locks on what
+   * the writes reference, taken in lock order (see db/locks.ts).
+   */
+  lockReferenced?(writes: WriteIntent[], tx: Db): Promise<void>;
+  /**
+   * For optimistic writes: reads each one's stored row of the aspect and what `prepare` needs, for
+   * several writes in one round trip (the core groups the reads of concurrent writes). Without it the
+   * core reads the row alone and `prepare` reads what it needs.
+   */
+  readForWrite?(ws: WriteIntent[], db: Db): Promise<(ReadForWrite & { context: Context })[]>;
+  /**
+   * Checks a write (throwing SvcError) and returns the value to store; under the entity's lock unless
+   * optimistic. `context`: what this hook's `readForWrite` read, when the core called it.
+   */
+  prepare(w: PendingWrite, tx: Db, context?: Context): Promise<Prepared<Plan>>;
   /** After the aspect was stored, in the same transaction (side tables, tasks). */
   afterWrite?(w: PendingWrite, stored: unknown, plan: Plan, tx: Db): Promise<void>;
   /** Rewrites values before any read returns them (e.g. hides values); mutates `aspects` in place. */

@@ -2,7 +2,7 @@
  * SQL over the `aspects` and `timeseries_aspects` tables. Plain functions taking a pool or a
  * transaction's client, so callers decide the transaction boundaries.
  */
-import { query as q, type Db } from '../db/pool.ts';
+import { inTransaction, query as q, type Db, type Pool } from '../db/pool.ts';
 import { removedSql } from './softDelete.ts';
 
 export interface StoredAspect {
@@ -24,6 +24,13 @@ export interface Written {
   version: number;
 }
 
+/** A row another aspect must still have (its latest metadata text; null: absent) for a write to go ahead. */
+export interface Guard {
+  urn: string;
+  aspect: string;
+  text: string | null;
+}
+
 export interface AspectWrite {
   urn: string;
   aspect: string;
@@ -33,6 +40,13 @@ export interface AspectWrite {
   systemMetadata: Record<string, unknown>;
   actor: string;
   mode: WriteMode;
+  /**
+   * The aspect's latest row as its writer read it ({@link ReadForWrite.token}; null: absent): the write
+   * goes ahead only if it is still so. Undefined: written whatever is there.
+   */
+  expected?: string | null;
+  /** Rows that must still be as read (their URNs are locked shared, after the entities written). */
+  guards?: Guard[];
 }
 
 interface Row {
@@ -80,42 +94,35 @@ export function parseWritten(text: string): Written {
   return { outcome: text.slice(0, colon) as WriteOutcome, version: Number(text.slice(colon + 1)) };
 }
 
-/** Writes one aspect through `svc_write_aspect` (see migrations 001 and 006): one round trip, history kept. */
-export async function writeAspect(db: Db, w: AspectWrite): Promise<Written> {
-  // A named statement is parsed once per connection: this is the hottest query of the server.
-  const rows = await q<{ outcome: string }>(
-    db,
-    'SELECT svc_write_aspect($1, $2, $3, $4, $5, $6, $7, $8) AS outcome',
-    [w.urn, w.aspect, w.keyAspect, JSON.stringify(w.key), JSON.stringify(w.value), JSON.stringify(w.systemMetadata), w.actor, w.mode],
-    'svc_write_aspect',
-  );
-  return parseWritten(rows[0]!.outcome);
-}
-
 /**
- * A batch row's answer: `<outcome>:<version>` (see {@link parseWritten}), or a failed CREATE
- * precondition, reported (its row wrote nothing) rather than raised.
+ * A row's answer: `<outcome>:<version>` (see {@link parseWritten}); a failed CREATE precondition
+ * (`precondition:<message>`) or a changed state the writer relied on (`stale:<reason>`), reported
+ * rather than raised (its row wrote nothing).
  */
 export type BatchOutcome = string;
 
-/** `SELECT svc_write_aspects(…)` for batches of n rows: seven arrays, then the n values. */
+/** `SELECT svc_write_checked(…)` for n rows: the flag, thirteen arrays, then the n values. */
 const batchStatements: string[] = [];
 function batchStatement(n: number): string {
-  const values = Array.from({ length: n }, (_, i) => `$${i + 8}::json`).join(', ');
-  return (batchStatements[n] ??= `SELECT svc_write_aspects($1, $2, $3, $4, $5, $6, $7, ${values}) AS outcomes`);
+  const values = Array.from({ length: n }, (_, i) => `$${i + 15}::json`).join(', ');
+  return (batchStatements[n] ??= `SELECT svc_write_checked($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, ${values}) AS outcomes`);
 }
 
 /**
- * Writes aspects in the given order through `svc_write_aspects` (see migrations 003 and 004): one
- * statement, so all of them commit together, or none when the statement fails. The small fields go
- * as arrays; each value goes as a parameter of its own, which the driver sends as it is (in an
- * array it would escape it character by character). One prepared statement per batch size.
+ * Writes aspects in the given order (URN order) through `svc_write_checked` (see migrations 003, 006
+ * and 009): one statement, so all of them commit together, or none when the statement fails. With
+ * `atomic`, a stale row or a failed precondition fails the statement (SQLSTATE SV409 or SV412);
+ * otherwise each row's outcome is reported. The small fields go as arrays; each value goes as a
+ * parameter of its own, which the driver sends as it is (in an array it would escape it character by
+ * character). One prepared statement per batch size.
  */
-export async function writeAspects(db: Db, ws: AspectWrite[]): Promise<BatchOutcome[]> {
+export async function writeAspects(db: Db, ws: AspectWrite[], atomic = false): Promise<BatchOutcome[]> {
+  const guards = ws.flatMap((w, i) => (w.guards ?? []).map((g) => ({ ...g, row: i + 1 })));
   const rows = await q<{ outcomes: BatchOutcome[] }>(
     db,
     batchStatement(ws.length),
     [
+      atomic,
       ws.map((w) => w.urn),
       ws.map((w) => w.aspect),
       ws.map((w) => w.keyAspect),
@@ -123,11 +130,61 @@ export async function writeAspects(db: Db, ws: AspectWrite[]): Promise<BatchOutc
       ws.map((w) => JSON.stringify(w.systemMetadata)),
       ws.map((w) => w.actor),
       ws.map((w) => w.mode),
+      ws.map((w) => w.expected !== undefined),
+      ws.map((w) => w.expected ?? null),
+      guards.map((g) => g.row),
+      guards.map((g) => g.urn),
+      guards.map((g) => g.aspect),
+      guards.map((g) => g.text),
       ...ws.map((w) => JSON.stringify(w.value)),
     ],
-    `svc_write_aspects_${ws.length}`,
+    `svc_write_checked_${ws.length}`,
   );
   return rows[0]!.outcomes;
+}
+
+/**
+ * Rows per statement at most: Postgres passes at most 100 arguments to a function, and each value is
+ * one (beside 14 arrays).
+ */
+export const MAX_ROWS_PER_STATEMENT = 64;
+
+/**
+ * Writes aspects all or nothing (a stale state or a failed precondition raises): in one statement, or
+ * in statements of {@link MAX_ROWS_PER_STATEMENT} rows inside one transaction.
+ */
+export async function writeAspectsAtomically(pool: Pool, ws: AspectWrite[]): Promise<Written[]> {
+  const chunk = (db: Db, from: number) => writeAspects(db, ws.slice(from, from + MAX_ROWS_PER_STATEMENT), true);
+  if (ws.length <= MAX_ROWS_PER_STATEMENT) return (await chunk(pool, 0)).map(parseWritten);
+  const outcomes = await inTransaction(pool, async (tx) => {
+    const out: BatchOutcome[] = [];
+    for (let from = 0; from < ws.length; from += MAX_ROWS_PER_STATEMENT) out.push(...(await chunk(tx, from)));
+    return out;
+  });
+  return outcomes.map(parseWritten);
+}
+
+/** Writes one aspect (one round trip, history kept); a stale state or a failed precondition raises. */
+export async function writeAspect(db: Db, w: AspectWrite): Promise<Written> {
+  return parseWritten((await writeAspects(db, [w], true))[0]!);
+}
+
+/** What a writer reads before an optimistic write: the latest row and its token. */
+export interface ReadForWrite {
+  previous: StoredAspect | undefined;
+  /** The row as {@link AspectWrite.expected} names it; null when absent. */
+  token: string | null;
+}
+
+/** Reads, without locking, what a checked write of `aspect` relies on (see {@link ReadForWrite}). */
+export async function readForWrite(db: Db, urn: string, aspect: string): Promise<ReadForWrite> {
+  const rows = await q<Row & { token: string }>(
+    db,
+    `SELECT ${COLUMNS}, metadata::text || ' ' || system_metadata::text AS token FROM aspects WHERE urn = $1 AND aspect = $2 AND version = 0`,
+    [urn, aspect],
+    'svc_read_for_write',
+  );
+  return { previous: rows[0] && toAspect(rows[0]), token: rows[0]?.token ?? null };
 }
 
 /** Takes the entity's write lock and reads the latest value of one aspect, in one round trip. */

@@ -8,8 +8,8 @@
  * outbox) in the same transaction.
  */
 import { SvcError, Violations } from '../errors.ts';
-import { inTransaction, type Db, type Pool } from '../db/pool.ts';
-import { compareUrns, lockEntity } from '../db/locks.ts';
+import { inTransaction, isStaleWrite, type Db, type Pool } from '../db/pool.ts';
+import { compareUrns, inLockOrder, lockEntity } from '../db/locks.ts';
 import { authorize } from '../auth/authorize.ts';
 import type { Principal } from '../auth/authorize.ts';
 import { registry, type AspectSpec, type EntityUrn, type EntitySpec } from '../registry/registry.ts';
@@ -22,9 +22,13 @@ import {
   latestAspects,
   latestTimeseries,
   lockAndRead,
+  readForWrite,
   scrollUrns,
   writeAspect,
+  writeAspectsAtomically,
   type AspectWrite,
+  type ReadForWrite,
+  type Guard,
   type StoredAspect,
   type WriteMode,
   type WriteOutcome,
@@ -33,6 +37,7 @@ import {
 import { applyPatch, parsePatchBody, type PatchOperation } from './jsonPatch.ts';
 import { isRemoved } from './softDelete.ts';
 import { WriteBatcher, type WriteBatchStats } from './writeBatcher.ts';
+import { StatementGroup, type Pending } from '../db/statementGroup.ts';
 import type { ScrollIds } from './scrollIds.ts';
 import type { AspectHook, PendingWrite, WriteIntent, WriteKind } from './aspectHooks.ts';
 
@@ -83,6 +88,25 @@ export const MAX_PAGE = 1000;
 
 const NO_HOOKS: readonly AspectHook[] = Object.freeze([]);
 const NO_RUN_ID = 'no-run-id-provided';
+/** Tries of an optimistic write before it is written under locks; and tries in all. */
+const OPTIMISTIC_ATTEMPTS = 2;
+const MAX_ATTEMPTS = 5;
+/** Writes prepared without locks that found what they read changed, and writes that went on under locks (exported as metrics). */
+export const optimisticWrites = { stale: 0, locked: 0 };
+/** How the reads of concurrent optimistic writes are grouped (see db/statementGroup.ts). */
+const READ_GROUPING = { maxInFlight: 2, nextStatementAt: 4, maxBatch: 64 };
+/** A refresh of an aspect that is not stored: nothing to write. */
+const NOTHING = Symbol('nothing');
+
+/** A written aspect, and whether `stored` is already what a read shows (the hooks said so). */
+type ShownAspect = WrittenAspect & { shownAsWritten: boolean };
+
+/** A change ready for a checked write. */
+interface PreparedWrite {
+  change: Change;
+  write: AspectWrite;
+  result(r: Written): ShownAspect;
+}
 
 /** A write on its way through {@link EntityService.commitWrites}. */
 interface Change {
@@ -109,6 +133,7 @@ export class EntityService {
   private readonly hooks: AspectHook[] = [];
   /** The hooks of each aspect name, kept as hooks are added: every write asks. */
   private readonly hooksByAspect = new Map<string, AspectHook[]>();
+  private readonly readGroups = new Map<AspectHook, StatementGroup<WriteIntent, ReadForWrite & { context?: unknown }>>();
   private readonly batcher: WriteBatcher;
 
   constructor(
@@ -132,6 +157,15 @@ export class EntityService {
   addHook<Plan>(hook: AspectHook<Plan>): void {
     this.hooks.push(hook as AspectHook);
     this.hooksByAspect.set(hook.aspect, [...this.hooksFor(hook.aspect), hook as AspectHook]);
+    const read = hook.readForWrite?.bind(hook);
+    if (read) {
+      // The reads of concurrent writes go out together, as their writes do (see WriteBatcher).
+      const send = async (batch: Pending<WriteIntent, ReadForWrite>[]) => {
+        const reads = await read(batch.map((p) => p.item), this.pool);
+        batch.forEach((p, i) => p.resolve(reads[i]!));
+      };
+      this.readGroups.set(hook as AspectHook, new StatementGroup(send, READ_GROUPING));
+    }
   }
 
   private hooksFor(aspect: string): readonly AspectHook[] {
@@ -308,61 +342,124 @@ export class EntityService {
   }
 
   /**
-   * The one write path. One versioned aspect set without hooks is one atomic statement that joins
-   * the group commit of such writes (see WriteBatcher); anything else runs in one transaction:
-   * entities in lock order, and within an entity the aspects with hooks last, so an entity this
-   * request creates exists for them.
+   * The one write path. A write whose aspects have no hooks or optimistic ones is prepared without
+   * locks and written by one checked statement (see aspectStore.ts), which fails a row whose stored
+   * state changed since it was read; such a write is prepared again, and after
+   * {@link OPTIMISTIC_ATTEMPTS} tries, under locks in a transaction. A lone write joins the group
+   * commit of writes in flight (see WriteBatcher); the rows of one request go in one atomic statement.
+   * Anything else (time series, hooks that need the lock) runs in a transaction: entities in lock
+   * order, and within an entity the aspects with hooks last, so an entity this request creates exists
+   * for them.
    */
   private async commitWrites(principal: Principal, changes: Change[], mode: WriteMode): Promise<WrittenAspect[]> {
     const now = Date.now();
-    const single = changes.length === 1 && changes[0]!.kind === 'set' && !changes[0]!.aspect.timeseries && !this.hasHooks(changes[0]!);
-    let written: WrittenAspect[];
-    if (single) {
-      written = [(await this.commitOne(this.pool, changes[0]!, mode, principal, now))!];
-    } else {
-      const ordered = changes.map((c, i) => ({ c, i })).sort((a, b) => compareUrns(a.c.target.urn, b.c.target.urn) || Number(this.hasHooks(a.c)) - Number(this.hasHooks(b.c)));
-      const results = await inTransaction(this.pool, async (tx) => {
-        await this.lockFirst(changes, tx);
-        const out: (WrittenAspect | undefined)[] = [];
-        for (const { c, i } of ordered) out[i] = await this.commitOne(tx, c, mode, principal, now);
-        return out;
-      });
-      written = results.filter((w): w is WrittenAspect => w !== undefined);
+    const optimistic = changes.every((c) => !c.aspect.timeseries && this.hooksFor(c.aspect.name).every((h) => h.optimistic));
+    let written: ShownAspect[] | undefined;
+    for (let attempt = 1; written === undefined; attempt++) {
+      const unlocked = optimistic && attempt <= OPTIMISTIC_ATTEMPTS;
+      if (optimistic && !unlocked) optimisticWrites.locked++;
+      try {
+        written = unlocked ? await this.writeOptimistic(principal, changes, mode, now) : await this.writeLocked(principal, changes, mode, now);
+      } catch (err) {
+        if (!isStaleWrite(err) || attempt >= MAX_ATTEMPTS) throw err;
+        if (unlocked) optimisticWrites.stale++;
+      }
     }
-    await this.filterRead(written.map((w) => w.stored));
-    return written;
+    await this.filterRead(written.filter((w) => !w.shownAsWritten).map((w) => w.stored));
+    return written.map(({ shownAsWritten: _shown, ...w }) => w);
   }
 
-  /** Runs the hooks' `lockFirst` of a request, with what the callers sent. */
-  private async lockFirst(changes: Change[], tx: Db): Promise<void> {
-    for (const hook of this.hooks) {
-      if (!hook.lockFirst) continue;
-      const mine: WriteIntent[] = changes
-        .filter((c) => c.aspect.name === hook.aspect)
-        .map((c) => ({ target: c.target, kind: c.kind, value: c.kind === 'set' ? c.value : undefined, patch: c.patch?.ops }));
-      if (mine.length) await hook.lockFirst(mine, tx);
-    }
+  /** Entities of a request that an earlier change of the same request writes (creating them if new). */
+  private createdHere(changes: Change[], c: Change): boolean {
+    return changes.some((o) => o !== c && o.target.urn === c.target.urn && !this.hasHooks(o));
   }
 
-  /**
-   * Writes one change on `db` (the pool itself for a lone write without hooks); undefined for a
-   * refresh of an aspect that is not stored.
-   */
-  private async commitOne(db: Db, c: Change, mode: WriteMode, principal: Principal, now: number): Promise<WrittenAspect | undefined> {
+  /** Prepares every change without locks and writes them in one checked statement. */
+  private async writeOptimistic(principal: Principal, changes: Change[], mode: WriteMode, now: number): Promise<ShownAspect[]> {
+    const prepared = await Promise.all(changes.map((c) => this.prepareOptimistic(principal, changes, c, mode, now)));
+    const rows = prepared.map((p, i) => ({ p, i })).filter((x): x is { p: PreparedWrite; i: number } => x.p !== undefined);
+    if (rows.length === 1) {
+      // A lone write joins the group commit of the writes in flight.
+      const { p } = rows[0]!;
+      return [p.result(await this.batcher.write(p.write))];
+    }
+    const ordered = [...rows].sort((a, b) => compareUrns(a.p.write.urn, b.p.write.urn) || Number(this.hasHooks(a.p.change)) - Number(this.hasHooks(b.p.change)));
+    const results = await writeAspectsAtomically(this.pool, ordered.map((x) => x.p.write));
+    const out: ShownAspect[] = [];
+    ordered.forEach((x, k) => (out[x.i] = x.p.result(results[k]!)));
+    return out.filter((w) => w !== undefined);
+  }
+
+  /** One change ready to be written: its row (with what it relies on) and how to report it. */
+  private async prepareOptimistic(principal: Principal, changes: Change[], c: Change, mode: WriteMode, now: number): Promise<PreparedWrite | undefined> {
     const systemMetadata = { ...c.systemMetadata, lastObserved: now };
-    const stored = (value: unknown): StoredAspect => ({
-      urn: c.target.urn,
-      aspect: c.aspect.name,
-      version: 0,
-      value,
-      systemMetadata,
-      createdOn: new Date(now),
-      createdBy: principal.actor,
+    const hooks = this.hooksFor(c.aspect.name);
+    if (hooks.length === 0 && c.kind === 'set') {
+      const write = this.aspectWrite(c.target, c.aspect.name, c.value, systemMetadata, principal, mode);
+      return { change: c, write, result: (r) => this.written(c, r, c.value, systemMetadata, principal, now) };
+    }
+    const reader = hooks.find((h) => h.readForWrite);
+    const read = reader ? await this.readGroups.get(reader)!.call(this.intent(c)) : await readForWrite(this.pool, c.target.urn, c.aspect.name);
+    const value = this.startingValue(c, read.previous);
+    if (value === NOTHING) return undefined;
+    const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous: read.previous, principal, entityCreatedHere: this.createdHere(changes, c) };
+    const guards: Guard[] = [];
+    let shown: unknown;
+    for (const h of hooks) {
+      const p = await h.prepare(pending, this.pool, h === reader ? (read as { context?: unknown }).context : undefined);
+      pending.value = p.value;
+      guards.push(...(p.guards ?? []));
+      shown = p.shown;
+    }
+    const write = { ...this.aspectWrite(c.target, c.aspect.name, pending.value, systemMetadata, principal, mode), expected: read.token, guards };
+    return { change: c, write, result: (r) => this.written(c, r, pending.value, systemMetadata, principal, now, shown) };
+  }
+
+  /** A change as hooks see it before anything is read. */
+  private intent(c: Change): WriteIntent {
+    return { target: c.target, kind: c.kind, value: c.kind === 'set' ? c.value : undefined, patch: c.patch?.ops };
+  }
+
+  /** The value a change starts from: as given (set), the patched stored value (patch), or the stored value (refresh). */
+  private startingValue(c: Change, previous: StoredAspect | undefined): unknown {
+    if (c.kind === 'set') return c.value;
+    if (c.kind === 'refresh') return previous ? previous.value : NOTHING;
+    const value = applyPatch(previous?.value ?? emptyTemplate(c.aspect), c.patch!.ops, c.patch!.arrayPrimaryKeys);
+    const problems = registry.validate(c.aspect, value);
+    if (problems.length) throw SvcError.validation(problems);
+    return value;
+  }
+
+  /** Writes every change in one transaction, each under its entity's lock. */
+  private async writeLocked(principal: Principal, changes: Change[], mode: WriteMode, now: number): Promise<ShownAspect[]> {
+    const ordered = changes.map((c, i) => ({ c, i })).sort((a, b) => compareUrns(a.c.target.urn, b.c.target.urn) || Number(this.hasHooks(a.c)) - Number(this.hasHooks(b.c)));
+    const results = await inTransaction(this.pool, async (tx) => {
+      // Every entity of the request (in lock order), then what the writes reference: the order of the write statement.
+      for (const urn of inLockOrder(changes.map((c) => c.target.urn))) await lockEntity(tx, urn);
+      await this.lockReferenced(changes, tx);
+      const out: (ShownAspect | undefined)[] = [];
+      for (const { c, i } of ordered) out[i] = await this.commitLocked(tx, c, mode, principal, now);
+      return out;
     });
+    return results.filter((w): w is ShownAspect => w !== undefined);
+  }
+
+  /** Runs the hooks' `lockReferenced` of a request, with what the callers sent. */
+  private async lockReferenced(changes: Change[], tx: Db): Promise<void> {
+    for (const hook of this.hooks) {
+      if (!hook.lockReferenced) continue;
+      const mine = changes.filter((c) => c.aspect.name === hook.aspect).map((c) => this.intent(c));
+      if (mine.length) await hook.lockReferenced(mine, tx);
+    }
+  }
+
+  /** Writes one change in a transaction, under its entity's lock; undefined for a refresh of an aspect that is not stored. */
+  private async commitLocked(tx: Db, c: Change, mode: WriteMode, principal: Principal, now: number): Promise<ShownAspect | undefined> {
+    const systemMetadata = { ...c.systemMetadata, lastObserved: now };
     if (c.aspect.timeseries) {
       // A time series only grows: CREATE of the aspect means nothing for it, CREATE_ENTITY still applies.
-      await writeAspect(db, this.aspectWrite(c.target, c.target.spec.keyAspect, registry.keyAspectValue(c.target), systemMetadata, principal, mode === 'create_entity' ? mode : 'upsert'));
-      await insertTimeseries(db, {
+      await writeAspect(tx, this.aspectWrite(c.target, c.target.spec.keyAspect, registry.keyAspectValue(c.target), systemMetadata, principal, mode === 'create_entity' ? mode : 'upsert'));
+      await insertTimeseries(tx, {
         entityType: c.target.spec.name,
         aspect: c.aspect.name,
         urn: c.target.urn,
@@ -371,36 +468,45 @@ export class EntityService {
         systemMetadata,
         actor: principal.actor,
       });
-      return { urn: c.target.urn, aspect: c.aspect.name, version: 0, outcome: 'created', stored: stored(c.value) };
+      return this.written(c, { outcome: 'created', version: 0 }, c.value, systemMetadata, principal, now);
     }
     const hooks = this.hooksFor(c.aspect.name);
     if (hooks.length === 0 && c.kind === 'set') {
-      const write = this.aspectWrite(c.target, c.aspect.name, c.value, systemMetadata, principal, mode);
-      // Outside a transaction (one aspect, no hooks) the write joins a group commit.
-      const result = await (db === this.pool ? this.batcher.write(write) : writeAspect(db, write));
-      return { urn: c.target.urn, aspect: c.aspect.name, ...result, stored: stored(c.value) };
+      const result = await writeAspect(tx, this.aspectWrite(c.target, c.aspect.name, c.value, systemMetadata, principal, mode));
+      return this.written(c, result, c.value, systemMetadata, principal, now);
     }
     // Under the entity's lock: the value a patch or refresh starts from, and what the hooks compare with.
-    const previous = await lockAndRead(db, c.target.urn, c.aspect.name);
-    let value = c.value;
-    if (c.kind === 'refresh') {
-      if (!previous) return undefined;
-      value = previous.value;
-    } else if (c.kind === 'patch') {
-      value = applyPatch(previous?.value ?? emptyTemplate(c.aspect), c.patch!.ops, c.patch!.arrayPrimaryKeys);
-      const problems = registry.validate(c.aspect, value);
-      if (problems.length) throw SvcError.validation(problems);
-    }
-    const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous, principal };
+    const previous = await lockAndRead(tx, c.target.urn, c.aspect.name);
+    const value = this.startingValue(c, previous);
+    if (value === NOTHING) return undefined;
+    const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous, principal, entityCreatedHere: false };
     const plans: unknown[] = [];
+    const guards: Guard[] = [];
+    let shown: unknown;
     for (const h of hooks) {
-      const prepared = await h.prepare(pending, db);
+      const prepared = await h.prepare(pending, tx);
       pending.value = prepared.value;
       plans.push(prepared.plan);
+      guards.push(...(prepared.guards ?? []));
+      shown = prepared.shown;
     }
-    const result: Written = await writeAspect(db, this.aspectWrite(c.target, c.aspect.name, pending.value, systemMetadata, principal, mode));
-    for (const [k, h] of hooks.entries()) await h.afterWrite?.(pending, pending.value, plans[k], db);
-    return { urn: c.target.urn, aspect: c.aspect.name, ...result, stored: stored(pending.value) };
+    const result = await writeAspect(tx, { ...this.aspectWrite(c.target, c.aspect.name, pending.value, systemMetadata, principal, mode), guards });
+    for (const [k, h] of hooks.entries()) await h.afterWrite?.(pending, pending.value, plans[k], tx);
+    return this.written(c, result, pending.value, systemMetadata, principal, now, shown);
+  }
+
+  /** The report of one write: the result, and the aspect as stored (or as a read would show it, when the hooks said). */
+  private written(c: Change, r: Written, value: unknown, systemMetadata: Record<string, unknown>, principal: Principal, now: number, shown?: unknown): ShownAspect {
+    const stored: StoredAspect = {
+      urn: c.target.urn,
+      aspect: c.aspect.name,
+      version: 0,
+      value: shown === undefined ? value : shown,
+      systemMetadata,
+      createdOn: new Date(now),
+      createdBy: principal.actor,
+    };
+    return { urn: c.target.urn, aspect: c.aspect.name, ...r, stored, shownAsWritten: shown !== undefined };
   }
 
   /** The write of one aspect row: the entity's key aspect comes with it, built from the URN. */

@@ -1,37 +1,28 @@
 /**
  * Group commit for single-aspect writes made outside a transaction (the hot path: `POST` of one
- * aspect). A write goes out at once when no statement of the batcher is in flight; writes arriving
- * while one is wait, and go out together when it returns (or beside it, once enough of them wait):
- * one statement, one commit and one round trip for all of them. Under load this is what keeps the
- * database's per-statement and per-commit costs, and the driver's per-query costs, from being paid
- * once per request.
+ * aspect): writes made while a statement is in flight go out together (see db/statementGroup.ts), one
+ * statement, one commit and one round trip for all of them.
  *
- * Each write still succeeds or fails on its own: a failed CREATE precondition is reported per row,
- * and when a batch fails as a whole (a lost connection, a deadlock with another transaction) its
- * writes are run again one by one. A write's promise settles only after its batch committed.
+ * Each write still succeeds or fails on its own: a failed CREATE precondition or a stale checked write
+ * (see aspectStore.ts) is reported per row, and when a batch fails as a whole (a lost connection, a
+ * deadlock with another transaction) its writes are run again one by one. A write's promise settles
+ * only after its batch committed.
  */
 import { SvcError } from '../errors.ts';
-import type { Pool } from '../db/pool.ts';
+import { staleWrite, type Pool } from '../db/pool.ts';
 import { compareUrns } from '../db/locks.ts';
-import { parseWritten, writeAspect, writeAspects, type AspectWrite, type BatchOutcome, type Written } from './aspectStore.ts';
+import { StatementGroup, type Pending } from '../db/statementGroup.ts';
+import { MAX_ROWS_PER_STATEMENT, parseWritten, writeAspect, writeAspects, type AspectWrite, type BatchOutcome, type Written } from './aspectStore.ts';
 
-interface Queued {
-  write: AspectWrite;
-  resolve(written: Written): void;
-  reject(err: unknown): void;
-}
+type Queued = Pending<AspectWrite, Written>;
 
-/** Statements in flight at once, at most. */
-const MAX_IN_FLIGHT = 2;
 /**
- * Writes that must be waiting before a second statement goes out beside the one in flight: a second
- * statement pays its own round trip and commit, which only a batch of some size is worth. On the
+ * Two statements in flight at most; a second goes out beside the first once 8 writes wait (a second
+ * statement pays its own round trip and commit, which only a batch of some size is worth). On the
  * write-path benchmark (concurrency 16) 8 made ratios to raw pg of 0.60–0.63, against 0.48–0.55 for 4
  * (two statements, small batches), 0.52–0.54 for 16 and 0.51–0.57 for one statement at a time.
  */
-const SECOND_STATEMENT_AT = 8;
-/** Rows per statement at most; a longer queue is sent as several batches. */
-const MAX_BATCH = 64;
+const GROUPING = { maxInFlight: 2, nextStatementAt: 8, maxBatch: MAX_ROWS_PER_STATEMENT };
 
 /** What the batcher did since it started (exported as metrics). */
 export interface WriteBatchStats {
@@ -45,29 +36,12 @@ export interface WriteBatchStats {
 
 export class WriteBatcher {
   readonly stats: WriteBatchStats = { writes: 0, statements: 0, fallbacks: 0 };
-  private readonly queue: Queued[] = [];
-  private inFlight = 0;
-  private readonly drained: (() => void)[] = [];
+  private readonly group = new StatementGroup<AspectWrite, Written>((batch) => this.send(batch), GROUPING);
 
   constructor(private readonly pool: Pool) {}
 
   write(w: AspectWrite): Promise<Written> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ write: w, resolve, reject });
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    while (this.queue.length > 0 && (this.inFlight === 0 || (this.inFlight < MAX_IN_FLIGHT && this.queue.length >= SECOND_STATEMENT_AT))) {
-      const batch = this.queue.splice(0, MAX_BATCH);
-      this.inFlight++;
-      void this.send(batch).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
-    }
-    if (this.inFlight === 0 && this.queue.length === 0) for (const done of this.drained.splice(0)) done();
+    return this.group.call(w);
   }
 
   /**
@@ -75,19 +49,18 @@ export class WriteBatcher {
    * the pool: a write whose client went away is still committed, not cut off).
    */
   drain(): Promise<void> {
-    if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.drained.push(resolve));
+    return this.group.drain();
   }
 
   private async send(batch: Queued[]): Promise<void> {
     if (batch.length === 1) return this.sendAlone(batch[0]!);
     // Lock order, as every multi-entity write of svc takes its entities' locks; the sort is stable, so
     // the writes of one URN keep their arrival order.
-    batch.sort((a, b) => compareUrns(a.write.urn, b.write.urn));
+    batch.sort((a, b) => compareUrns(a.item.urn, b.item.urn));
     let outcomes: BatchOutcome[];
     this.stats.statements++;
     try {
-      outcomes = await writeAspects(this.pool, batch.map((q) => q.write));
+      outcomes = await writeAspects(this.pool, batch.map((q) => q.item));
     } catch {
       // Nothing of the batch was written: each write runs alone, to succeed or fail on its own.
       this.stats.fallbacks++;
@@ -98,6 +71,7 @@ export class WriteBatcher {
     batch.forEach((q, i) => {
       const outcome = outcomes[i]!;
       if (outcome.startsWith('precondition:')) q.reject(new SvcError('PRECONDITION', outcome.slice('precondition:'.length)));
+      else if (outcome.startsWith('stale:')) q.reject(staleWrite(outcome.slice('stale:'.length)));
       else q.resolve(parseWritten(outcome));
     });
   }
@@ -106,7 +80,7 @@ export class WriteBatcher {
     this.stats.statements++;
     this.stats.writes++;
     try {
-      q.resolve(await writeAspect(this.pool, q.write));
+      q.resolve(await writeAspect(this.pool, q.item));
     } catch (err) {
       q.reject(err);
     }

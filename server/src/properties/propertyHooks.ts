@@ -8,12 +8,12 @@ import type { Db } from '../db/pool.ts';
 import { lockShared } from '../db/locks.ts';
 import type { AspectHook, PendingWrite, WriteIntent } from '../entities/aspectHooks.ts';
 import type { PatchOperation } from '../entities/jsonPatch.ts';
-import { aspectVersion, type StoredAspect } from '../entities/aspectStore.ts';
+import { aspectVersion, type Guard, type StoredAspect } from '../entities/aspectStore.ts';
 import { registry } from '../registry/registry.ts';
 import { enqueueTask, openTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
-import { existingUrns, isSoftDeleted, loadProperties, loadReadContext, qualifiedNameHolder, loadWriteContext } from './propertyStore.ts';
+import { existingUrns, isSoftDeleted, loadProperties, loadReadContext, qualifiedNameHolder, loadWriteContexts, type WriteContext } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
 import { compareVersions, isOlder } from './versions.ts';
@@ -114,25 +114,23 @@ function namedBy(w: WriteIntent): string[] {
 }
 
 /** Rules of `structuredProperties` writes (see valueRules.ts), and hiding values on read. */
-function valuesHook(): AspectHook<undefined> {
+function valuesHook(): AspectHook<undefined, WriteContext> {
   return {
     aspect: 'structuredProperties',
-    async lockFirst(writes, tx) {
-      // Shared locks on every property the request names, before any entity's lock: a definition write
-      // or a hard delete of one of them (which takes its exclusive lock) waits for this write, or this
-      // one waits for it and then sees it. Without them a value could land under a definition being
-      // deleted or replaced, and escape its cleanup.
+    optimistic: true,
+    readForWrite: (ws, db) => loadWriteContexts(db, 'structuredProperties', ws.map((w) => ({ urn: w.target.urn, keyAspect: w.target.spec.keyAspect, named: namedBy(w) }))),
+    async lockReferenced(writes, tx) {
+      // Under locks (a write retried after conflicts): shared locks on every property the request names,
+      // after the entities' locks, the order the write statement takes its guards in.
       await lockShared(tx, writes.flatMap(namedBy));
     },
-    async prepare(w: PendingWrite, tx: Db) {
+    async prepare(w: PendingWrite, db: Db, read?: WriteContext) {
       const incoming = (w.value as StructuredProperties).properties;
       const before = (w.previous?.value as StructuredProperties | undefined)?.properties ?? [];
-      // The properties of the stored value too (in lock order; shared locks are never waited on by
-      // another value write, only by definition writes, which take no entity lock).
-      const referenced = [...before, ...incoming].map((a) => a.propertyUrn);
-      await lockShared(tx, referenced);
-      const context = await loadWriteContext(tx, w.target.urn, w.target.spec.keyAspect, referenced);
-      if (!context.entityExists) {
+      const referenced = [...new Set([...before, ...incoming].map((a) => a.propertyUrn))];
+      // Read with the stored row (optimistic), or here under the entity's lock.
+      const context = read ?? (await loadWriteContexts(db, w.aspect.name, [{ urn: w.target.urn, keyAspect: w.target.spec.keyAspect, named: referenced }]))[0]!.context;
+      if (context.entityKey === undefined && !w.entityCreatedHere) {
         fail([{ message: `Entity ${w.target.urn} does not exist: create it before setting structured properties on it`, precondition: true }]);
       }
       const { properties: states, recorded } = context;
@@ -149,13 +147,21 @@ function valuesHook(): AspectHook<undefined> {
       }
       // Values of a deleted property or of an older version go, unless the caller gives them again.
       next = next.filter((a) => hidden.get(a.propertyUrn) !== 'stale' || given.has(a.propertyUrn));
-      // Checked and recorded under the current version: what changed, and what was stale and is given again.
+      // Checked: what changed, and what was stale and is given again (it is recorded under the current version).
       const fresh = next.filter((a) => !sameAssignment(a, previousOf.get(a.propertyUrn)) || hidden.get(a.propertyUrn) === 'stale');
       const visibleBefore = w.previous ? before.filter((a) => hidden.get(a.propertyUrn) !== 'stale') : undefined;
       const violations = [...checkAssignments(fresh, next, states, entityTypeUrn(w.target.spec.name)), ...checkImmutable(visibleBefore, next, states)];
       if (violations.length) fail(violations);
-      // The write records every assignment it leaves under its property's current version (migration 008).
-      return { value: { ...(w.value as object), properties: next }, plan: undefined };
+      // The write goes ahead only if the definitions and statuses relied on, and the entity, are as read.
+      const guards: Guard[] = referenced.flatMap((urn) =>
+        (['propertyDefinition', 'status'] as const).map((aspect) => ({ urn, aspect, text: context.texts.get(`${urn} ${aspect}`) ?? null })),
+      );
+      if (context.entityKey !== undefined) guards.push({ urn: w.target.urn, aspect: w.target.spec.keyAspect, text: context.entityKey });
+      const value = { ...(w.value as object), properties: next };
+      // Every assignment left is recorded under its property's current version (migration 008): a read
+      // right after hides only those of soft-deleted properties.
+      const shown = { ...value, properties: next.filter((a) => !states.get(a.propertyUrn)?.softDeleted) };
+      return { value, plan: undefined, guards, shown };
     },
     async filterRead(aspects: StoredAspect[], db: Db) {
       const all = aspects.flatMap((a) => (a.value as StructuredProperties).properties ?? []);
@@ -181,7 +187,7 @@ function valuesHook(): AspectHook<undefined> {
 }
 
 /** The hooks of structured properties (the tasks they queue wake the runners themselves, see taskQueue.ts). */
-export function structuredPropertyHooks(): [AspectHook<undefined>, AspectHook<undefined>] {
+export function structuredPropertyHooks(): [AspectHook<undefined>, AspectHook<undefined, WriteContext>] {
   return [definitionHook(), valuesHook()];
 }
 

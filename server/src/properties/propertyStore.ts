@@ -4,6 +4,7 @@
  * version its values were written under (see migration 007).
  */
 import { query as rows, type Db } from '../db/pool.ts';
+import type { ReadForWrite } from '../entities/aspectStore.ts';
 import { isRemoved } from '../entities/softDelete.ts';
 import type { PropertyDefinition } from './types.ts';
 import type { PropertyState } from './valueRules.ts';
@@ -87,36 +88,64 @@ export async function loadReadContext(db: Db, urns: string[], propertyUrns: stri
 }
 
 export interface WriteContext {
-  entityExists: boolean;
+  /** The entity's key aspect row (metadata text); undefined when the entity does not exist. */
+  entityKey: string | undefined;
   properties: Map<string, PropertyState>;
   /** property URN → the definition version the entity's values were written under. */
   recorded: Map<string, string>;
+  /** The rows the states come from, as stored: `<property URN> <aspect>` → metadata text. */
+  texts: Map<string, string>;
+}
+
+/** What a structuredProperties write reads before it is checked: the entity, its key aspect, the properties it names. */
+export interface WriteContextRequest {
+  urn: string;
+  keyAspect: string;
+  named: string[];
 }
 
 /**
- * Everything a structuredProperties write of one entity needs, in one round trip: whether the entity
- * exists, the state of the referenced properties, and the versions its current values were written under.
+ * Everything structuredProperties writes need, for several entities in one round trip and one
+ * snapshot: each aspect's stored row, whether each entity exists, the state of the properties each
+ * write names and of those its stored value holds (and the rows it comes from, for the write statement
+ * to check they did not change), and the versions each entity's values were written under.
  */
-export async function loadWriteContext(db: Db, urn: string, keyAspect: string, propertyUrns: string[]): Promise<WriteContext> {
-  const rs = await rows<{ kind: string; a: string; b: string | null; c: string | null }>(
+export async function loadWriteContexts(db: Db, aspect: string, requests: WriteContextRequest[]): Promise<(ReadForWrite & { context: WriteContext })[]> {
+  // One function call (migration 009): the query's plan is made once per connection.
+  const rs = await rows<{ kind: string; urn: string; a: string | null; b: string | null; c: string | null; at: Date | null }>(
     db,
-    `SELECT 'e' AS kind, urn AS a, NULL AS b, NULL AS c FROM aspects WHERE urn = $1 AND aspect = $2 AND version = 0
-     UNION ALL
-     SELECT 'p', urn, aspect, metadata::text FROM aspects
-      WHERE urn = ANY($3) AND version = 0 AND aspect IN ('propertyDefinition', 'status')
-     UNION ALL
-     SELECT 'v', property_urn, definition_version, NULL FROM structured_property_assignments WHERE entity_urn = $1`,
-    [urn, keyAspect, [...new Set(propertyUrns)]],
+    'SELECT kind, urn, a, b, c, at FROM svc_property_write_contexts($1, $2, $3, $4)',
+    [[...new Set(requests.map((r) => r.urn))], [...new Set(requests.map((r) => r.keyAspect))], aspect, [...new Set(requests.flatMap((r) => r.named))]],
+    'svc_property_write_contexts',
   );
-  const ctx: WriteContext = { entityExists: false, properties: new Map(), recorded: new Map() };
-  const states: { urn: string; aspect: string; metadata: unknown }[] = [];
-  for (const r of rs) {
-    if (r.kind === 'e') ctx.entityExists = true;
-    else if (r.kind === 'v') ctx.recorded.set(r.a, r.b ?? '');
-    else states.push({ urn: r.a, aspect: r.b!, metadata: JSON.parse(r.c!) });
+  // Concurrent writes of one entity share its read.
+  const byUrn = new Map<string, ReadForWrite & { context: WriteContext }>();
+  for (const r of requests) {
+    if (!byUrn.has(r.urn)) byUrn.set(r.urn, { previous: undefined, token: null, context: { entityKey: undefined, properties: new Map(), recorded: new Map(), texts: new Map() } });
   }
-  ctx.properties = statesFrom(states);
-  return ctx;
+  const states: { urn: string; aspect: string; metadata: unknown }[] = [];
+  const texts = new Map<string, string>();
+  for (const r of rs) {
+    if (r.kind === 'p') {
+      states.push({ urn: r.urn, aspect: r.a!, metadata: JSON.parse(r.b!) });
+      texts.set(`${r.urn} ${r.a}`, r.b!);
+      continue;
+    }
+    const read = byUrn.get(r.urn)!;
+    if (r.kind === 's') {
+      // The token is what the write statement compares: `<metadata> <system_metadata>` as stored.
+      read.token = `${r.b} ${r.c}`;
+      read.previous = { urn: r.urn, aspect, version: 0, value: JSON.parse(r.b!), systemMetadata: JSON.parse(r.c!), createdOn: r.at!, createdBy: r.a! };
+    } else if (r.kind === 'e') read.context.entityKey = r.c!;
+    else read.context.recorded.set(r.a!, r.b ?? '');
+  }
+  // The property states are shared: each write sees those of every property read for the group.
+  const properties = statesFrom(states);
+  for (const read of byUrn.values()) {
+    read.context.properties = properties;
+    read.context.texts = texts;
+  }
+  return requests.map((r) => byUrn.get(r.urn)!);
 }
 
 /**
