@@ -5,8 +5,9 @@
  *   npm run bench:structured-properties -- [--entities 10000] [--seconds 10] [--concurrency 16]
  *
  * Over N entities (created first), for the given time each: sets (POST structuredProperties) cycling
- * over the entities, then patches (PATCH add of a second property). The raw side upserts exactly as
- * many aspect rows. Needs wrk (Debian's package).
+ * over the entities, then patches (PATCH add of a second property); then definition updates (POST
+ * propertyDefinition, a new description each time) cycling over 100 properties. The raw side upserts
+ * exactly as many aspect rows. Needs wrk (Debian's package).
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -82,9 +83,32 @@ try {
     aspect: 'structuredProperties',
     value: { properties: [{ propertyUrn: RETENTION, values: [{ double: [30, 60, 90, 365][i % 4] }] }, { propertyUrn: TIER, values: [{ string: `tier-${i % 3}` }] }] },
   }));
+  // Definition writes: 100 properties, each update a new description (rules checked, history kept).
+  const DEFINITIONS = 100;
+  const definitionOf = (k: number, d: string) => ({ qualifiedName: `bench.def${k}`, valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'], description: d });
+  for (let k = 0; k < DEFINITIONS; k++) {
+    await call(server.base, 'POST', `/openapi/v3/entity/structuredProperty/${encodeURIComponent(`urn:li:structuredProperty:bench.def${k}`)}/propertyDefinition`, { value: definitionOf(k, 'first') });
+  }
+  const definitions = runWrk(
+    server.base,
+    {
+      method: 'POST',
+      pathLua: `"/openapi/v3/entity/structuredProperty/urn%3Ali%3AstructuredProperty%3Abench.def" .. (i % ${DEFINITIONS}) .. "/propertyDefinition?createIfNotExists=false"`,
+      bodyLua: `'{"value":{"qualifiedName":"bench.def' .. (i % ${DEFINITIONS}) .. '","valueType":"urn:li:dataType:svc.string","entityTypes":["urn:li:entityType:svc.dataset"],"description":"update ' .. i .. '"}}'`,
+    },
+    1_000_000_000,
+    SECONDS,
+    CONCURRENCY,
+  );
+  const rawDefinitions = await rawUpserts(rawDb, definitions.count, CONCURRENCY, (i) => ({
+    urn: `urn:li:structuredProperty:bench.def${i % DEFINITIONS}`,
+    aspect: 'propertyDefinition',
+    value: definitionOf(i % DEFINITIONS, `update ${i}`),
+  }));
   printTable(`structured properties: ${N} entities, concurrency ${CONCURRENCY}, Postgres ${pgc.label}`, [
     { pass: 'set (POST structuredProperties)', http: set.rate, raw: rawSet, n: set.count },
     { pass: 'patch add (PATCH structuredProperties)', http: patch.rate, raw: rawPatch, n: patch.count },
+    { pass: 'definition update (POST propertyDefinition)', http: definitions.rate, raw: rawDefinitions, n: definitions.count },
   ]);
 } finally {
   await server.stop();
