@@ -434,8 +434,11 @@ export class EntityService {
   private async writeLocked(principal: Principal, changes: Change[], mode: WriteMode, now: number): Promise<ShownAspect[]> {
     const ordered = changes.map((c, i) => ({ c, i })).sort((a, b) => compareUrns(a.c.target.urn, b.c.target.urn) || Number(this.hasHooks(a.c)) - Number(this.hasHooks(b.c)));
     const results = await inTransaction(this.pool, async (tx) => {
-      // Every entity of the request (in lock order), then what the writes reference: the order of the write statement.
-      for (const urn of inLockOrder(changes.map((c) => c.target.urn))) await lockEntity(tx, urn);
+      // Every entity of the request (in lock order), then what the writes reference: the order of the
+      // write statement. (A lone entity whose writes reference nothing is locked as its aspect is read.)
+      const urns = inLockOrder(changes.map((c) => c.target.urn));
+      const referencing = this.hooks.some((h) => h.lockReferenced && changes.some((c) => c.aspect.name === h.aspect));
+      if (urns.length > 1 || referencing) for (const urn of urns) await lockEntity(tx, urn);
       await this.lockReferenced(changes, tx);
       const out: (ShownAspect | undefined)[] = [];
       for (const { c, i } of ordered) out[i] = await this.commitLocked(tx, c, mode, principal, now);

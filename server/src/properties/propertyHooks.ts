@@ -10,10 +10,10 @@ import type { AspectHook, PendingWrite, WriteIntent } from '../entities/aspectHo
 import type { PatchOperation } from '../entities/jsonPatch.ts';
 import { aspectVersion, type Guard, type StoredAspect } from '../entities/aspectStore.ts';
 import { registry } from '../registry/registry.ts';
-import { enqueueTask, openTask } from '../tasks/taskQueue.ts';
+import { enqueueTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
-import { existingUrns, isSoftDeleted, loadProperties, loadReadContext, qualifiedNameHolder, loadWriteContexts, type WriteContext } from './propertyStore.ts';
+import { loadDefinitionContext, loadProperties, loadReadContext, loadWriteContexts, type WriteContext } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
 import { compareVersions, isOlder } from './versions.ts';
@@ -69,8 +69,7 @@ function definitionHook(): AspectHook<undefined> {
       const given = normalizeDefinition(w.value as PropertyDefinition);
       // An update without a version keeps the current one (a version never goes away or down).
       const next = given.version === undefined && previous?.version !== undefined ? { ...given, version: previous.version } : given;
-      const holder = await qualifiedNameHolder(tx, next.qualifiedName, w.target.urn);
-      const cleanup = await openTask(tx, HARD_DELETE_TASK, { subject: w.target.urn, param: ['qualifiedName', next.qualifiedName] });
+      const { holder, cleanup, softDeleted, dataTypes, entityTypes } = await loadDefinitionContext(tx, w.target.urn, next.qualifiedName, HARD_DELETE_TASK);
       if (cleanup) {
         throw new SvcError(
           'CONFLICT',
@@ -79,13 +78,7 @@ function definitionHook(): AspectHook<undefined> {
         );
       }
       if (holder) throw new SvcError('CONFLICT', `Qualified name ${next.qualifiedName} is already used by structured property ${holder}`);
-      const violations = checkDefinition(next, {
-        urn: w.target.urn,
-        previous,
-        softDeleted: await isSoftDeleted(tx, w.target.urn),
-        dataTypes: await existingUrns(tx, 'dataTypeKey'),
-        entityTypes: await existingUrns(tx, 'entityTypeKey'),
-      });
+      const violations = checkDefinition(next, { urn: w.target.urn, previous, softDeleted, dataTypes, entityTypes });
       if (violations.length) throw SvcError.validation(violations);
       return { value: next, plan: undefined };
     },
@@ -169,7 +162,10 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
       const { properties: states, recorded } = await loadReadContext(db, [...new Set(aspects.map((a) => a.urn))], all.map((a) => a.propertyUrn));
       for (const a of aspects) {
         const value = a.value as StructuredProperties;
-        const shown = value.properties.filter((p) => hiddenReason(p, states, recorded.get(a.urn)) === undefined);
+        // The record follows the latest row in the statement that writes it: a property of the row read
+        // here without its record was removed by a write since (e.g. a cleanup), so it is not shown.
+        const record = recorded.get(a.urn);
+        const shown = value.properties.filter((p) => record?.has(p.propertyUrn) && hiddenReason(p, states, record) === undefined);
         if (shown.length !== value.properties.length) a.value = { ...value, properties: shown };
       }
     },

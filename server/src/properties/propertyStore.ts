@@ -32,31 +32,37 @@ export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Ma
   );
 }
 
-/** Whether a property is soft deleted. */
-export async function isSoftDeleted(db: Db, propertyUrn: string): Promise<boolean> {
-  const rs = await rows<{ metadata: unknown }>(db, "SELECT metadata FROM aspects WHERE urn = $1 AND aspect = 'status' AND version = 0", [propertyUrn]);
-  return isRemoved(rs[0]?.metadata);
-}
-
-/** URNs of the existing entities of one type, e.g. every `dataType` (they are few: bootstrapped). */
-export async function existingUrns(db: Db, keyAspect: string): Promise<Set<string>> {
-  const rs = await rows<{ urn: string }>(db, 'SELECT urn FROM aspects WHERE aspect = $1 AND version = 0', [keyAspect]);
-  return new Set(rs.map((r) => r.urn));
+/** What a propertyDefinition write checks besides the definition itself. */
+export interface DefinitionContext {
+  /** Another property whose definition holds the qualified name. */
+  holder: string | undefined;
+  /** An open hard-delete task of this property or of its qualified name. */
+  cleanup: { id: number; subject: string; done: number; total: number | null } | undefined;
+  softDeleted: boolean;
+  dataTypes: Set<string>;
+  entityTypes: Set<string>;
 }
 
 /**
- * Another live property holding a qualified name, if any. Takes a lock on the name first, so two
- * definitions cannot claim it at once.
+ * Everything a propertyDefinition write checks, in one round trip (migration 010), under the lock of
+ * the qualified name it claims (so two definitions cannot claim one name at once): call it in the
+ * write's transaction. `cleanupKind`: the kind of the hard-delete task.
  */
-export async function qualifiedNameHolder(db: Db, qualifiedName: string, urn: string): Promise<string | undefined> {
-  await rows(db, 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`qualifiedName:${qualifiedName}`]);
-  const rs = await rows<{ urn: string }>(
-    db,
-    `SELECT urn FROM aspects
-      WHERE aspect = 'propertyDefinition' AND version = 0 AND (metadata::jsonb) ->> 'qualifiedName' = $1 AND urn <> $2 LIMIT 1`,
-    [qualifiedName, urn],
+export async function loadDefinitionContext(tx: Db, urn: string, qualifiedName: string, cleanupKind: string): Promise<DefinitionContext> {
+  const rs = await rows<{ kind: string; a: string; id: number | null; done: number | null; total: number | null }>(
+    tx,
+    'SELECT kind, a, id, done, total FROM svc_definition_write_context($1, $2, $3)',
+    [urn, qualifiedName, cleanupKind],
+    'svc_definition_write_context',
   );
-  return rs[0]?.urn;
+  const ctx: DefinitionContext = { holder: undefined, cleanup: undefined, softDeleted: false, dataTypes: new Set(), entityTypes: new Set() };
+  for (const r of rs) {
+    if (r.kind === 'h') ctx.holder = r.a;
+    else if (r.kind === 't') ctx.cleanup = { id: r.id!, subject: r.a, done: r.done!, total: r.total };
+    else if (r.kind === 's') ctx.softDeleted = isRemoved(JSON.parse(r.a));
+    else (r.kind === 'd' ? ctx.dataTypes : ctx.entityTypes).add(r.a);
+  }
+  return ctx;
 }
 
 /** entity URN → property URN → the definition version its values were written under. */

@@ -71,19 +71,6 @@ export async function getTask(db: Db, id: number): Promise<Task> {
   return toTask(r);
 }
 
-/**
- * The oldest unfinished task of a kind working on `subject`, or whose `param` (a key of its params)
- * has the given value; undefined when there is none.
- */
-export async function openTask(db: Db, kind: string, match: { subject: string; param: [string, string] }): Promise<Task | undefined> {
-  const [r] = await rows(
-    db,
-    "SELECT * FROM tasks WHERE kind = $1 AND state <> 'SUCCEEDED' AND (subject = $2 OR params ->> $3 = $4) ORDER BY id LIMIT 1",
-    [kind, match.subject, match.param[0], match.param[1]],
-  );
-  return r && toTask(r);
-}
-
 export async function listTasks(db: Db, filter: { subject?: string; kind?: string; state?: string; limit: number }): Promise<Task[]> {
   const rs = await rows(
     db,
