@@ -54,7 +54,7 @@ export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatc
   batchCounter('svc_db_grouped_write_fallbacks_total', 'Batches that failed as a whole and were sent again one write at a time', () => writeBatches().fallbacks);
   batchCounter('svc_db_deadlock_retries_total', 'Transactions run again after a deadlock (svc locks in one order: expected 0)', () => transactionRetries.deadlock);
   batchCounter('svc_write_stale_total', 'Writes prepared without locks that found what they read changed, and were prepared again', () => optimisticWrites.stale);
-  batchCounter('svc_write_locked_total', 'Writes that went on under locks after conflicting twice', () => optimisticWrites.locked);
+  batchCounter('svc_write_locked_total', 'Writes prepared without locks that went under locks instead: after conflicting twice, or at their rules\' asking', () => optimisticWrites.locked);
   batchCounter('svc_db_serialization_retries_total', 'Transactions run again after a serialization failure', () => transactionRetries.serialization);
 
   // The series of each (method, route, status), looked up once: prom-client hashes label objects on

@@ -50,6 +50,8 @@ export interface Prepared<Plan> {
   guards?: Guard[];
   /** What a read would return right after the write (it saves reading back); undefined: the read filters apply. */
   shown?: unknown;
+  /** Prepared without locks, the write must go under locks instead (e.g. its afterWrite has work to do). */
+  needsLock?: boolean;
 }
 
 /**
@@ -61,7 +63,8 @@ export interface AspectHook<Plan = unknown, Context = unknown> {
   /**
    * `prepare` may run without the entity's lock: what it relied on is in its guards and the aspect's
    * row as read, which the write statement checks; a write that finds them changed is prepared again.
-   * Such a hook has no `afterWrite` (it would run outside the write's transaction).
+   * Such a hook's `afterWrite` runs only for writes made under locks, which its `prepare` asks for
+   * with `needsLock` when there is work for it.
    */
   readonly optimistic?: boolean;
   /**

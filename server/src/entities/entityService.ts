@@ -91,8 +91,10 @@ const NO_RUN_ID = 'no-run-id-provided';
 /** Tries of an optimistic write before it is written under locks; and tries in all. */
 const OPTIMISTIC_ATTEMPTS = 2;
 const MAX_ATTEMPTS = 5;
-/** Writes prepared without locks that found what they read changed, and writes that went on under locks (exported as metrics). */
+/** Writes prepared without locks that found what they read changed, and writes that went under locks after conflicts or at a hook's asking (exported as metrics). */
 export const optimisticWrites = { stale: 0, locked: 0 };
+/** A hook asked for its write to go under locks (see Prepared.needsLock). */
+class LockNeeded extends Error {}
 /** How the reads of concurrent optimistic writes are grouped (see db/statementGroup.ts). */
 const READ_GROUPING = { maxInFlight: 2, nextStatementAt: 4, maxBatch: 64 };
 /** A refresh of an aspect that is not stored: nothing to write. */
@@ -355,14 +357,16 @@ export class EntityService {
     const now = Date.now();
     const optimistic = changes.every((c) => !c.aspect.timeseries && this.hooksFor(c.aspect.name).every((h) => h.optimistic));
     let written: ShownAspect[] | undefined;
+    let lockNeeded = !optimistic;
     for (let attempt = 1; written === undefined; attempt++) {
-      const unlocked = optimistic && attempt <= OPTIMISTIC_ATTEMPTS;
+      const unlocked = !lockNeeded && attempt <= OPTIMISTIC_ATTEMPTS;
       if (optimistic && !unlocked) optimisticWrites.locked++;
       try {
         written = unlocked ? await this.writeOptimistic(principal, changes, mode, now) : await this.writeLocked(principal, changes, mode, now);
       } catch (err) {
-        if (!isStaleWrite(err) || attempt >= MAX_ATTEMPTS) throw err;
-        if (unlocked) optimisticWrites.stale++;
+        if (err instanceof LockNeeded) lockNeeded = true;
+        else if (!isStaleWrite(err) || attempt >= MAX_ATTEMPTS) throw err;
+        else if (unlocked) optimisticWrites.stale++;
       }
     }
     await this.filterRead(written.filter((w) => !w.shownAsWritten).map((w) => w.stored));
@@ -407,6 +411,7 @@ export class EntityService {
     let shown: unknown;
     for (const h of hooks) {
       const p = await h.prepare(pending, this.pool, h === reader ? (read as { context?: unknown }).context : undefined);
+      if (p.needsLock) throw new LockNeeded();
       pending.value = p.value;
       guards.push(...(p.guards ?? []));
       shown = p.shown;

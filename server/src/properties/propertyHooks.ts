@@ -13,7 +13,7 @@ import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
-import { loadDefinitionContext, loadProperties, loadReadContext, loadWriteContexts, type WriteContext } from './propertyStore.ts';
+import { loadDefinitionContext, loadDefinitionContexts, loadProperties, loadReadContext, loadWriteContexts, type DefinitionReadContext, type WriteContext } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
 import { compareVersions, isOlder } from './versions.ts';
@@ -59,17 +59,27 @@ function fail(violations: Violation[]): never {
   throw new SvcError(code, violations.map((v) => v.message).join('; '), { violations: violations.map((v) => v.message) });
 }
 
-/** Rules of `propertyDefinition` writes (see definitionRules.ts), with the short forms normalised. */
-function definitionHook(): AspectHook<undefined> {
+/**
+ * Rules of `propertyDefinition` writes (see definitionRules.ts), with the short forms normalised. An
+ * update is checked without locks against what it read (its status, the types it names), unless it
+ * raises the version (its afterWrite queues the stale-values cleanup in the write's transaction); a
+ * new property is written under locks, claiming its qualified name under the name's lock.
+ */
+function definitionHook(): AspectHook<undefined, DefinitionReadContext> {
   return {
     aspect: 'propertyDefinition',
     deletesMore: true,
-    async prepare(w: PendingWrite, tx: Db) {
+    optimistic: true,
+    readForWrite: (ws, db) =>
+      loadDefinitionContexts(db, ws.map((w) => ({ urn: w.target.urn, qualifiedName: (w.value as Partial<PropertyDefinition> | undefined)?.qualifiedName })), HARD_DELETE_TASK),
+    async prepare(w: PendingWrite, tx: Db, read?: DefinitionReadContext) {
       const previous = w.previous?.value as PropertyDefinition | undefined;
       const given = normalizeDefinition(w.value as PropertyDefinition);
       // An update without a version keeps the current one (a version never goes away or down).
       const next = given.version === undefined && previous?.version !== undefined ? { ...given, version: previous.version } : given;
-      const { holder, cleanup, softDeleted, dataTypes, entityTypes } = await loadDefinitionContext(tx, w.target.urn, next.qualifiedName, HARD_DELETE_TASK);
+      const versionRaised = previous !== undefined && compareVersions(next.version, previous.version) > 0;
+      if (read && (!previous || versionRaised || !read.names.has(next.qualifiedName))) return { value: next, plan: undefined, needsLock: true };
+      const { holder, cleanup, softDeleted, dataTypes, entityTypes } = read ?? (await loadDefinitionContext(tx, w.target.urn, next.qualifiedName, HARD_DELETE_TASK));
       if (cleanup) {
         throw new SvcError(
           'CONFLICT',
@@ -80,7 +90,14 @@ function definitionHook(): AspectHook<undefined> {
       if (holder) throw new SvcError('CONFLICT', `Qualified name ${next.qualifiedName} is already used by structured property ${holder}`);
       const violations = checkDefinition(next, { urn: w.target.urn, previous, softDeleted, dataTypes, entityTypes });
       if (violations.length) throw SvcError.validation(violations);
-      return { value: next, plan: undefined };
+      if (!read) return { value: next, plan: undefined };
+      // The write goes ahead only if the status and the types named are as read.
+      const guards: Guard[] = [
+        { urn: w.target.urn, aspect: 'status', text: read.statusText },
+        { urn: next.valueType, aspect: 'dataTypeKey', text: read.typeTexts.get(next.valueType) ?? null },
+        ...[...next.entityTypes, ...(next.typeQualifier?.allowedTypes ?? [])].map((t) => ({ urn: t, aspect: 'entityTypeKey', text: read.typeTexts.get(t) ?? null })),
+      ];
+      return { value: next, plan: undefined, guards };
     },
     async afterWrite(w: PendingWrite, stored: unknown, _plan: undefined, tx: Db) {
       const previous = w.previous?.value as PropertyDefinition | undefined;
@@ -183,7 +200,7 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
 }
 
 /** The hooks of structured properties (the tasks they queue wake the runners themselves, see taskQueue.ts). */
-export function structuredPropertyHooks(): [AspectHook<undefined>, AspectHook<undefined, WriteContext>] {
+export function structuredPropertyHooks(): [AspectHook<undefined, DefinitionReadContext>, AspectHook<undefined, WriteContext>] {
   return [definitionHook(), valuesHook()];
 }
 

@@ -65,6 +65,75 @@ export async function loadDefinitionContext(tx: Db, urn: string, qualifiedName: 
   return ctx;
 }
 
+/** What an optimistic propertyDefinition update read, besides its stored row (see {@link loadDefinitionContexts}). */
+export interface DefinitionReadContext extends DefinitionContext {
+  /** The qualified names the holders and tasks were read for. */
+  names: Set<string>;
+  /** The property's status row as stored (metadata text; null: absent). */
+  statusText: string | null;
+  /** Key rows of the data types and entity types, as stored: URN → metadata text. */
+  typeTexts: Map<string, string>;
+}
+
+/**
+ * What propertyDefinition updates check, for several properties in one round trip and one snapshot,
+ * without locks (migration 011): each stored definition, status, the holders of the given qualified
+ * names, open hard-delete tasks, and the data and entity types. The write statement then checks that
+ * what the decision relied on is unchanged (see aspectStore.ts).
+ */
+export async function loadDefinitionContexts(
+  db: Db,
+  requests: { urn: string; qualifiedName: string | undefined }[],
+  cleanupKind: string,
+): Promise<(ReadForWrite & { context: DefinitionReadContext })[]> {
+  const names = [...new Set(requests.map((r) => r.qualifiedName).filter((n): n is string => typeof n === 'string'))];
+  const rs = await rows<{ kind: string; urn: string; a: string | null; b: string | null; c: string | null; at: Date | null; id: number | null; done: number | null; total: number | null }>(
+    db,
+    'SELECT kind, urn, a, b, c, at, id, done, total FROM svc_definition_write_contexts($1, $2, $3)',
+    [[...new Set(requests.map((r) => r.urn))], names, cleanupKind],
+    'svc_definition_write_contexts',
+  );
+  const stored = new Map<string, ReadForWrite>();
+  const statuses = new Map<string, string>();
+  const holders: { urn: string; name: string }[] = [];
+  const tasks: { id: number; subject: string; name: string | null; done: number; total: number | null }[] = [];
+  const dataTypes = new Set<string>();
+  const entityTypes = new Set<string>();
+  const typeTexts = new Map<string, string>();
+  for (const r of rs) {
+    if (r.kind === 's') {
+      stored.set(r.urn, {
+        token: `${r.b} ${r.c}`,
+        previous: { urn: r.urn, aspect: 'propertyDefinition', version: 0, value: JSON.parse(r.b!), systemMetadata: JSON.parse(r.c!), createdOn: r.at!, createdBy: r.a! },
+      });
+    } else if (r.kind === 'st') statuses.set(r.urn, r.b!);
+    else if (r.kind === 'h') holders.push({ urn: r.urn, name: r.a! });
+    else if (r.kind === 't') tasks.push({ id: r.id!, subject: r.urn, name: r.a, done: r.done!, total: r.total });
+    else {
+      (r.kind === 'd' ? dataTypes : entityTypes).add(r.urn);
+      typeTexts.set(r.urn, r.b!);
+    }
+  }
+  tasks.sort((x, y) => x.id - y.id);
+  return requests.map((r) => {
+    const statusText = statuses.get(r.urn) ?? null;
+    const cleanup = tasks.find((t) => t.subject === r.urn || (r.qualifiedName !== undefined && t.name === r.qualifiedName));
+    return {
+      ...(stored.get(r.urn) ?? { previous: undefined, token: null }),
+      context: {
+        holder: holders.find((h) => h.name === r.qualifiedName && h.urn !== r.urn)?.urn,
+        cleanup: cleanup && { id: cleanup.id, subject: cleanup.subject, done: cleanup.done, total: cleanup.total },
+        softDeleted: statusText !== null && isRemoved(JSON.parse(statusText)),
+        dataTypes,
+        entityTypes,
+        names: new Set(names),
+        statusText,
+        typeTexts,
+      },
+    };
+  });
+}
+
 /** entity URN → property URN → the definition version its values were written under. */
 export type RecordedVersions = Map<string, Map<string, string>>;
 
