@@ -13,7 +13,7 @@ import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
-import { loadDefinitionContext, loadDefinitionContexts, loadProperties, loadReadContext, loadWriteContexts, type DefinitionReadContext, type WriteContext } from './propertyStore.ts';
+import { loadDefinitionContexts, lockQualifiedName, loadProperties, loadReadContext, loadWriteContexts, type DefinitionContext, type WriteContext } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
 import { compareVersions, isOlder } from './versions.ts';
@@ -59,27 +59,33 @@ function fail(violations: Violation[]): never {
   throw new SvcError(code, violations.map((v) => v.message).join('; '), { violations: violations.map((v) => v.message) });
 }
 
+/** What a definition write checks, read under the lock of the qualified name it claims (in its transaction). */
+async function readUnderNameLock(tx: Db, urn: string, qualifiedName: string): Promise<DefinitionContext> {
+  await lockQualifiedName(tx, qualifiedName);
+  return (await loadDefinitionContexts(tx, [{ urn, qualifiedName }], HARD_DELETE_TASK))[0]!.context;
+}
+
 /**
  * Rules of `propertyDefinition` writes (see definitionRules.ts), with the short forms normalised. An
  * update is checked without locks against what it read (its status, the types it names), unless it
  * raises the version (its afterWrite queues the stale-values cleanup in the write's transaction); a
  * new property is written under locks, claiming its qualified name under the name's lock.
  */
-function definitionHook(): AspectHook<undefined, DefinitionReadContext> {
+function definitionHook(): AspectHook<undefined, DefinitionContext> {
   return {
     aspect: 'propertyDefinition',
     deletesMore: true,
     optimistic: true,
     readForWrite: (ws, db) =>
       loadDefinitionContexts(db, ws.map((w) => ({ urn: w.target.urn, qualifiedName: (w.value as Partial<PropertyDefinition> | undefined)?.qualifiedName })), HARD_DELETE_TASK),
-    async prepare(w: PendingWrite, tx: Db, read?: DefinitionReadContext) {
+    async prepare(w: PendingWrite, tx: Db, read?: DefinitionContext) {
       const previous = w.previous?.value as PropertyDefinition | undefined;
       const given = normalizeDefinition(w.value as PropertyDefinition);
       // An update without a version keeps the current one (a version never goes away or down).
       const next = given.version === undefined && previous?.version !== undefined ? { ...given, version: previous.version } : given;
       const versionRaised = previous !== undefined && compareVersions(next.version, previous.version) > 0;
       if (read && (!previous || versionRaised || !read.names.has(next.qualifiedName))) return { value: next, plan: undefined, needsLock: true };
-      const { holder, cleanup, softDeleted, dataTypes, entityTypes } = read ?? (await loadDefinitionContext(tx, w.target.urn, next.qualifiedName, HARD_DELETE_TASK));
+      const { holder, cleanup, softDeleted, dataTypes, entityTypes } = read ?? (await readUnderNameLock(tx, w.target.urn, next.qualifiedName));
       if (cleanup) {
         throw new SvcError(
           'CONFLICT',
@@ -200,7 +206,7 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
 }
 
 /** The hooks of structured properties (the tasks they queue wake the runners themselves, see taskQueue.ts). */
-export function structuredPropertyHooks(): [AspectHook<undefined, DefinitionReadContext>, AspectHook<undefined, WriteContext>] {
+export function structuredPropertyHooks(): [AspectHook<undefined, DefinitionContext>, AspectHook<undefined, WriteContext>] {
   return [definitionHook(), valuesHook()];
 }
 

@@ -4,6 +4,7 @@
  * version its values were written under (see migration 007).
  */
 import { query as rows, type Db } from '../db/pool.ts';
+import { lockEntity } from '../db/locks.ts';
 import type { ReadForWrite } from '../entities/aspectStore.ts';
 import { isRemoved } from '../entities/softDelete.ts';
 import type { PropertyDefinition } from './types.ts';
@@ -32,7 +33,7 @@ export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Ma
   );
 }
 
-/** What a propertyDefinition write checks besides the definition itself. */
+/** What a propertyDefinition write checks besides the definition itself (see {@link loadDefinitionContexts}). */
 export interface DefinitionContext {
   /** Another property whose definition holds the qualified name. */
   holder: string | undefined;
@@ -41,32 +42,6 @@ export interface DefinitionContext {
   softDeleted: boolean;
   dataTypes: Set<string>;
   entityTypes: Set<string>;
-}
-
-/**
- * Everything a propertyDefinition write checks, in one round trip (migration 010), under the lock of
- * the qualified name it claims (so two definitions cannot claim one name at once): call it in the
- * write's transaction. `cleanupKind`: the kind of the hard-delete task.
- */
-export async function loadDefinitionContext(tx: Db, urn: string, qualifiedName: string, cleanupKind: string): Promise<DefinitionContext> {
-  const rs = await rows<{ kind: string; a: string; id: number | null; done: number | null; total: number | null }>(
-    tx,
-    'SELECT kind, a, id, done, total FROM svc_definition_write_context($1, $2, $3)',
-    [urn, qualifiedName, cleanupKind],
-    'svc_definition_write_context',
-  );
-  const ctx: DefinitionContext = { holder: undefined, cleanup: undefined, softDeleted: false, dataTypes: new Set(), entityTypes: new Set() };
-  for (const r of rs) {
-    if (r.kind === 'h') ctx.holder = r.a;
-    else if (r.kind === 't') ctx.cleanup = { id: r.id!, subject: r.a, done: r.done!, total: r.total };
-    else if (r.kind === 's') ctx.softDeleted = isRemoved(JSON.parse(r.a));
-    else (r.kind === 'd' ? ctx.dataTypes : ctx.entityTypes).add(r.a);
-  }
-  return ctx;
-}
-
-/** What an optimistic propertyDefinition update read, besides its stored row (see {@link loadDefinitionContexts}). */
-export interface DefinitionReadContext extends DefinitionContext {
   /** The qualified names the holders and tasks were read for. */
   names: Set<string>;
   /** The property's status row as stored (metadata text; null: absent). */
@@ -76,16 +51,25 @@ export interface DefinitionReadContext extends DefinitionContext {
 }
 
 /**
- * What propertyDefinition updates check, for several properties in one round trip and one snapshot,
- * without locks (migration 011): each stored definition, status, the holders of the given qualified
- * names, open hard-delete tasks, and the data and entity types. The write statement then checks that
- * what the decision relied on is unchanged (see aspectStore.ts).
+ * Takes the lock of a qualified name until the transaction ends: a write creating a property claims its
+ * name under it, so two definitions cannot claim one name at once.
+ */
+export async function lockQualifiedName(tx: Db, qualifiedName: string): Promise<void> {
+  await lockEntity(tx, `qualifiedName:${qualifiedName}`);
+}
+
+/**
+ * What propertyDefinition writes check, for several properties in one round trip and one snapshot
+ * (migration 011): each stored definition, status, the holders of the given qualified
+ * names, open hard-delete tasks, and the data and entity types. Read without locks, the write statement
+ * checks that what the decision relied on is unchanged (see aspectStore.ts); a write creating a property
+ * reads it under {@link lockQualifiedName}.
  */
 export async function loadDefinitionContexts(
   db: Db,
   requests: { urn: string; qualifiedName: string | undefined }[],
   cleanupKind: string,
-): Promise<(ReadForWrite & { context: DefinitionReadContext })[]> {
+): Promise<(ReadForWrite & { context: DefinitionContext })[]> {
   const names = [...new Set(requests.map((r) => r.qualifiedName).filter((n): n is string => typeof n === 'string'))];
   const rs = await rows<{ kind: string; urn: string; a: string | null; b: string | null; c: string | null; at: Date | null; id: number | null; done: number | null; total: number | null }>(
     db,
