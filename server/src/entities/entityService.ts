@@ -347,7 +347,8 @@ export class EntityService {
    * The one write path. A write whose aspects have no hooks or optimistic ones is prepared without
    * locks and written by one checked statement (see aspectStore.ts), which fails a row whose stored
    * state changed since it was read; such a write is prepared again, and after
-   * {@link OPTIMISTIC_ATTEMPTS} tries, under locks in a transaction. A lone write joins the group
+   * {@link OPTIMISTIC_ATTEMPTS} tries (or at once when a hook asks, Prepared.needsLock) it is written
+   * under locks in a transaction. A lone write joins the group
    * commit of writes in flight (see WriteBatcher); the rows of one request go in one atomic statement.
    * Anything else (time series, hooks that need the lock) runs in a transaction: entities in lock
    * order, and within an entity the aspects with hooks last, so an entity this request creates exists
@@ -373,6 +374,11 @@ export class EntityService {
     return written.map(({ shownAsWritten: _shown, ...w }) => w);
   }
 
+  /** The order a request's changes are written in: entities in lock order, within one the aspects with hooks last. */
+  private writeOrder(a: Change, b: Change): number {
+    return compareUrns(a.target.urn, b.target.urn) || Number(this.hasHooks(a)) - Number(this.hasHooks(b));
+  }
+
   /** Entities of a request that an earlier change of the same request writes (creating them if new). */
   private createdHere(changes: Change[], c: Change): boolean {
     return changes.some((o) => o !== c && o.target.urn === c.target.urn && !this.hasHooks(o));
@@ -387,7 +393,7 @@ export class EntityService {
       const { p } = rows[0]!;
       return [p.result(await this.batcher.write(p.write))];
     }
-    const ordered = [...rows].sort((a, b) => compareUrns(a.p.write.urn, b.p.write.urn) || Number(this.hasHooks(a.p.change)) - Number(this.hasHooks(b.p.change)));
+    const ordered = [...rows].sort((a, b) => this.writeOrder(a.p.change, b.p.change));
     const results = await writeAspectsAtomically(this.pool, ordered.map((x) => x.p.write));
     const out: ShownAspect[] = [];
     ordered.forEach((x, k) => (out[x.i] = x.p.result(results[k]!)));
@@ -403,14 +409,14 @@ export class EntityService {
       return { change: c, write, result: (r) => this.written(c, r, c.value, systemMetadata, principal, now) };
     }
     const reader = hooks.find((h) => h.readForWrite);
-    const read = reader ? await this.readGroups.get(reader)!.call(this.intent(c)) : await readForWrite(this.pool, c.target.urn, c.aspect.name);
+    const read: ReadForWrite & { context?: unknown } = reader ? await this.readGroups.get(reader)!.call(this.intent(c)) : await readForWrite(this.pool, c.target.urn, c.aspect.name);
     const value = this.startingValue(c, read.previous);
     if (value === NOTHING) return undefined;
     const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous: read.previous, principal, entityCreatedHere: this.createdHere(changes, c) };
     const guards: Guard[] = [];
     let shown: unknown;
     for (const h of hooks) {
-      const p = await h.prepare(pending, this.pool, h === reader ? (read as { context?: unknown }).context : undefined);
+      const p = await h.prepare(pending, this.pool, h === reader ? read.context : undefined);
       if (p.needsLock) throw new LockNeeded();
       pending.value = p.value;
       guards.push(...(p.guards ?? []));
@@ -437,7 +443,7 @@ export class EntityService {
 
   /** Writes every change in one transaction, each under its entity's lock. */
   private async writeLocked(principal: Principal, changes: Change[], mode: WriteMode, now: number): Promise<ShownAspect[]> {
-    const ordered = changes.map((c, i) => ({ c, i })).sort((a, b) => compareUrns(a.c.target.urn, b.c.target.urn) || Number(this.hasHooks(a.c)) - Number(this.hasHooks(b.c)));
+    const ordered = changes.map((c, i) => ({ c, i })).sort((a, b) => this.writeOrder(a.c, b.c));
     const results = await inTransaction(this.pool, async (tx) => {
       // Every entity of the request (in lock order), then what the writes reference: the order of the
       // write statement. (A lone entity whose writes reference nothing is locked as its aspect is read.)
