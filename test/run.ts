@@ -53,6 +53,7 @@ function suites(selected: string[] | undefined): Suite[] {
   const unit = pick(findTests('server'));
   const server = pick(findTests('test/server'));
   const embedded = pick(findTests('test/embedded'));
+  const search = pick(findTests('test/search'));
   const infra = pick(findTests('test/infra'));
   const out: Suite[] = [];
   if (unit.length) out.push({ name: 'unit', files: unit, needs: [] });
@@ -60,6 +61,8 @@ function suites(selected: string[] | undefined): Suite[] {
     out.push({ name: 'server on Debian Postgres 15', files: server, needs: ['postgres'] });
     out.push({ name: 'server on embedded Postgres', files: server, needs: ['embedded-postgres'] });
   }
+  // Search runs every case against both backends: Postgres (always there) and OpenSearch.
+  if (search.length) out.push({ name: 'search on Postgres and OpenSearch', files: search, needs: ['postgres', 'opensearch'] });
   if (embedded.length) out.push({ name: 'embedded default', files: embedded, needs: [] });
   const byNeeds = new Map<string, string[]>();
   for (const f of infra) {

@@ -21,14 +21,22 @@ import { TaskService } from './tasks/taskService.ts';
 import { bootstrapAspects, HARD_DELETE_TASK, STALE_VALUES_TASK, structuredPropertyHooks } from './properties/propertyHooks.ts';
 import { hardDeleteCleanup, staleValuesCleanup } from './properties/cleanup.ts';
 import type { Logger } from './log.ts';
+import type { SearchBackend } from './search/backend.ts';
+import { OpenSearchBackend } from './search/opensearchBackend.ts';
+import { SearchOutbox } from './search/outbox.ts';
+import { PostgresBackend } from './search/postgresBackend.ts';
+import { SearchService } from './search/searchService.ts';
 
 /** What the catalog needs of the configuration. */
-export type CatalogConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken'>;
+export type CatalogConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix'>;
 
 export interface Catalog {
   readonly entities: EntityService;
   readonly tasks: TaskService;
   readonly tokens: TokenService;
+  readonly search: SearchService;
+  /** The search outbox's dispatcher (see search/outbox.ts). */
+  readonly searchOutbox: SearchOutbox;
   /** The root token, and whether this start generated it (to be printed once). */
   readonly rootToken: { token: string; generated: boolean };
   /** Whether the database is embedded (started by the catalog) or external (`DATABASE_URL`). */
@@ -37,6 +45,8 @@ export interface Catalog {
   readonly pool: Pool;
   /** Whether the database answers and every migration is applied; throws when the database does not answer. */
   ready(): Promise<boolean>;
+  /** Whether the search backend answers (writes go on without it; search catches up when it is back). */
+  searchReachable(): Promise<boolean>;
   /** Lets queued writes commit, stops the background tasks, closes the pool and stops an embedded Postgres. */
   close(): Promise<void>;
 }
@@ -44,31 +54,41 @@ export interface Catalog {
 export async function createCatalog(config: CatalogConfig, log: Logger): Promise<Catalog> {
   const database = await openDatabase(config.databaseUrl, config.dataDir, log);
   const pool = createPool(database.url, config.dbPoolSize);
+  let backend: SearchBackend | undefined;
   try {
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'migrations applied');
     const root = rootToken(config.adminToken, config.dataDir);
-    const entities = new EntityService(pool, new ScrollIds(await loadScrollSecret(pool)));
+    const scrollIds = new ScrollIds(await loadScrollSecret(pool));
+    const entities = new EntityService(pool, scrollIds);
+    backend = searchBackend(config, pool, log);
+    const searchOutbox = new SearchOutbox(pool, entities, backend, log, database.url);
     const runner = new TaskRunner(pool, log, { listenUrl: database.url });
     for (const hook of structuredPropertyHooks()) entities.addHook(hook);
     runner.register(HARD_DELETE_TASK, hardDeleteCleanup(pool, entities));
     runner.register(STALE_VALUES_TASK, staleValuesCleanup(pool, entities));
     await entities.write(SYSTEM, bootstrapAspects(), 'upsert');
     runner.start();
+    searchOutbox.start();
     let closing: Promise<void> | undefined;
     return {
       entities,
       tasks: new TaskService(pool),
       tokens: new TokenService(pool, root.token),
+      search: new SearchService(pool, backend, entities, scrollIds),
+      searchOutbox,
       rootToken: root,
       embeddedDatabase: database.embedded,
       pool,
       ready: () => migrationsDone(pool),
+      searchReachable: () => backend!.reachable(),
       close() {
         closing ??= (async () => {
           // Writes queued for the group commit are committed, also those whose clients went away.
           await entities.drain();
           await runner.stop();
+          await searchOutbox.stop();
+          await backend!.close();
           await pool.end();
           await database.stop();
         })();
@@ -76,8 +96,14 @@ export async function createCatalog(config: CatalogConfig, log: Logger): Promise
       },
     };
   } catch (err) {
+    await backend?.close().catch(() => undefined);
     await pool.end().catch(() => undefined);
     await database.stop();
     throw err;
   }
+}
+
+/** The search backend the configuration names. */
+export function searchBackend(config: Pick<Config, 'searchBackend' | 'opensearchUrl' | 'indexPrefix'>, pool: Pool, log: Logger): SearchBackend {
+  return config.searchBackend === 'opensearch' ? new OpenSearchBackend(config.opensearchUrl!, config.indexPrefix, pool, log) : new PostgresBackend(pool);
 }

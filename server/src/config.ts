@@ -16,6 +16,8 @@ export interface Config {
   searchBackend: 'postgres' | 'opensearch';
   /** `OPENSEARCH_URL`: OpenSearch endpoint, required when `searchBackend` is `opensearch`. */
   opensearchUrl: string | undefined;
+  /** `INDEX_PREFIX`: prefix of the OpenSearch index names (`<prefix>_datasetindex_v2`), as DataHub's; default none. */
+  indexPrefix: string;
   /** `SVC_AUTH_ENABLED`: require `Authorization: Bearer` on every API route (default true). */
   authEnabled: boolean;
   /** `SVC_ADMIN_TOKEN`: the root token; unset means generated on first start and saved under `dataDir`. */
@@ -50,6 +52,13 @@ function int(name: string, raw: string | undefined, dflt: number, min: number, m
   return n;
 }
 
+function indexPrefix(raw: string | undefined): string {
+  const p = raw ?? '';
+  // OpenSearch index names: lowercase, no spaces or any of \/*?"<>|,# and not starting with _ - +.
+  if (p !== '' && !/^[a-z0-9][a-z0-9_.-]*$/.test(p)) throw new ConfigError(`INDEX_PREFIX must be lowercase letters, digits, _ . -, starting with a letter or digit, got "${p}"`);
+  return p;
+}
+
 /** Reads and validates the configuration from `env`; throws {@link ConfigError} naming the bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const searchBackend = env.SEARCH_BACKEND || 'postgres';
@@ -66,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     searchBackend,
     opensearchUrl,
+    indexPrefix: indexPrefix(env.INDEX_PREFIX),
     authEnabled: bool('SVC_AUTH_ENABLED', env.SVC_AUTH_ENABLED, true),
     adminToken: env.SVC_ADMIN_TOKEN || undefined,
     dbPoolSize: int('SVC_DB_POOL_SIZE', env.SVC_DB_POOL_SIZE, 20, 1, 1000),

@@ -14,10 +14,10 @@ after(async () => {
   await s.close();
 });
 
-test('/ready reports the database up and the migrations applied', async () => {
+test('/ready reports the database up, the migrations applied and search reachable', async () => {
   const res = await s.request('/ready', { token: null });
   assert.equal(res.status, 200);
-  assert.deepEqual(await res.json(), { status: 'READY', database: 'UP', migrations: 'DONE' });
+  assert.deepEqual(await res.json(), { status: 'READY', database: 'UP', migrations: 'DONE', search: 'UP' });
 });
 
 test('/metrics counts requests by route and status and exposes the pool', async () => {

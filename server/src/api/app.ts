@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   const { catalog } = deps;
-  const metrics = createMetrics(catalog.pool, () => catalog.entities.writeBatchStats);
+  const metrics = createMetrics(catalog.pool, () => catalog.entities.writeBatchStats, catalog.searchOutbox.stats);
   app.use(metrics.middleware);
   app.use(pathGuard);
   if (deps.log.isLevelEnabled('debug')) {
@@ -65,8 +65,8 @@ export function createApp(deps: AppDeps): Express {
   const api = express.Router();
   api.use(authenticate(catalog.tokens, deps.config.authEnabled));
   api.use(jsonBody(deps.config.maxBodyBytes));
-  entityRoutes(api, catalog.entities, 'v2');
-  entityRoutes(api, catalog.entities, 'v3');
+  entityRoutes(api, catalog.entities, catalog.search, 'v2');
+  entityRoutes(api, catalog.entities, catalog.search, 'v3');
   api.use(tokenRoutes(catalog.tokens));
   api.use(taskRoutes(catalog.tasks));
   app.use(api);

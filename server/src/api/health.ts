@@ -1,4 +1,4 @@
-/** `/health` (the process is up), `/ready` (database reachable, migrations applied), `/metrics`. */
+/** `/health` (the process is up), `/ready` (database reachable, migrations applied; search reachable or not), `/metrics`. */
 import type { Router } from 'express';
 import type { Catalog } from '../catalog.ts';
 import type { Metrics } from './metrics.ts';
@@ -13,8 +13,14 @@ export function healthRoutes(router: Router, catalog: Catalog, metrics: Metrics)
   });
   router.get('/ready', async (_req, res) => {
     try {
-      const migrated = await catalog.ready();
-      res.status(migrated ? 200 : 503).json({ status: migrated ? 'READY' : 'NOT_READY', database: 'UP', migrations: migrated ? 'DONE' : 'PENDING' });
+      const [migrated, search] = await Promise.all([catalog.ready(), catalog.searchReachable()]);
+      // Search unreachable does not take the server out of service: writes go on, and search catches up.
+      res.status(migrated ? 200 : 503).json({
+        status: migrated ? 'READY' : 'NOT_READY',
+        database: 'UP',
+        migrations: migrated ? 'DONE' : 'PENDING',
+        search: search ? 'UP' : 'UNREACHABLE',
+      });
     } catch {
       res.status(503).json({ status: 'NOT_READY', database: 'DOWN' });
     }

@@ -4,13 +4,15 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { transactionRetries, type Pool } from '../db/pool.ts';
 import type { WriteBatchStats } from '../entities/writeBatcher.ts';
 import { optimisticWrites } from '../entities/entityService.ts';
+import { outboxLag, type OutboxStats } from '../search/outbox.ts';
+import { opensearchStats } from '../search/opensearchBackend.ts';
 
 export interface Metrics {
   registry: Registry;
   middleware(req: Request, res: Response, next: NextFunction): void;
 }
 
-export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatchStats>): Metrics {
+export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatchStats>, search: Readonly<OutboxStats>): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -56,6 +58,28 @@ export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatc
   batchCounter('svc_write_stale_total', 'Writes prepared without locks that found what they read changed, and were prepared again', () => optimisticWrites.stale);
   batchCounter('svc_write_locked_total', 'Writes prepared without locks that went under locks instead: after conflicting twice, or at their rules\' asking', () => optimisticWrites.locked);
   batchCounter('svc_db_serialization_retries_total', 'Transactions run again after a serialization failure', () => transactionRetries.serialization);
+  // Search: how far behind the outbox is, and what its dispatcher did.
+  const lag = () => outboxLag(pool).catch(() => ({ depth: NaN, oldestSeconds: NaN }));
+  new Gauge({
+    name: 'svc_search_outbox_depth',
+    help: 'Changes waiting in the search outbox',
+    registers: [registry],
+    async collect() {
+      this.set((await lag()).depth);
+    },
+  });
+  new Gauge({
+    name: 'svc_search_outbox_oldest_seconds',
+    help: 'Age of the oldest change waiting in the search outbox (0 when empty)',
+    registers: [registry],
+    async collect() {
+      this.set((await lag()).oldestSeconds);
+    },
+  });
+  batchCounter('svc_search_delivered_total', 'Entities whose search documents this process applied', () => search.delivered);
+  batchCounter('svc_search_delivery_failures_total', 'Outbox steps that failed (search unreachable, …) and were retried', () => search.failures);
+  batchCounter('svc_search_rejected_total', 'Search documents OpenSearch refused for good (logged)', () => opensearchStats.rejected);
+  batchCounter('svc_search_mapping_conflicts_total', 'Search fields that exist with another type until the index is rebuilt', () => opensearchStats.mappingConflicts);
 
   // The series of each (method, route, status), looked up once: prom-client hashes label objects on
   // every call otherwise, and this runs on every request.

@@ -228,6 +228,23 @@ export class EntityService {
     return records;
   }
 
+  /**
+   * Entities of any types, in the order given, each with those of the given aspects its type has (all
+   * when undefined), as reads show them; entities that do not exist are left out.
+   */
+  async getMany(principal: Principal, targets: EntityUrn[], aspectNames?: string[]): Promise<EntityRecord[]> {
+    authorize(principal, 'READ');
+    const bySpec = new Map<EntitySpec, string[]>();
+    for (const t of targets) bySpec.set(t.spec, [...(bySpec.get(t.spec) ?? []), t.urn]);
+    const out: EntityRecord[] = [];
+    for (const [spec, urns] of bySpec) {
+      const names = aspectNames?.filter((n) => n === spec.keyAspect || spec.aspects.includes(n));
+      out.push(...(await this.getEntities(spec, urns, names)));
+    }
+    const order = new Map(targets.map((t, i) => [t.urn, i]));
+    return out.sort((a, b) => order.get(a.urn)! - order.get(b.urn)!);
+  }
+
   /** One version (0 = latest) of one aspect; undefined when absent. */
   async getAspect(principal: Principal, target: EntityUrn, aspectName: string, version = 0): Promise<StoredAspect | undefined> {
     authorize(principal, 'READ');

@@ -33,6 +33,21 @@ export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Ma
   );
 }
 
+/**
+ * The properties whose qualified name is one of `qualifiedNames`, or becomes one of `fieldNames` with
+ * its dots replaced by underscores (how search names unversioned properties), with their state.
+ */
+export async function findProperties(db: Db, qualifiedNames: string[], fieldNames: string[]): Promise<Map<string, PropertyState>> {
+  if (qualifiedNames.length === 0 && fieldNames.length === 0) return new Map();
+  const defs = await rows<{ urn: string }>(
+    db,
+    `SELECT urn FROM aspects WHERE aspect = 'propertyDefinition' AND version = 0
+        AND ((metadata::jsonb) ->> 'qualifiedName' = ANY($1::text[]) OR replace((metadata::jsonb) ->> 'qualifiedName', '.', '_') = ANY($2::text[]))`,
+    [qualifiedNames, fieldNames],
+  );
+  return loadProperties(db, defs.map((d) => d.urn));
+}
+
 /** What a propertyDefinition write checks besides the definition itself (see {@link loadDefinitionContexts}). */
 export interface DefinitionContext {
   /** Another property whose definition holds the qualified name. */

@@ -56,6 +56,8 @@ export const DATA_TYPES: { id: LogicalType; displayName: string; description: st
 export const NAMESPACE = 'svc.';
 export const dataTypeUrn = (id: string) => `urn:li:dataType:${NAMESPACE}${id}`;
 export const entityTypeUrn = (entity: string) => `urn:li:entityType:${NAMESPACE}${entity}`;
+/** The entity name an entityType URN names (`urn:li:entityType:svc.dataset` → `dataset`). */
+export const entityNameOf = (urn: string) => urn.replace(/^urn:li:entityType:/, '').replace(/^(svc|datahub)\./, '');
 
 /**
  * The logical type of a `valueType` URN: the id with a leading `svc.` stripped, lowercased

@@ -6,9 +6,9 @@
  * (a runner that died) or whose backoff is over. Handlers work in small idempotent steps, so a task
  * cut off anywhere (crash, kill, shutdown) is resumed by whichever runner claims it next.
  */
-import pg from 'pg';
 import type { Pool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
+import { Listener } from '../db/listener.ts';
 import { claimTask, finishTask, LEASE_SECONDS, releaseTask, renewLease, reportProgress, TASK_CHANNEL, type Claim, type Task } from './taskQueue.ts';
 
 export interface TaskContext {
@@ -23,8 +23,6 @@ export type TaskHandler = (ctx: TaskContext) => Promise<void>;
 
 /** How often a loop looks for expired leases and finished backoffs without being woken. */
 const POLL_MS = 1_000;
-/** The longest wait before the listening connection is opened again after it failed. */
-const MAX_RELISTEN_MS = 10_000;
 
 interface KindLoop {
   handler: TaskHandler;
@@ -37,8 +35,7 @@ interface KindLoop {
 export class TaskRunner {
   private readonly loops = new Map<string, KindLoop>();
   private stopping = false;
-  private listener: pg.Client | undefined;
-  private listening: Promise<void> | undefined;
+  private listener: Listener | undefined;
 
   private readonly listenUrl: string | undefined;
   private readonly pollMs: number;
@@ -71,7 +68,11 @@ export class TaskRunner {
 
   start(): void {
     for (const [kind, loop] of this.loops) loop.running ??= this.loop(kind, loop);
-    if (this.listenUrl) this.listening ??= this.listen(this.listenUrl);
+    // Queued tasks are announced on the channel, the kind as payload (none: after a reconnect, any kind).
+    if (this.listenUrl) {
+      this.listener ??= new Listener(this.listenUrl, TASK_CHANNEL, 'svc-tasks', this.log, (kind) => this.kick(kind || undefined));
+      this.listener.start();
+    }
   }
 
   /** Stops claiming tasks; a task in progress returns at its next step and is released. */
@@ -79,38 +80,7 @@ export class TaskRunner {
     this.stopping = true;
     this.kick();
     await Promise.all([...this.loops.values()].map((l) => l.running));
-    await this.listener?.end().catch(() => undefined);
-    await this.listening;
-  }
-
-  /** Listens for queued tasks, opening the connection again (with backoff) whenever it fails. */
-  private async listen(url: string): Promise<void> {
-    for (let failures = 0; !this.stopping; ) {
-      const client = new pg.Client({ connectionString: url, application_name: 'svc-tasks' });
-      const lost = new Promise<void>((resolve) => {
-        client.on('error', () => resolve());
-        client.on('end', () => resolve());
-      });
-      try {
-        await client.connect();
-        client.on('notification', (n) => this.kick(n.payload));
-        await client.query(`LISTEN ${TASK_CHANNEL}`);
-        // A stop from here on ends this client; a stop that came while connecting is seen here.
-        this.listener = client;
-        if (!this.stopping) {
-          failures = 0;
-          this.kick(); // tasks queued while not listening
-          await lost;
-        }
-      } catch (err) {
-        if (!this.stopping) this.log.warn({ err }, 'could not listen for queued tasks; polling meanwhile');
-      }
-      this.listener = undefined;
-      await client.end().catch(() => undefined);
-      if (this.stopping) return;
-      failures++;
-      await new Promise((r) => setTimeout(r, Math.min(MAX_RELISTEN_MS, 250 * 2 ** failures) * (0.5 + Math.random())));
-    }
+    await this.listener?.stop();
   }
 
   private async loop(kind: string, loop: KindLoop): Promise<void> {

@@ -9,6 +9,7 @@ import { MAX_PAGE, recordsOf, type AspectInput, type EntityService, type WriteMo
 import { principalOf } from '../auth.ts';
 import { sendJson as send } from '../json.ts';
 import { queryParams } from './queryParams.ts';
+import type { SearchService } from '../../search/searchService.ts';
 import { aspectBody, aspectWrapper, batchAspects, entityShape, type ApiVersion } from './shapes.ts';
 
 const systemMetadata = { type: 'boolean', default: false, description: 'Include system metadata and audit stamps' } as const;
@@ -23,7 +24,11 @@ export const ENTITY_QUERIES = {
     scrollId: { type: 'string', description: 'The scrollId of the previous page, to read the next one' },
     sort: { type: 'enum', values: ['urn'], default: 'urn', description: 'Sort field' },
     sortOrder: { type: 'enum', values: ['ASCENDING', 'DESCENDING'], default: 'ASCENDING', description: 'Sort order' },
-    query: { type: 'string', description: 'Query string; this version takes only "*" (everything)' },
+    query: {
+      type: 'string',
+      description:
+        'Query string (OpenSearch query_string syntax) over urn, removed, the key-aspect fields and structuredProperties.<field>, e.g. structuredProperties.io_acryl_privacy_retentionTime:>45; "*" (the default) lists every entity from the primary store',
+    },
     includeSoftDelete,
     systemMetadata,
     skipCache: { type: 'ignored', description: 'Taken for DataHub clients; svc has no cache to skip' },
@@ -71,7 +76,7 @@ function writeMode(q: { createIfNotExists: boolean; createIfEntityNotExists: boo
  * at the event loop's next turn, and every write would leave the v2 router that way. One route per
  * path, its methods chained, so a path is matched once.
  */
-export function entityRoutes(router: Router, service: EntityService, v: ApiVersion): void {
+export function entityRoutes(router: Router, service: EntityService, search: SearchService, v: ApiVersion): void {
   const base = `/openapi/${v}/entity`;
   const listRoute = router.route(`${base}/:entityName`);
   const entityRoute = router.route(`${base}/:entityName/:urn`);
@@ -80,16 +85,19 @@ export function entityRoutes(router: Router, service: EntityService, v: ApiVersi
   listRoute.get(async (req, res) => {
     const spec = registry.entity(req.params.entityName);
     const q = ENTITY_QUERIES.list.parse(req);
-    if (q.query !== undefined && q.query.trim() !== '*' && q.query.trim() !== '') {
-      throw SvcError.validation(['query: only "*" is supported by this server version']);
-    }
-    const page = await service.list(principalOf(req), spec, {
+    const options = {
       aspects: q.aspects,
       count: q.count,
       scrollId: q.scrollId || undefined,
       descending: q.sortOrder === 'DESCENDING',
       includeSoftDeleted: q.includeSoftDelete,
-    });
+    };
+    q.aspects?.forEach((a) => registry.aspect(spec, a));
+    // Everything is listed from the primary store (read-after-write); a query goes to search.
+    const everything = q.query === undefined || q.query.trim() === '*' || q.query.trim() === '';
+    const page = everything
+      ? await service.list(principalOf(req), spec, options)
+      : await search.search(principalOf(req), { entityTypes: [spec.name], query: q.query, ...options });
     const items = page.entities.map((e) => entityShape(v, e, q.systemMetadata));
     send(res, 200, v === 'v3' ? { scrollId: page.scrollId ?? null, entities: items } : { scrollId: page.scrollId ?? null, results: items });
   });

@@ -1,0 +1,111 @@
+/**
+ * The fields of search documents: their names, types and values, the same in both backends.
+ *
+ * A document holds `urn`, `removed` (the entity's soft delete), the fields of its key aspect (a
+ * dataset's `platform`, `name`, `origin`), and one field per structured property set on it:
+ * `structuredProperties.<qualified name with . → _>`, or for a property with a `version`,
+ * `structuredProperties._versioned.<qualified name with . → _>.<version>.<type>` (DataHub's names).
+ * Values are arrays: numbers as numbers, every other type as its string; empty strings are left out.
+ */
+import type { EntitySpec } from '../registry/registry.ts';
+import { logicalType, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';
+
+/** How a field is indexed: keyword (exact strings), double, date (epoch milliseconds) or boolean. */
+export type FieldType = 'keyword' | 'double' | 'date' | 'boolean';
+
+export interface FieldSpec {
+  name: string;
+  type: FieldType;
+}
+
+export const PROPERTIES_FIELD = 'structuredProperties';
+const VERSIONED = '_versioned';
+
+/** The field under `structuredProperties.` that a property's values go to, from its current definition. */
+export function propertyFieldName(def: Pick<PropertyDefinition, 'qualifiedName' | 'version' | 'valueType'>): string {
+  const name = def.qualifiedName.replaceAll('.', '_');
+  return def.version ? `${VERSIONED}.${name}.${def.version}.${logicalType(def.valueType)}` : name;
+}
+
+/** The field type of a logical type; undefined for `unknown` (its values are not indexed). */
+export function fieldTypeOf(type: LogicalType): FieldType | undefined {
+  switch (type) {
+    case 'number':
+      return 'double';
+    case 'date':
+      return 'date';
+    case 'unknown':
+      return undefined;
+    default:
+      return 'keyword';
+  }
+}
+
+/** A property's field (full name) and type; undefined when its values are not indexed. */
+export function propertyField(def: PropertyDefinition): FieldSpec | undefined {
+  const type = fieldTypeOf(logicalType(def.valueType));
+  return type && { name: `${PROPERTIES_FIELD}.${propertyFieldName(def)}`, type };
+}
+
+/** The type a versioned field name says its values have (`…​.20240614080000.string` → keyword). */
+export function versionedFieldType(field: string): FieldType | undefined {
+  const m = field.match(/^structuredProperties\._versioned\.[^.]+\.[^.]+\.([a-z_]+)$/);
+  return m ? fieldTypeOf(logicalType(m[1]!)) : undefined;
+}
+
+/** The fields every document of an entity type has: `urn`, `removed` and the key aspect's fields. */
+export function baseFields(spec: EntitySpec): FieldSpec[] {
+  return [{ name: 'urn', type: 'keyword' }, { name: 'removed', type: 'boolean' }, ...spec.keyFields.map((f) => ({ name: f.name, type: 'keyword' as const }))];
+}
+
+/** A typed value as a document holds it; undefined when it is not indexed (an empty string, a non-number). */
+export function documentValue(type: FieldType, v: PrimitiveValue): string | number | undefined {
+  if (type === 'double') {
+    const n = 'double' in v ? v.double : Number(v.string);
+    return 'double' in v || (v.string.trim() !== '' && Number.isFinite(n)) ? n : undefined;
+  }
+  const s = 'double' in v ? String(v.double) : v.string;
+  return s === '' ? undefined : s;
+}
+
+/**
+ * A date as search compares it: epoch milliseconds of an ISO 8601 date or date-time (UTC unless it
+ * says otherwise) or of a number of epoch milliseconds, as OpenSearch's default date format reads it.
+ */
+export function dateMillis(s: string): number | undefined {
+  if (/^-?\d+$/.test(s)) return Number(s);
+  if (!/^\d{4}(-\d{2}(-\d{2}([T ]\d{2}(:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}(:?\d{2})?)?)?)?)?$/.test(s)) return undefined;
+  const iso = s.length <= 10 ? `${s.length === 4 ? `${s}-01-01` : s.length === 7 ? `${s}-01` : s}T00:00:00Z` : /(Z|[+-]\d{2}(:?\d{2})?)$/.test(s) ? s : `${s}Z`;
+  const ms = Date.parse(iso.replace(' ', 'T'));
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/**
+ * A value of an aggregation as DataHub prints it: numbers always with a fraction (`"60.0"`); dates
+ * (counted by their instant) as ISO 8601 date-times in UTC.
+ */
+export function printFacetValue(type: FieldType, v: string | number | boolean): string {
+  if (type === 'date') return new Date(Number(v)).toISOString();
+  if (type === 'double') {
+    const s = String(Number(v));
+    return /[.eE]|Infinity|NaN/.test(s) ? s : `${s}.0`;
+  }
+  return String(v);
+}
+
+/** Nests dotted field names as objects (`a.b: 1` → `{a: {b: 1}}`), as OpenSearch reads them. */
+export function nest(flat: Iterable<[string, unknown]>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of flat) {
+    const path = name.split('.');
+    let at = out;
+    for (const seg of path.slice(0, -1)) at = (at[seg] ??= {}) as Record<string, unknown>;
+    at[path[path.length - 1]!] = value;
+  }
+  return out;
+}
+
+/** The JSON a backend stores for a document: `urn`, `removed` and the fields, dotted names nested. */
+export function documentSource(doc: { urn: string; removed: boolean; fields: Map<string, { values: (string | number)[] }> }): Record<string, unknown> {
+  return { urn: doc.urn, removed: doc.removed, ...nest([...doc.fields].map(([name, f]) => [name, f.values])) };
+}

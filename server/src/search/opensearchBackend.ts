@@ -1,0 +1,217 @@
+/**
+ * The `opensearch` search backend: one index per entity type behind an alias named as DataHub names
+ * it (`datasetindex_v2`, after `INDEX_PREFIX_` when set), the concrete index `<alias>_<epoch ms>` so
+ * that a rebuild can swap the alias. Mappings are strict about what is searched (`dynamic: false`):
+ * `urn`, `removed`, the key-aspect fields, and each structured property's field, added as the
+ * dispatcher meets it (number → `double`, date → `date`, string/urn/rich_text → `keyword`).
+ *
+ * Selections go to OpenSearch as a `query_string` query: the query string as parsed, checked and
+ * resolved (fields restricted to the ones above, values typed), written back fully parenthesized, so
+ * both backends read it alike.
+ */
+import { Client } from '@opensearch-project/opensearch';
+import type { Pool } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+import { registry } from '../registry/registry.ts';
+import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBackend, SearchDocument, SearchRequest, Scalar } from './backend.ts';
+import type { PatternPart } from './expr.ts';
+import { baseFields, documentSource, type FieldSpec, type FieldType } from './fields.ts';
+
+/** What is counted of bulk items OpenSearch refused for good (e.g. a value that does not fit its mapping). */
+export const opensearchStats = { rejected: 0, mappingConflicts: 0 };
+
+const MAPPING: Record<FieldType, Record<string, unknown>> = {
+  keyword: { type: 'keyword' },
+  double: { type: 'double' },
+  date: { type: 'date' },
+  boolean: { type: 'boolean' },
+};
+
+/** The `properties` of a mapping holding these fields, dotted names as nested objects. */
+export function mappingOf(fields: FieldSpec[]): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  for (const f of fields) {
+    const path = f.name.split('.');
+    let at = root;
+    for (const seg of path.slice(0, -1)) {
+      const obj = (at[seg] ??= { type: 'object', dynamic: false, properties: {} }) as { properties: Record<string, unknown> };
+      at = obj.properties;
+    }
+    at[path[path.length - 1]!] = MAPPING[f.type];
+  }
+  return root;
+}
+
+const SPECIAL = /[+\-=&|><!(){}[\]^"~*?:\\/\s]/g;
+
+function quoted(v: Scalar): string {
+  return `"${String(v).replace(/["\\]/g, '\\$&')}"`;
+}
+
+function pattern(p: PatternPart[]): string {
+  return p.map((x) => (typeof x === 'string' ? x.replace(SPECIAL, '\\$&') : x.wildcard)).join('');
+}
+
+/** A resolved expression as a fully parenthesized `query_string` query. */
+export function queryString(e: Resolved): string {
+  switch (e.kind) {
+    case 'all':
+      return '*:*';
+    case 'none':
+      return '(*:* AND NOT *:*)';
+    case 'and':
+    case 'or':
+      return `(${e.of.map(queryString).join(e.kind === 'and' ? ' AND ' : ' OR ')})`;
+    case 'not':
+      return `(*:* AND NOT ${queryString(e.of)})`;
+    case 'exists':
+      return `_exists_:${e.field.name}`;
+    case 'terms':
+      return e.values.length === 0 ? queryString({ kind: 'none' }) : `(${e.values.map((v) => `${e.field.name}:${quoted(v)}`).join(' OR ')})`;
+    case 'range': {
+      const lo = e.min ? `${e.min.inclusive ? '[' : '{'}${quoted(e.min.value)}` : '{*';
+      const hi = e.max ? `${quoted(e.max.value)}${e.max.inclusive ? ']' : '}'}` : '*}';
+      return `${e.field.name}:${lo} TO ${hi}`;
+    }
+    case 'wildcard':
+      return `${e.field.name}:${pattern(e.pattern)}`;
+  }
+}
+
+interface BulkItem {
+  status: number;
+  error?: { type?: string; reason?: string };
+}
+
+export class OpenSearchBackend implements SearchBackend {
+  readonly kind = 'opensearch' as const;
+  readonly client: Client;
+
+  constructor(
+    url: string,
+    private readonly prefix: string,
+    private readonly pool: Pool,
+    private readonly log: Logger,
+  ) {
+    this.client = new Client({ node: url, requestTimeout: 30_000 });
+  }
+
+  /** The alias of an entity type's index (`datasetindex_v2`). */
+  alias(entityType: string): string {
+    return `${this.prefix ? `${this.prefix}_` : ''}${entityType.toLowerCase()}index_v2`;
+  }
+
+  /** Creates the missing indices and their aliases, one process at a time (a Postgres advisory lock). */
+  async prepare(entityTypes: string[]): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("SELECT pg_advisory_lock(hashtextextended('search:prepare', 0))");
+      for (const type of entityTypes) {
+        const alias = this.alias(type);
+        if ((await this.client.indices.exists({ index: alias })).body) continue;
+        const index = `${alias}_${Date.now()}`;
+        await this.createIndex(type, index, []);
+        await this.client.indices.putAlias({ index, name: alias });
+      }
+    } finally {
+      await client.query("SELECT pg_advisory_unlock(hashtextextended('search:prepare', 0))").catch(() => undefined);
+      client.release();
+    }
+  }
+
+  /** Creates a concrete index of an entity type with the base fields and `fields`. */
+  async createIndex(entityType: string, index: string, fields: FieldSpec[]): Promise<void> {
+    const spec = registry.entity(entityType);
+    await this.client.indices.create({
+      index,
+      body: {
+        // Changes become searchable within half a second (OpenSearch's default is 1 s).
+        settings: { number_of_shards: 1, refresh_interval: '500ms' },
+        mappings: { dynamic: false, properties: mappingOf([...baseFields(spec), ...fields]) as never },
+      },
+    });
+  }
+
+  async ensureFields(entityType: string, fields: FieldSpec[]): Promise<void> {
+    try {
+      await this.client.indices.putMapping({ index: this.alias(entityType), body: { properties: mappingOf(fields) as never } });
+    } catch (err) {
+      const e = err as { meta?: { statusCode?: number; body?: unknown } };
+      if (e.meta?.statusCode !== 400) throw err;
+      // A field that exists with another type (a property deleted and created again with another type):
+      // its values are refused until the index is rebuilt (npm run system-update).
+      opensearchStats.mappingConflicts++;
+      this.log.warn({ entityType, fields, error: e.meta.body }, 'a search field exists with another type; rebuild the index with system-update');
+    }
+  }
+
+  async apply(docs: SearchDocument[], gone: DocumentRef[]): Promise<void> {
+    if (docs.length === 0 && gone.length === 0) return;
+    const body: unknown[] = [];
+    for (const d of docs) body.push({ index: { _index: this.alias(d.entityType), _id: d.urn } }, documentSource(d));
+    for (const g of gone) body.push({ delete: { _index: this.alias(g.entityType), _id: g.urn } });
+    const res = await this.client.bulk({ body: body as never });
+    if (!res.body.errors) return;
+    for (const item of res.body.items as Record<string, BulkItem>[]) {
+      const r = Object.values(item)[0]!;
+      if (r.status < 300 || r.status === 404) continue;
+      if (r.status === 429 || r.status >= 500) throw new Error(`OpenSearch bulk item failed (${r.status}): ${r.error?.reason ?? ''}`);
+      opensearchStats.rejected++;
+      this.log.warn({ item }, 'OpenSearch refused a search document');
+    }
+  }
+
+  async refresh(): Promise<void> {
+    await this.client.indices.refresh({ index: `${this.prefix ? `${this.prefix}_` : ''}*index_v2`, allow_no_indices: true });
+  }
+
+  private body(req: { where: Resolved; includeRemoved: boolean }): Record<string, unknown> {
+    const filter: unknown[] = [{ query_string: { query: queryString(req.where), allow_leading_wildcard: true } }];
+    if (!req.includeRemoved) filter.push({ term: { removed: false } });
+    return { bool: { filter } };
+  }
+
+  async search(req: SearchRequest): Promise<{ urns: string[]; total?: number }> {
+    const res = await this.client.search({
+      index: req.entityTypes.map((t) => this.alias(t)).join(','),
+      ignore_unavailable: true,
+      body: {
+        query: this.body(req),
+        sort: [{ urn: { order: req.descending ? 'desc' : 'asc' } }],
+        size: req.limit,
+        _source: false,
+        track_total_hits: req.total,
+        ...(req.after === undefined ? {} : { search_after: [req.after] }),
+      } as never,
+    });
+    const hits = res.body.hits;
+    const total = req.total ? (typeof hits.total === 'number' ? hits.total : (hits.total?.value ?? 0)) : undefined;
+    return { urns: hits.hits.map((h) => h._id as string), total };
+  }
+
+  async aggregate(req: AggregateRequest): Promise<FacetBucket[][]> {
+    const aggs = Object.fromEntries(
+      req.facets.map((f, i) => [`f${i}`, { terms: { field: f.name, size: req.maxValues, order: [{ _count: 'desc' }, { _key: 'asc' }] } }]),
+    );
+    const res = await this.client.search({
+      index: req.entityTypes.map((t) => this.alias(t)).join(','),
+      ignore_unavailable: true,
+      body: { query: this.body(req), size: 0, aggs } as never,
+    });
+    const out = res.body.aggregations as Record<string, { buckets: { key: Scalar; doc_count: number }[] }> | undefined;
+    return req.facets.map((_, i) => (out?.[`f${i}`]?.buckets ?? []).map((b) => ({ value: b.key, count: b.doc_count })));
+  }
+
+  async reachable(): Promise<boolean> {
+    try {
+      await this.client.cluster.health({}, { requestTimeout: 2_000 });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * The dispatcher of the search outbox (migration 013): every write that changes what a search document
+ * is built from adds the entity's URN to `search_outbox` in its own transaction; this loop takes the
+ * oldest rows, rebuilds those entities' documents from the primary store, applies them to the backend
+ * in one bulk, and deletes the rows it handled. A change is delivered at least once and the latest
+ * state wins (documents are rebuilt, not patched), so a crash or a backend outage loses nothing: the
+ * rows wait in Postgres until a dispatcher delivers them.
+ *
+ * One dispatcher works at a time across every process on the database: each step holds a
+ * transaction-scoped advisory lock, so steps never interleave and documents are applied in order.
+ * For a structured property, the step also compares what is indexed of it (field, type, entity types,
+ * searchable) with its definition now; when that changed, every entity holding it is queued again.
+ */
+import { inTransaction, query, type Db, type Pool, type Tx } from '../db/pool.ts';
+import { Listener } from '../db/listener.ts';
+import type { EntityService } from '../entities/entityService.ts';
+import type { Logger } from '../log.ts';
+import { loadProperties } from '../properties/propertyStore.ts';
+import { entityNameOf } from '../properties/types.ts';
+import { ENTITIES } from '../registry/entities.ts';
+import { registry } from '../registry/registry.ts';
+import type { SearchBackend } from './backend.ts';
+import { buildDocuments } from './documents.ts';
+import { propertyField, type FieldSpec } from './fields.ts';
+
+export const SEARCH_CHANNEL = 'svc_search';
+const STRUCTURED_PROPERTY = 'urn:li:structuredProperty:';
+/** Rows one step takes. */
+const BATCH = 500;
+/** How often an idle dispatcher looks without being woken (a missed notification, another process's lock). */
+const POLL_MS = 1_000;
+const MAX_BACKOFF_MS = 10_000;
+
+export interface OutboxStats {
+  /** Entities whose documents were applied (or removed). */
+  delivered: number;
+  /** Steps that failed (backend unreachable, …) and were tried again. */
+  failures: number;
+}
+
+/** The queue now: rows waiting, and the age of the oldest in seconds (0 when empty). */
+export async function outboxLag(db: Db): Promise<{ depth: number; oldestSeconds: number }> {
+  const [r] = await query<{ n: string; age: number | null }>(
+    db,
+    'SELECT count(*) AS n, extract(epoch FROM clock_timestamp() - min(queued_at))::float8 AS age FROM search_outbox',
+    [],
+  );
+  return { depth: Number(r!.n), oldestSeconds: r!.age ?? 0 };
+}
+
+export class SearchOutbox {
+  readonly stats: OutboxStats = { delivered: 0, failures: 0 };
+  private stopping = false;
+  private woken = false;
+  private wake: (() => void) | undefined;
+  private running: Promise<void> | undefined;
+  private listener: Listener | undefined;
+  /** Whether this process made sure the backend's indices exist. */
+  private prepared = false;
+  /** Fields known to exist in the backend, per entity type (`type\0field`). */
+  private readonly knownFields = new Set<string>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly entities: EntityService,
+    private readonly backend: SearchBackend,
+    private readonly log: Logger,
+    private readonly listenUrl?: string,
+  ) {}
+
+  start(): void {
+    if (this.listenUrl) {
+      this.listener ??= new Listener(this.listenUrl, SEARCH_CHANNEL, 'svc-search', this.log, () => this.kick());
+      this.listener.start();
+    }
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.kick();
+    await this.running;
+    await this.listener?.stop();
+  }
+
+  private kick(): void {
+    this.woken = true;
+    this.wake?.();
+  }
+
+  /**
+   * Delivers everything queued (by this time) and makes it visible to searches before it resolves;
+   * fails with the last error after `timeoutMs`.
+   */
+  async deliverAll(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      let result: string;
+      try {
+        result = await this.step();
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await sleep(200);
+        continue;
+      }
+      if (result === 'idle') return this.backend.refresh();
+      if (Date.now() > deadline) throw new Error(`the search outbox was not delivered within ${timeoutMs} ms (${result})`);
+      if (result === 'busy') await sleep(50);
+    }
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    let lastWarning = 0;
+    while (!this.stopping) {
+      this.woken = false;
+      let result: 'more' | 'idle' | 'busy';
+      try {
+        result = await this.step();
+        if (failures > 0) this.log.info({ failures }, 'search outbox delivering again');
+        failures = 0;
+      } catch (err) {
+        failures++;
+        this.stats.failures++;
+        if (Date.now() - lastWarning > 30_000) {
+          lastWarning = Date.now();
+          this.log.warn({ err, failures }, 'could not deliver search changes; they wait in the outbox and are retried');
+        }
+        await this.pause(Math.min(MAX_BACKOFF_MS, 100 * 2 ** failures) * (0.5 + Math.random()), false);
+        continue;
+      }
+      if (result === 'more') continue;
+      if (!this.woken) await this.pause(POLL_MS, true);
+    }
+  }
+
+  /** Waits `ms`, or until woken (only by a stop unless `wakeable`). */
+  private pause(ms: number, wakeable: boolean): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        if (!wakeable && !this.stopping) return;
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => {
+      this.wake = undefined;
+    });
+  }
+
+  /** One batch: `more` when a full batch was delivered, `idle` when the outbox is empty, `busy` when another dispatcher works. */
+  async step(): Promise<'more' | 'idle' | 'busy'> {
+    if (!this.prepared) {
+      await this.backend.prepare(ENTITIES.map((e) => e.name));
+      this.prepared = true;
+    }
+    return inTransaction(this.pool, async (tx) => {
+      const [lock] = await query<{ ok: boolean }>(tx, "SELECT pg_try_advisory_xact_lock(hashtextextended('search:dispatcher', 0)) AS ok", []);
+      if (!lock!.ok) return 'busy';
+      const rows = await query<{ id: string; urn: string }>(tx, 'SELECT id, urn FROM search_outbox ORDER BY id LIMIT $1', [BATCH]);
+      if (rows.length === 0) return 'idle';
+      const urns = [...new Set(rows.map((r) => r.urn))];
+      await this.propertiesChanged(tx, urns.filter((u) => u.startsWith(STRUCTURED_PROPERTY)));
+      const { docs, gone } = await buildDocuments(this.entities, this.pool, urns);
+      for (const d of docs) {
+        const missing: FieldSpec[] = [];
+        for (const [name, f] of d.fields) if (!this.knownFields.has(`${d.entityType}\0${name}`)) missing.push({ name, type: f.type });
+        if (missing.length) await this.ensureFields(d.entityType, missing);
+      }
+      await this.backend.apply(docs, gone, tx);
+      await query(tx, 'DELETE FROM search_outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
+      this.stats.delivered += urns.length;
+      return rows.length === BATCH ? 'more' : 'idle';
+    });
+  }
+
+  private async ensureFields(entityType: string, fields: FieldSpec[]): Promise<void> {
+    await this.backend.ensureFields(entityType, fields);
+    for (const f of fields) this.knownFields.add(`${entityType}\0${f.name}`);
+  }
+
+  /**
+   * Structured properties whose definition or status changed: their fields are added to the backend
+   * for their entity types, and when what is indexed of them changed, their holders are queued again.
+   */
+  private async propertiesChanged(tx: Tx, urns: string[]): Promise<void> {
+    if (urns.length === 0) return;
+    const states = await loadProperties(tx, urns);
+    const indexed = new Map(
+      (await query<{ urn: string; field: string; field_type: string; entity_types: string[]; active: boolean }>(tx, 'SELECT * FROM search_properties WHERE urn = ANY($1::text[])', [urns])).map((r) => [
+        r.urn,
+        r,
+      ]),
+    );
+    for (const urn of urns) {
+      const state = states.get(urn);
+      const field = state && propertyField(state.definition);
+      const now = field && {
+        field: field.name,
+        field_type: field.type,
+        entity_types: state.definition.entityTypes.map(entityNameOf).filter((t) => registry.findEntity(t) !== undefined).sort(),
+        active: !state.softDeleted,
+      };
+      if (now?.active) for (const type of now.entity_types) await this.ensureFields(type, [field!]);
+      const before = indexed.get(urn);
+      const same =
+        before !== undefined &&
+        now !== undefined &&
+        before.field === now.field &&
+        before.field_type === now.field_type &&
+        before.active === now.active &&
+        before.entity_types.join() === now.entity_types.join();
+      if (same || (before === undefined && now === undefined)) continue;
+      if (now) {
+        await query(
+          tx,
+          `INSERT INTO search_properties (urn, field, field_type, entity_types, active) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (urn) DO UPDATE SET field = $2, field_type = $3, entity_types = $4, active = $5`,
+          [urn, now.field, now.field_type, now.entity_types, now.active],
+        );
+      } else {
+        await query(tx, 'DELETE FROM search_properties WHERE urn = $1', [urn]);
+      }
+      // Every holder's document changes (values hidden, shown, or under another field).
+      await query(tx, 'INSERT INTO search_outbox (urn) SELECT entity_urn FROM structured_property_assignments WHERE property_urn = $1', [urn]);
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

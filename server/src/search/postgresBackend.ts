@@ -1,0 +1,169 @@
+/**
+ * The `postgres` search backend: documents in `search_documents` and one row per value in
+ * `search_values` (migration 013), in the catalog's own database. A filter on a field is a semi-join
+ * on the value rows of that field (btree on (entity type, field, value, urn)); pages walk the
+ * documents in URN order; facet counts group the value rows of the matching documents.
+ */
+import { query, type Db, type Pool } from '../db/pool.ts';
+import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBackend, SearchDocument, SearchRequest } from './backend.ts';
+import type { PatternPart } from './expr.ts';
+import { dateMillis, documentSource, type FieldSpec } from './fields.ts';
+
+/** Builds the parameters of one statement. */
+class Params {
+  readonly values: unknown[] = [];
+  add(v: unknown, cast = ''): string {
+    this.values.push(v);
+    return `$${this.values.length}${cast}`;
+  }
+}
+
+/** `LIKE` pattern of a wildcard pattern (`*` → `%`, `?` → `_`, the rest escaped). */
+export function likePattern(pattern: PatternPart[]): string {
+  return pattern.map((p) => (typeof p === 'string' ? p.replace(/[\\%_]/g, '\\$&') : p.wildcard === '*' ? '%' : '_')).join('');
+}
+
+const isNumeric = (f: FieldSpec) => f.type === 'double' || f.type === 'date';
+
+function condition(e: Resolved, p: Params, types: string): string {
+  switch (e.kind) {
+    case 'all':
+      return 'true';
+    case 'none':
+      return 'false';
+    case 'and':
+    case 'or':
+      return `(${e.of.map((x) => condition(x, p, types)).join(e.kind === 'and' ? ' AND ' : ' OR ')})`;
+    case 'not':
+      return `NOT ${condition(e.of, p, types)}`;
+    default:
+      break;
+  }
+  const f = e.field;
+  // urn and removed are columns of the document.
+  if (f.name === 'urn' || f.name === 'removed') {
+    const col = `d.${f.name}`;
+    const cast = f.name === 'urn' ? '::text[]' : '::boolean[]';
+    switch (e.kind) {
+      case 'exists':
+        return 'true';
+      case 'terms':
+        return `${col} = ANY(${p.add(e.values, cast)})`;
+      case 'range':
+        return bounds(col, e, p);
+      case 'wildcard':
+        return `${col} LIKE ${p.add(likePattern(e.pattern))}`;
+    }
+  }
+  const numeric = isNumeric(f);
+  const col = numeric ? 'v.num_value' : 'v.str_value';
+  let test: string;
+  switch (e.kind) {
+    case 'exists':
+      test = 'true';
+      break;
+    case 'terms':
+      test = `${col} = ANY(${p.add(e.values, numeric ? '::float8[]' : '::text[]')})`;
+      break;
+    case 'range':
+      test = bounds(col, e, p);
+      break;
+    case 'wildcard':
+      test = `v.str_value LIKE ${p.add(likePattern(e.pattern))}`;
+      break;
+  }
+  return `d.urn IN (SELECT v.urn FROM search_values v WHERE v.entity_type = ANY(${types}) AND v.field = ${p.add(f.name)} AND ${test})`;
+}
+
+function bounds(col: string, e: { min?: { value: unknown; inclusive: boolean }; max?: { value: unknown; inclusive: boolean } }, p: Params): string {
+  const parts: string[] = [];
+  if (e.min) parts.push(`${col} ${e.min.inclusive ? '>=' : '>'} ${p.add(e.min.value)}`);
+  if (e.max) parts.push(`${col} ${e.max.inclusive ? '<=' : '<'} ${p.add(e.max.value)}`);
+  return parts.length ? `(${parts.join(' AND ')})` : 'true';
+}
+
+/** The SQL of a request's selection of documents (alias `d`), with its parameters. */
+export function selection(req: { entityTypes: string[]; where: Resolved; includeRemoved: boolean }, p: Params): string {
+  const types = p.add(req.entityTypes, '::text[]');
+  return `d.entity_type = ANY(${types})${req.includeRemoved ? '' : ' AND NOT d.removed'} AND ${condition(req.where, p, types)}`;
+}
+
+export class PostgresBackend implements SearchBackend {
+  readonly kind = 'postgres' as const;
+
+  constructor(private readonly pool: Pool) {}
+
+  async prepare(): Promise<void> {}
+
+  async ensureFields(): Promise<void> {}
+
+  async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<void> {
+    const urns = [...docs.map((d) => d.urn), ...gone.map((g) => g.urn)];
+    if (urns.length === 0) return;
+    await query(tx, 'DELETE FROM search_values WHERE urn = ANY($1::text[])', [urns]);
+    await query(tx, 'DELETE FROM search_documents WHERE urn = ANY($1::text[])', [urns]);
+    if (docs.length === 0) return;
+    await query(
+      tx,
+      'INSERT INTO search_documents (entity_type, urn, removed, document) SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::jsonb[])',
+      [docs.map((d) => d.entityType), docs.map((d) => d.urn), docs.map((d) => d.removed), docs.map((d) => JSON.stringify(documentSource(d)))],
+    );
+    const rows = { type: [] as string[], urn: [] as string[], field: [] as string[], str: [] as string[], num: [] as (number | null)[] };
+    for (const d of docs) {
+      for (const [field, { type, values }] of d.fields) {
+        for (const v of values) {
+          rows.type.push(d.entityType);
+          rows.urn.push(d.urn);
+          rows.field.push(field);
+          rows.str.push(String(v));
+          rows.num.push(typeof v === 'number' ? v : type === 'date' ? (dateMillis(v) ?? null) : null);
+        }
+      }
+    }
+    if (rows.urn.length === 0) return;
+    await query(
+      tx,
+      'INSERT INTO search_values (entity_type, urn, field, str_value, num_value) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[])',
+      [rows.type, rows.urn, rows.field, rows.str, rows.num],
+    );
+  }
+
+  async refresh(): Promise<void> {}
+
+  async search(req: SearchRequest): Promise<{ urns: string[]; total?: number }> {
+    const p = new Params();
+    const where = selection(req, p);
+    const total = req.total ? Number((await query<{ n: string }>(this.pool, `SELECT count(*) AS n FROM search_documents d WHERE ${where}`, p.values))[0]!.n) : undefined;
+    const after = req.after === undefined ? '' : ` AND d.urn ${req.descending ? '<' : '>'} ${p.add(req.after)}`;
+    const rows = await query<{ urn: string }>(
+      this.pool,
+      `SELECT d.urn FROM search_documents d WHERE ${where}${after} ORDER BY d.urn ${req.descending ? 'DESC' : 'ASC'} LIMIT ${p.add(req.limit)}`,
+      p.values,
+    );
+    return { urns: rows.map((r) => r.urn), total };
+  }
+
+  async aggregate(req: AggregateRequest): Promise<FacetBucket[][]> {
+    return Promise.all(
+      req.facets.map(async (facet) => {
+        const p = new Params();
+        const where = selection(req, p);
+        const col = isNumeric(facet) ? 'v.num_value' : 'v.str_value';
+        const rows = await query<{ value: string | number; n: string }>(
+          this.pool,
+          `SELECT ${col} AS value, count(*) AS n FROM search_values v JOIN search_documents d ON d.entity_type = v.entity_type AND d.urn = v.urn
+            WHERE v.field = ${p.add(facet.name)} AND ${col} IS NOT NULL AND ${where}
+            GROUP BY ${col} ORDER BY n DESC, ${col} ASC LIMIT ${p.add(req.maxValues)}`,
+          p.values,
+        );
+        return rows.map((r) => ({ value: r.value, count: Number(r.n) }));
+      }),
+    );
+  }
+
+  async reachable(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {}
+}

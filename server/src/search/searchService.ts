@@ -1,0 +1,279 @@
+/**
+ * Search, as every surface calls it (REST `?query=`, GraphQL `scrollAcrossEntities` and
+ * `aggregateAcrossEntities`, the hard-delete cleanup): resolves the field names of a query string or
+ * of filters, checks them, types their values, and asks the backend.
+ *
+ * Field names: `urn`, `removed`, the key-aspect fields of the entity types searched (a dataset's
+ * `platform`, `name`, `origin`), and `structuredProperties.<name>` where `<name>` is a property's
+ * field (the qualified name with `.` → `_`, or `_versioned.<name>.<version>.<type>`) or its dotted
+ * qualified name (resolved to its current field). A `.keyword` or `.delimited` suffix is ignored. A
+ * term without a field is matched against `urn` and the key-aspect fields. A field naming a
+ * soft-deleted property is refused; one naming no property matches nothing (e.g. after a hard delete).
+ */
+import { createHash } from 'node:crypto';
+import { authorize, type Principal } from '../auth/authorize.ts';
+import type { Pool } from '../db/pool.ts';
+import { SvcError } from '../errors.ts';
+import type { EntityRecord, EntityService } from '../entities/entityService.ts';
+import type { ScrollIds } from '../entities/scrollIds.ts';
+import { findProperties } from '../properties/propertyStore.ts';
+import { registry, type EntitySpec } from '../registry/registry.ts';
+import { ENTITIES } from '../registry/entities.ts';
+import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
+import { DEFAULT_FIELD, filtersExpr, leaves, parseQuery, type Expr, type Leaf, type OrFilters } from './expr.ts';
+import { baseFields, dateMillis, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type FieldSpec } from './fields.ts';
+
+export interface SearchInput {
+  /** Entity type names; empty: every type. */
+  entityTypes: string[];
+  /** A query string (`*` or absent: everything). */
+  query?: string;
+  filters?: OrFilters;
+  count: number;
+  scrollId?: string;
+  descending?: boolean;
+  includeSoftDeleted?: boolean;
+  /** Aspects of each entity to return (all when undefined). */
+  aspects?: string[];
+  /** Count every match (`total`). */
+  total?: boolean;
+}
+
+export interface SearchResult {
+  entities: EntityRecord[];
+  scrollId: string | undefined;
+  total?: number;
+}
+
+export interface AggregateInput {
+  entityTypes: string[];
+  query?: string;
+  filters?: OrFilters;
+  includeSoftDeleted?: boolean;
+  facets: string[];
+  maxAggValues: number;
+}
+
+export interface Facet {
+  /** The facet as asked for. */
+  field: string;
+  aggregations: { value: string; count: number }[];
+}
+
+export const MAX_SEARCH_PAGE = 1000;
+const SUFFIXES = /\.(keyword|delimited)$/;
+
+/** What a field name resolves to: a field, or nothing (matches nothing). */
+type Resolution = FieldSpec | null;
+
+export class SearchService {
+  constructor(
+    private readonly pool: Pool,
+    readonly backend: SearchBackend,
+    private readonly entities: EntityService,
+    private readonly scrollIds: ScrollIds,
+  ) {}
+
+  /** A page of matching entities in URN order, with a scroll id for the next page. */
+  async search(principal: Principal, input: SearchInput): Promise<SearchResult> {
+    authorize(principal, 'READ');
+    const specs = this.specs(input.entityTypes);
+    const where = await this.where(specs, input.query, input.filters);
+    const descending = input.descending ?? false;
+    const scope = `search:${specs.map((s) => s.name).join(',')}:${descending ? 'D' : 'A'}:${digest([input.query ?? '', input.filters ?? [], input.includeSoftDeleted ?? false])}`;
+    const limit = Math.min(Math.max(input.count, 1), MAX_SEARCH_PAGE);
+    const page = await this.backend.search({
+      entityTypes: specs.map((s) => s.name),
+      where,
+      includeRemoved: input.includeSoftDeleted ?? false,
+      after: input.scrollId ? this.scrollIds.decode(scope, input.scrollId) : undefined,
+      descending,
+      limit: limit + 1,
+      total: input.total ?? false,
+    });
+    const urns = page.urns.slice(0, limit);
+    const entities = await this.entities.getMany(principal, urns.map((u) => registry.resolveUrn(u)), input.aspects);
+    const more = page.urns.length > limit;
+    return { entities, scrollId: more ? this.scrollIds.encode(scope, urns[urns.length - 1]!) : undefined, total: page.total };
+  }
+
+  /** Value counts of each facet field over the matching entities, the most frequent first. */
+  async aggregate(principal: Principal, input: AggregateInput): Promise<Facet[]> {
+    authorize(principal, 'READ');
+    const specs = this.specs(input.entityTypes);
+    const where = await this.where(specs, input.query, input.filters);
+    const resolved = await this.resolveFields(specs, input.facets, 'facet');
+    const facets = input.facets.map((name) => resolved.get(name) ?? null);
+    for (const [i, f] of facets.entries()) {
+      if (f && (f.name === 'urn' || f.name === 'removed')) throw SvcError.validation([`facets[${i}]: ${input.facets[i]} cannot be a facet; facets are key-aspect fields and structured properties`]);
+    }
+    const fields = facets.filter((f): f is FieldSpec => f !== null);
+    const counts = fields.length
+      ? await this.backend.aggregate({
+          entityTypes: specs.map((s) => s.name),
+          where,
+          includeRemoved: input.includeSoftDeleted ?? false,
+          facets: fields,
+          maxValues: Math.max(1, input.maxAggValues),
+        })
+      : [];
+    return input.facets.map((name, i) => {
+      const f = facets[i];
+      const buckets = f ? counts[fields.indexOf(f)]! : [];
+      return { field: name, aggregations: buckets.map((b) => ({ value: printFacetValue(f!.type, b.value), count: b.count })) };
+    });
+  }
+
+  private specs(names: string[]): EntitySpec[] {
+    return names.length ? [...new Set(names)].map((n) => registry.entity(n)) : [...ENTITIES];
+  }
+
+  /** The resolved expression of a query string and filters (both must match). */
+  private async where(specs: EntitySpec[], query: string | undefined, filters: OrFilters | undefined): Promise<Resolved> {
+    const parts: Expr[] = [];
+    if (query !== undefined) parts.push(parseQuery(query));
+    if (filters?.length) parts.push(filtersExpr(filters));
+    const expr: Expr = parts.length === 0 ? { kind: 'all' } : parts.length === 1 ? parts[0]! : { kind: 'and', of: parts };
+    const names = [...new Set(leaves(expr).map((l) => l.field).filter((f) => f !== DEFAULT_FIELD))];
+    const fields = await this.resolveFields(specs, names, 'field');
+    const problems: string[] = [];
+    const out = resolve(expr, fields, defaultFields(specs), problems);
+    if (problems.length) throw SvcError.validation(problems);
+    return out;
+  }
+
+  /** Resolves field names; VALIDATION for unknown ones and for soft-deleted properties. */
+  private async resolveFields(specs: EntitySpec[], names: string[], what: string): Promise<Map<string, Resolution>> {
+    const out = new Map<string, Resolution>();
+    const base = new Map(specs.flatMap(baseFields).map((f) => [f.name, f]));
+    const wanted = names.map((n) => ({ name: n, property: propertyPart(n) }));
+    const dotted = wanted.filter((w) => w.property && !w.property.startsWith('_versioned.') && w.property.includes('.')).map((w) => w.property!);
+    const fieldNames = wanted.filter((w) => w.property).map((w) => underscored(w.property!));
+    const found = await findProperties(this.pool, dotted, fieldNames);
+    const problems: string[] = [];
+    const deleted = new Set<string>();
+    for (const { name, property } of wanted) {
+      if (property === undefined) {
+        const f = base.get(name);
+        if (!f) {
+          problems.push(`Unknown search ${what} ${JSON.stringify(name)}; the fields are ${[...base.keys()].join(', ')} and ${PROPERTIES_FIELD}.<property>`);
+        }
+        out.set(name, f ?? null);
+        continue;
+      }
+      const matches = [...found].filter(([, s]) => property === s.definition.qualifiedName || underscored(property) === s.definition.qualifiedName.replaceAll('.', '_'));
+      let field: Resolution = null;
+      if (property.startsWith('_versioned.')) {
+        const full = `${PROPERTIES_FIELD}.${property}`;
+        const type = versionedFieldType(full);
+        field = type ? { name: full, type } : null;
+        for (const [urn, s] of matches) if (s.softDeleted && propertyField(s.definition)?.name === full) deleted.add(urn);
+      } else if (property.includes('.')) {
+        const [urn, s] = matches.find(([, s]) => s.definition.qualifiedName === property) ?? [];
+        if (s?.softDeleted) deleted.add(urn!);
+        field = s ? (propertyField(s.definition) ?? null) : null;
+      } else {
+        for (const [urn, s] of matches) if (s.softDeleted) deleted.add(urn);
+        const typed = matches.map(([, s]) => propertyField(s.definition)).find((f) => f !== undefined);
+        field = typed ? { name: `${PROPERTIES_FIELD}.${property}`, type: typed.type } : null;
+      }
+      out.set(name, field);
+    }
+    if (deleted.size) problems.push(`Cannot filter on deleted Structured Property ${[...deleted].sort().join(', ')}`);
+    if (problems.length) throw SvcError.validation(problems);
+    return out;
+  }
+}
+
+/** The part after `structuredProperties.` of a field name (suffix stripped); undefined for other fields. */
+function propertyPart(name: string): string | undefined {
+  if (!name.startsWith(`${PROPERTIES_FIELD}.`)) return undefined;
+  return name.slice(PROPERTIES_FIELD.length + 1).replace(SUFFIXES, '');
+}
+
+/** The unversioned field name a property part is matched on (`_versioned.a_b.1.string` → `a_b`). */
+function underscored(property: string): string {
+  if (property.startsWith('_versioned.')) return property.split('.')[1] ?? '';
+  return property.replaceAll('.', '_');
+}
+
+function defaultFields(specs: EntitySpec[]): FieldSpec[] {
+  const out = new Map<string, FieldSpec>();
+  for (const f of specs.flatMap(baseFields)) if (f.type === 'keyword') out.set(f.name, f);
+  return [...out.values()];
+}
+
+function digest(v: unknown): string {
+  return createHash('sha256').update(JSON.stringify(v)).digest('base64url').slice(0, 16);
+}
+
+/** Types the values of an expression's leaves by their fields; problems are collected. */
+function resolve(e: Expr, fields: Map<string, Resolution>, defaults: FieldSpec[], problems: string[]): Resolved {
+  switch (e.kind) {
+    case 'all':
+      return e;
+    case 'and':
+    case 'or':
+      return { kind: e.kind, of: e.of.map((x) => resolve(x, fields, defaults, problems)) };
+    case 'not':
+      return { kind: 'not', of: resolve(e.of, fields, defaults, problems) };
+    default:
+      break;
+  }
+  if (e.field === DEFAULT_FIELD) {
+    if (e.kind === 'range' || e.kind === 'exists') {
+      problems.push('query: a range needs a field (field:[a TO b], field:>n)');
+      return { kind: 'none' };
+    }
+    return { kind: 'or', of: defaults.map((f) => typed(e, f, problems)) };
+  }
+  const f = fields.get(e.field);
+  return f ? typed(e, f, problems) : { kind: 'none' };
+}
+
+function typed(e: Leaf, f: FieldSpec, problems: string[]): ResolvedLeaf | { kind: 'none' } {
+  const value = (v: string): Scalar | undefined => {
+    switch (f.type) {
+      case 'keyword':
+        return v;
+      case 'double': {
+        const n = Number(v);
+        if (v.trim() !== '' && Number.isFinite(n)) return n;
+        problems.push(`${f.name} holds numbers: ${JSON.stringify(v)} is not a number`);
+        return undefined;
+      }
+      case 'date': {
+        const ms = dateMillis(v);
+        if (ms === undefined) problems.push(`${f.name} holds dates: ${JSON.stringify(v)} is not a date (yyyy-MM-dd, an ISO 8601 date-time, or epoch milliseconds)`);
+        return ms;
+      }
+      case 'boolean':
+        if (v === 'true' || v === 'false') return v === 'true';
+        problems.push(`${f.name} is true or false, not ${JSON.stringify(v)}`);
+        return undefined;
+    }
+  };
+  switch (e.kind) {
+    case 'exists':
+      return { kind: 'exists', field: f };
+    case 'terms':
+      return { kind: 'terms', field: f, values: e.values.map(value).filter((v): v is Scalar => v !== undefined) };
+    case 'range': {
+      if (f.type === 'boolean') {
+        problems.push(`${f.name} is true or false: a range does not apply`);
+        return { kind: 'none' };
+      }
+      const bound = (b: { value: string; inclusive: boolean } | undefined) => {
+        const v = b && value(b.value);
+        return v === undefined ? undefined : { value: v, inclusive: b!.inclusive };
+      };
+      return { kind: 'range', field: f, min: bound(e.min), max: bound(e.max) };
+    }
+    case 'wildcard':
+      if (f.type !== 'keyword') {
+        problems.push(`${f.name} is not a text field: wildcards (*, ?), CONTAIN, START_WITH and END_WITH apply to text fields`);
+        return { kind: 'none' };
+      }
+      return { kind: 'wildcard', field: f, pattern: e.pattern };
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * The search conformance suite: every case runs against both backends (`postgres`, and `opensearch` on
+ * the real OpenSearch the harness started, `OPENSEARCH_URL`), and both must give the answer computed
+ * here from the fixture. Covers P9 over REST (the seed's query strings verbatim), every filter
+ * operator with and without `negated`, scrolling, facets, soft delete, versions and hard delete.
+ *
+ * Search is asynchronous (fed by the outbox): `settle()` delivers what is queued before a case reads.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { SYSTEM } from '../../server/src/auth/authorize.ts';
+import type { Criterion } from '../../server/src/search/expr.ts';
+import { createDataset, datasetUrn, propertyUrn, retentionTimeDefinition, setValues, writeDefinition, type Assignment } from '../support/structuredProperties.ts';
+import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+
+const OPENSEARCH_URL = process.env.OPENSEARCH_URL;
+if (!OPENSEARCH_URL) throw new Error('OPENSEARCH_URL is not set: run through `npm test`, which starts OpenSearch');
+
+const BACKENDS: { name: string; env: Record<string, string> }[] = [
+  { name: 'postgres', env: { SEARCH_BACKEND: 'postgres' } },
+  { name: 'opensearch', env: { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL, INDEX_PREFIX: `conf${randomBytes(4).toString('hex')}` } },
+];
+
+const RETENTION = 'io.acryl.privacy.retentionTime';
+const TIER = 'test.tier';
+const CREATED = 'test.created';
+const N = 12;
+
+/** The fixture: what each dataset holds (index i of ds00…ds11); ds11 is soft-deleted. */
+const retentionOf = (i: number): number[] => [[30], [60], [30, 365], []][i % 4]!;
+const tierOf = (i: number): string | undefined => ['gold', 'silver', undefined][i % 3];
+const createdOf = (i: number): string | undefined => (i < 6 ? `2024-01-${10 + i}` : undefined);
+const name = (i: number) => `ds${String(i).padStart(2, '0')}`;
+const URNS = Array.from({ length: N }, (_, i) => datasetUrn(name(i)));
+const REMOVED = N - 1;
+
+/** The URNs (in URN order) of the live datasets for which `pred` holds. */
+function expected(pred: (i: number) => boolean, includeRemoved = false): string[] {
+  return URNS.filter((_, i) => (includeRemoved || i !== REMOVED) && pred(i)).sort();
+}
+
+for (const backend of BACKENDS) {
+  describe(`search on ${backend.name}`, () => {
+    let s: TestServer;
+    const settle = () => s.svc.catalog.searchOutbox.deliverAll();
+
+    /** GET /openapi/v3/entity/dataset?query=… → the URNs of every page (count per page). */
+    async function query(q: string, params = '', count = 1000): Promise<string[]> {
+      const out: string[] = [];
+      let scrollId: string | null = null;
+      do {
+        const res = await s.request(`/openapi/v3/entity/dataset?query=${encodeURIComponent(q)}&count=${count}${params}${scrollId ? `&scrollId=${encodeURIComponent(scrollId)}` : ''}`);
+        const body = JSON.parse(await text(res, 200)) as { entities: { urn: string }[]; scrollId: string | null };
+        out.push(...body.entities.map((e) => e.urn));
+        scrollId = body.scrollId;
+      } while (scrollId);
+      return out;
+    }
+
+    async function filter(criteria: Criterion[]): Promise<string[]> {
+      const r = await s.svc.catalog.search.search(SYSTEM, { entityTypes: ['dataset'], filters: [{ and: criteria }], count: 1000 });
+      return r.entities.map((e) => e.urn);
+    }
+
+    before(async () => {
+      s = await startTestServer(backend.env);
+      await text(await writeDefinition(s, propertyUrn(RETENTION), { ...retentionTimeDefinition(RETENTION), allowedValues: undefined }), 200);
+      await text(await writeDefinition(s, propertyUrn(TIER), { qualifiedName: TIER, valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
+      await text(await writeDefinition(s, propertyUrn(CREATED), { qualifiedName: CREATED, valueType: 'urn:li:dataType:svc.date', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
+      for (let i = 0; i < N; i++) {
+        await createDataset(s, name(i));
+        const props: Assignment[] = [];
+        if (retentionOf(i).length) props.push({ propertyUrn: propertyUrn(RETENTION), values: retentionOf(i).map((d) => ({ double: d })) });
+        if (tierOf(i)) props.push({ propertyUrn: propertyUrn(TIER), values: [{ string: tierOf(i)! }] });
+        if (createdOf(i)) props.push({ propertyUrn: propertyUrn(CREATED), values: [{ string: createdOf(i)! }] });
+        if (props.length) await text(await setValues(s, URNS[i]!, props), 200);
+      }
+      await text(
+        await s.request(`/openapi/v3/entity/dataset/${enc(URNS[REMOVED]!)}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed: true } }) }),
+        200,
+      );
+      await settle();
+    });
+    after(async () => {
+      await s?.close();
+    });
+
+    test('P9: the seed query strings verbatim (range, exists)', async () => {
+      assert.deepEqual(await query('structuredProperties.io_acryl_privacy_retentionTime:>45'), expected((i) => retentionOf(i).some((d) => d > 45)));
+      assert.deepEqual(await query('_exists_:structuredProperties.io_acryl_privacy_retentionTime'), expected((i) => retentionOf(i).length > 0));
+    });
+
+    test('P9: the response has the listing shape with the aspects asked for', async () => {
+      const res = await s.request(
+        `/openapi/v3/entity/dataset?query=${encodeURIComponent('structuredProperties.test_tier:gold')}&aspects=datasetKey&aspects=structuredProperties&count=2&sort=urn&sortOrder=ASCENDING&systemMetadata=false`,
+      );
+      const body = JSON.parse(await text(res, 200)) as { entities: Record<string, unknown>[]; scrollId: string | null };
+      assert.equal(body.entities.length, 2);
+      assert.deepEqual(Object.keys(body.entities[0]!), ['urn', 'datasetKey', 'structuredProperties']);
+      assert.deepEqual(body.entities[0]!.datasetKey, { value: { platform: 'urn:li:dataPlatform:hive', name: name(0), origin: 'PROD' } });
+      assert.ok(body.scrollId, 'more gold datasets follow');
+    });
+
+    test('query strings: ranges, booleans, wildcards, key fields, negation', async () => {
+      const R = 'structuredProperties.io_acryl_privacy_retentionTime';
+      assert.deepEqual(await query(`${R}:>=60`), expected((i) => retentionOf(i).some((d) => d >= 60)));
+      assert.deepEqual(await query(`${R}:<60`), expected((i) => retentionOf(i).some((d) => d < 60)));
+      assert.deepEqual(await query(`${R}:<=30`), expected((i) => retentionOf(i).some((d) => d <= 30)));
+      assert.deepEqual(await query(`${R}:[31 TO 365}`), expected((i) => retentionOf(i).some((d) => d >= 31 && d < 365)));
+      assert.deepEqual(await query(`${R}:60`), expected((i) => retentionOf(i).includes(60)));
+      assert.deepEqual(await query(`structuredProperties.test_tier:gold OR structuredProperties.test_tier:silver`), expected((i) => tierOf(i) !== undefined));
+      assert.deepEqual(await query(`structuredProperties.test_tier:gold AND ${R}:30`), expected((i) => tierOf(i) === 'gold' && retentionOf(i).includes(30)));
+      assert.deepEqual(await query(`structuredProperties.test_tier:(gold OR silver) AND NOT ${R}:30`), expected((i) => tierOf(i) !== undefined && !retentionOf(i).includes(30)));
+      assert.deepEqual(await query(`-_exists_:${R}`), expected((i) => retentionOf(i).length === 0));
+      assert.deepEqual(await query(`structuredProperties.test_tier:gol*`), expected((i) => tierOf(i) === 'gold'));
+      assert.deepEqual(await query(`structuredProperties.test_tier:"silver"`), expected((i) => tierOf(i) === 'silver'));
+      assert.deepEqual(await query(`structuredProperties.test_created:>2024-01-12`), expected((i) => (createdOf(i) ?? '') > '2024-01-12'));
+      assert.deepEqual(await query(`name:ds0*`), expected((i) => i < 10));
+      assert.deepEqual(await query(`origin:PROD AND platform:"urn:li:dataPlatform:hive" AND -name:ds00`), expected((i) => i !== 0));
+      assert.deepEqual(await query(`ds03`), expected((i) => i === 3), 'a bare term matches the key fields');
+      assert.deepEqual(await query(`urn:"${URNS[4]}"`), [URNS[4]]);
+      assert.deepEqual(await query('removed:true', '&includeSoftDelete=true'), [URNS[REMOVED]]);
+      assert.deepEqual(await query('name:*', '&includeSoftDelete=true'), expected(() => true, true));
+      assert.deepEqual(await query('structuredProperties.io.acryl.privacy.retentionTime:365'), expected((i) => retentionOf(i).includes(365)), 'dotted names resolve');
+      assert.deepEqual(await query('structuredProperties.test_tier.keyword:gold'), expected((i) => tierOf(i) === 'gold'), '.keyword is ignored');
+      assert.deepEqual(await query('structuredProperties.no_such_property:1'), [], 'a field of no property matches nothing');
+    });
+
+    test('every filter operator, with and without negated', async () => {
+      const R = 'structuredProperties.io.acryl.privacy.retentionTime';
+      const T = 'structuredProperties.test.tier';
+      const cases: [Criterion, (i: number) => boolean][] = [
+        [{ field: R, condition: 'EQUAL', values: ['60'] }, (i) => retentionOf(i).includes(60)],
+        [{ field: R, condition: 'IN', values: ['60', '365'] }, (i) => retentionOf(i).some((d) => d === 60 || d === 365)],
+        [{ field: R, condition: 'EXISTS' }, (i) => retentionOf(i).length > 0],
+        [{ field: R, condition: 'GREATER_THAN', values: ['45.0'] }, (i) => retentionOf(i).some((d) => d > 45)],
+        [{ field: R, condition: 'GREATER_THAN_OR_EQUAL_TO', values: ['60'] }, (i) => retentionOf(i).some((d) => d >= 60)],
+        [{ field: R, condition: 'LESS_THAN', values: ['60'] }, (i) => retentionOf(i).some((d) => d < 60)],
+        [{ field: R, condition: 'LESS_THAN_OR_EQUAL_TO', values: ['60'] }, (i) => retentionOf(i).some((d) => d <= 60)],
+        [{ field: T, condition: 'CONTAIN', values: ['ilv'] }, (i) => tierOf(i) === 'silver'],
+        [{ field: T, condition: 'START_WITH', values: ['go'] }, (i) => tierOf(i) === 'gold'],
+        [{ field: T, condition: 'END_WITH', values: ['er'] }, (i) => tierOf(i) === 'silver'],
+        [{ field: 'structuredProperties.test_tier', condition: 'EQUAL', values: ['gold'] }, (i) => tierOf(i) === 'gold'],
+      ];
+      for (const [c, pred] of cases) {
+        assert.deepEqual(await filter([c]), expected(pred), `${c.condition} ${c.values ?? ''}`);
+        assert.deepEqual(await filter([{ ...c, negated: true }]), expected((i) => !pred(i)), `negated ${c.condition} ${c.values ?? ''}`);
+      }
+      // The SDK's status filter, and an OR of ANDs.
+      assert.deepEqual(await filter([{ field: 'removed', values: ['true'], negated: true }, { field: T, condition: 'EXISTS' }]), expected((i) => tierOf(i) !== undefined));
+      const r = await s.svc.catalog.search.search(SYSTEM, {
+        entityTypes: ['dataset'],
+        filters: [{ and: [{ field: T, values: ['gold'] }] }, { and: [{ field: R, values: ['365'] }] }],
+        count: 1000,
+        total: true,
+      });
+      assert.deepEqual(r.entities.map((e) => e.urn), expected((i) => tierOf(i) === 'gold' || retentionOf(i).includes(365)));
+      assert.equal(r.total, r.entities.length);
+    });
+
+    test('scroll across pages in both orders: no duplicates, no gaps', async () => {
+      const all = expected(() => true);
+      assert.deepEqual(await query('name:*', '', 3), all);
+      assert.deepEqual(await query('name:*', '&sortOrder=DESCENDING', 4), [...all].reverse());
+      const res = await s.request(`/openapi/v3/entity/dataset?query=name:*&scrollId=forged.id`);
+      assert.equal(res.status, 400);
+    });
+
+    test('facets: value counts, numbers as decimal strings, capped by maxAggValues', async () => {
+      const facets = await s.svc.catalog.search.aggregate(SYSTEM, {
+        entityTypes: ['dataset'],
+        facets: ['structuredProperties.io.acryl.privacy.retentionTime', 'structuredProperties.test_tier', 'platform'],
+        maxAggValues: 100,
+      });
+      const count = (pred: (i: number) => boolean) => expected(pred).length;
+      assert.deepEqual(facets[0], {
+        field: 'structuredProperties.io.acryl.privacy.retentionTime',
+        aggregations: [
+          { value: '30.0', count: count((i) => retentionOf(i).includes(30)) },
+          { value: '60.0', count: count((i) => retentionOf(i).includes(60)) },
+          { value: '365.0', count: count((i) => retentionOf(i).includes(365)) },
+        ].sort((a, b) => b.count - a.count || Number(a.value) - Number(b.value)),
+      });
+      assert.deepEqual(facets[1]!.aggregations, [
+        { value: 'gold', count: count((i) => tierOf(i) === 'gold') },
+        { value: 'silver', count: count((i) => tierOf(i) === 'silver') },
+      ]);
+      assert.deepEqual(facets[2]!.aggregations, [{ value: 'urn:li:dataPlatform:hive', count: N - 1 }]);
+      const capped = await s.svc.catalog.search.aggregate(SYSTEM, { entityTypes: ['dataset'], query: 'structuredProperties.test_tier:gold', facets: ['structuredProperties.io_acryl_privacy_retentionTime'], maxAggValues: 1 });
+      assert.equal(capped[0]!.aggregations.length, 1);
+    });
+
+    test('bad queries are 400s that say what is supported; nothing is a 500', async () => {
+      for (const [q, message] of [
+        ['name:/re.*/', 'regular expressions'],
+        ['name:(', 'cannot parse'],
+        ['nosuchfield:1', 'Unknown search field "nosuchfield"'],
+        ['structuredProperties.io_acryl_privacy_retentionTime:abc', 'is not a number'],
+        ['structuredProperties.io_acryl_privacy_retentionTime:>abc', 'is not a number'],
+        ['structuredProperties.test_created:>yesterday', 'is not a date'],
+        ['structuredProperties.io_acryl_privacy_retentionTime:3*', 'wildcards'],
+        ['removed:maybe', 'true or false'],
+      ] as const) {
+        const res = await s.request(`/openapi/v3/entity/dataset?query=${encodeURIComponent(q)}`);
+        const body = await res.text();
+        assert.equal(res.status, 400, `${q}: ${body}`);
+        assert.ok((JSON.parse(body) as { message: string }).message.includes(message), `${q}: ${body}`);
+      }
+    });
+
+    test('soft delete: filters, queries and facets naming the property are refused; restore brings them back', async () => {
+      const status = (removed: boolean) =>
+        s.request(`/openapi/v3/entity/structuredProperty/${enc(propertyUrn(TIER))}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed } }) });
+      await text(await status(true), 200);
+      try {
+        const message = `Cannot filter on deleted Structured Property ${propertyUrn(TIER)}`;
+        const res = await s.request(`/openapi/v3/entity/dataset?query=${encodeURIComponent('structuredProperties.test_tier:gold')}`);
+        assert.equal(res.status, 400);
+        assert.ok((JSON.parse(await res.text()) as { message: string }).message.includes(message));
+        await assert.rejects(filter([{ field: 'structuredProperties.test.tier', condition: 'EXISTS' }]), (e: Error) => e.message.includes(message) || JSON.stringify(e).includes(message));
+        await assert.rejects(s.svc.catalog.search.aggregate(SYSTEM, { entityTypes: ['dataset'], facets: ['structuredProperties.test_tier'], maxAggValues: 10 }));
+        // The values are hidden from the documents too.
+        await settle();
+        const facets = await s.svc.catalog.search.aggregate(SYSTEM, { entityTypes: ['dataset'], facets: ['platform'], query: '*', maxAggValues: 10 });
+        assert.equal(facets[0]!.aggregations[0]!.count, N - 1);
+      } finally {
+        await text(await status(false), 200);
+      }
+      await settle();
+      assert.deepEqual(await query('structuredProperties.test_tier:gold'), expected((i) => tierOf(i) === 'gold'));
+    });
+
+    test('a write is found without any barrier (the dispatcher delivers on its own)', async () => {
+      const urn = await createDataset(s, 'fresh');
+      await text(await setValues(s, urn, [{ propertyUrn: propertyUrn(TIER), values: [{ string: 'fresh-tier' }] }]), 200);
+      const deadline = Date.now() + 10_000;
+      let found: string[] = [];
+      while (Date.now() < deadline && found.length === 0) {
+        found = await query('structuredProperties.test_tier:fresh-tier');
+        if (found.length === 0) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.deepEqual(found, [urn]);
+      await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' }), 200);
+      await settle();
+      assert.deepEqual(await query('structuredProperties.test_tier:fresh-tier'), [], 'a deleted entity leaves search');
+    });
+  });
+}
