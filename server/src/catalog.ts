@@ -28,7 +28,7 @@ import { PostgresBackend } from './search/postgresBackend.ts';
 import { SearchService } from './search/searchService.ts';
 
 /** What the catalog needs of the configuration. */
-export type CatalogConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix'>;
+export type CatalogConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas'>;
 
 export interface Catalog {
   readonly entities: EntityService;
@@ -104,6 +104,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger): Promise
 }
 
 /** The search backend the configuration names. */
-export function searchBackend(config: Pick<Config, 'searchBackend' | 'opensearchUrl' | 'indexPrefix'>, pool: Pool, log: Logger): SearchBackend {
-  return config.searchBackend === 'opensearch' ? new OpenSearchBackend(config.opensearchUrl!, config.indexPrefix, pool, log) : new PostgresBackend(pool);
+export function searchBackend(config: Pick<Config, 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas'>, pool: Pool, log: Logger): SearchBackend {
+  if (config.searchBackend === 'postgres') return new PostgresBackend(pool);
+  return new OpenSearchBackend(config.opensearchUrl!, { prefix: config.indexPrefix, shards: config.indexShards, replicas: config.indexReplicas }, pool, log);
 }

@@ -18,6 +18,9 @@ export interface Config {
   opensearchUrl: string | undefined;
   /** `INDEX_PREFIX`: prefix of the OpenSearch index names (`<prefix>_datasetindex_v2`), as DataHub's; default none. */
   indexPrefix: string;
+  /** `ELASTICSEARCH_INDEX_BUILDER_NUM_SHARDS` / `…_NUM_REPLICAS`: shards and replicas of a new index (DataHub's names; default 1 and 1). */
+  indexShards: number;
+  indexReplicas: number;
   /** `SVC_AUTH_ENABLED`: require `Authorization: Bearer` on every API route (default true). */
   authEnabled: boolean;
   /** `SVC_ADMIN_TOKEN`: the root token; unset means generated on first start and saved under `dataDir`. */
@@ -76,6 +79,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     searchBackend,
     opensearchUrl,
     indexPrefix: indexPrefix(env.INDEX_PREFIX),
+    indexShards: int('ELASTICSEARCH_INDEX_BUILDER_NUM_SHARDS', env.ELASTICSEARCH_INDEX_BUILDER_NUM_SHARDS, 1, 1, 1024),
+    indexReplicas: int('ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS', env.ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS, 1, 0, 16),
     authEnabled: bool('SVC_AUTH_ENABLED', env.SVC_AUTH_ENABLED, true),
     adminToken: env.SVC_ADMIN_TOKEN || undefined,
     dbPoolSize: int('SVC_DB_POOL_SIZE', env.SVC_DB_POOL_SIZE, 20, 1, 1000),

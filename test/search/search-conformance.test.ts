@@ -8,18 +8,18 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { SYSTEM } from '../../server/src/auth/authorize.ts';
 import type { Criterion } from '../../server/src/search/expr.ts';
-import { createDataset, datasetUrn, propertyUrn, retentionTimeDefinition, setValues, writeDefinition, type Assignment } from '../support/structuredProperties.ts';
+import { addOp, createDataset, datasetUrn, patchValues, propertyUrn, retentionTimeDefinition, setValues, writeDefinition, type Assignment } from '../support/structuredProperties.ts';
 import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
 
 const OPENSEARCH_URL = process.env.OPENSEARCH_URL;
 if (!OPENSEARCH_URL) throw new Error('OPENSEARCH_URL is not set: run through `npm test`, which starts OpenSearch');
 
 const BACKENDS: { name: string; env: Record<string, string> }[] = [
   { name: 'postgres', env: { SEARCH_BACKEND: 'postgres' } },
-  { name: 'opensearch', env: { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL, INDEX_PREFIX: `conf${randomBytes(4).toString('hex')}` } },
+  { name: 'opensearch', env: { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL } },
 ];
 
 const RETENTION = 'io.acryl.privacy.retentionTime';
@@ -229,6 +229,46 @@ for (const backend of BACKENDS) {
       }
       await settle();
       assert.deepEqual(await query('structuredProperties.test_tier:gold'), expected((i) => tierOf(i) === 'gold'));
+    });
+
+    test('versions: after a breaking change, values are searched under the new versioned field only', async () => {
+      const qn = 'io.acryl.privacy.retentionTime02';
+      const P2 = propertyUrn(qn);
+      const def = { qualifiedName: qn, valueType: 'urn:li:dataType:svc.string', cardinality: 'MULTIPLE', entityTypes: ['urn:li:entityType:svc.dataset'] };
+      await text(await writeDefinition(s, P2, def), 200);
+      // Patches: the datasets keep their other properties.
+      await text(await patchValues(s, URNS[0]!, [addOp(P2, [{ string: 'bar2' }, { string: 'foo2' }])]), 200);
+      await settle();
+      assert.deepEqual(await query('structuredProperties.io_acryl_privacy_retentionTime02:bar2'), [URNS[0]]);
+      // MULTIPLE → SINGLE is breaking: only with a new version.
+      await text(await writeDefinition(s, P2, { ...def, cardinality: 'SINGLE', version: '20240614080000' }), 200);
+      await settle();
+      const VERSIONED = 'structuredProperties._versioned.io_acryl_privacy_retentionTime02.20240614080000.string';
+      assert.deepEqual(await query('structuredProperties.io_acryl_privacy_retentionTime02:bar2'), [], 'values written under the old version are no longer found');
+      assert.deepEqual(await query(`${VERSIONED}:bar2`), [], 'nor under the new field');
+      await text(await patchValues(s, URNS[1]!, [addOp(P2, [{ string: 'bar2' }])]), 200);
+      await settle();
+      // The seed's versioned field name, verbatim: exists and equality.
+      assert.deepEqual(await query(`_exists_:${VERSIONED}`), [URNS[1]]);
+      assert.deepEqual(await query(`${VERSIONED}:bar2`), [URNS[1]]);
+      assert.deepEqual(await filter([{ field: `structuredProperties.${qn}`, condition: 'EQUAL', values: ['bar2'] }]), [URNS[1]], 'the dotted name resolves to the current versioned field');
+      assert.deepEqual(await query(`${VERSIONED}:foo2`), []);
+    });
+
+    test('hard delete: once the cleanup is done, no search finds the property; other properties stay', async () => {
+      const doomed = propertyUrn('test.doomed');
+      await text(await writeDefinition(s, doomed, { qualifiedName: 'test.doomed', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
+      for (const i of [2, 3]) {
+        await text(await patchValues(s, URNS[i]!, [addOp(doomed, [{ string: 'x' }])]), 200);
+      }
+      await settle();
+      assert.deepEqual(await query('_exists_:structuredProperties.test_doomed'), [URNS[2], URNS[3]]);
+      await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(doomed)}`, { method: 'DELETE' }), 200);
+      await waitForTask(s, doomed, HARD_DELETE_TASK);
+      await settle();
+      assert.deepEqual(await query('_exists_:structuredProperties.test_doomed'), []);
+      assert.deepEqual(await filter([{ field: 'structuredProperties.test.doomed', condition: 'EXISTS' }]), []);
+      assert.deepEqual(await query('structuredProperties.test_tier:gold'), expected((i) => tierOf(i) === 'gold'), 'the other property still finds its datasets');
     });
 
     test('a write is found without any barrier (the dispatcher delivers on its own)', async () => {

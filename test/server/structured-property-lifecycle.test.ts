@@ -11,6 +11,7 @@ import pg from 'pg';
 import { expectRejected, expectValidationError } from '../support/expectRejected.ts';
 import { addOp, createDataset, createEntity, createProperty, definitionOf, patchValues, propertyUrn, readValues, setValues, writeDefinition, type ApiVersion, type Assignment } from '../support/structuredProperties.ts';
 import { enc, sql, startTestServer, text, type TestServer, expectMissing } from '../support/testServer.ts';
+import { HARD_DELETE_TASK, STALE_VALUES_TASK, tasksOf, waitForTask, type Task } from '../support/tasks.ts';
 
 let s: TestServer;
 before(async () => {
@@ -20,20 +21,6 @@ after(async () => {
   await s.close();
 });
 
-
-interface Task {
-  id: number;
-  kind: string;
-  subject: string;
-  state: 'PENDING' | 'RUNNING' | 'SUCCEEDED';
-  total: number | null;
-  done: number;
-  error: string | null;
-  failures: number;
-}
-
-const HARD_DELETE_TASK = 'property-hard-delete';
-const STALE_VALUES_TASK = 'property-stale-values';
 
 /** P7: writes the property's status (soft delete or restore). */
 function writeStatus(urn: string, removed: boolean, v: ApiVersion = 'v3'): Promise<Response> {
@@ -64,25 +51,8 @@ async function valueRowCount(propertyUrn: string): Promise<number> {
   return row!.n;
 }
 
-async function tasksOf(subject: string): Promise<Task[]> {
-  const body = JSON.parse(await text(await s.request(`/api/tasks?subject=${encodeURIComponent(subject)}`), 200)) as { tasks: Task[] };
-  return body.tasks;
-}
-
 /** The fields of a task a test asserts on. */
 const summary = (t: Task) => ({ kind: t.kind, subject: t.subject, state: t.state, total: t.total, done: t.done, error: t.error });
-
-/** Polls GET /api/tasks?subject=<urn> until the task of `kind` has SUCCEEDED (fails on a failed step or after 20 s). */
-async function waitForTask(subject: string, kind: string): Promise<Task> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const task = (await tasksOf(subject)).find((t) => t.kind === kind);
-    if (task?.state === 'SUCCEEDED') return task;
-    assert.equal(task?.failures ?? 0, 0, `a step of the task failed: ${JSON.stringify(task)}`);
-    assert.ok(Date.now() < deadline, `task ${kind} of ${subject} did not succeed in time: ${JSON.stringify(task)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('soft delete and restore', () => {
   test('soft delete and restore answer the status on v3 and v2', async () => {
@@ -200,7 +170,7 @@ describe('hard delete', () => {
     assert.deepEqual(await readValues(s, ds2), []);
     assert.deepEqual(await readValues(s, flow, 'dataFlow'), []);
 
-    const task = await waitForTask(p, HARD_DELETE_TASK);
+    const task = await waitForTask(s, p, HARD_DELETE_TASK);
     assert.deepEqual(summary(task), {
       kind: HARD_DELETE_TASK,
       subject: p,
@@ -236,7 +206,7 @@ describe('hard delete', () => {
       await blocker.query('BEGIN');
       await blocker.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [ds]);
       await text(await hardDelete(p), 200);
-      const open = (await tasksOf(p)).find((t) => t.kind === HARD_DELETE_TASK);
+      const open = (await tasksOf(s, p)).find((t) => t.kind === HARD_DELETE_TASK);
       assert.ok(open && (open.state === 'PENDING' || open.state === 'RUNNING'), JSON.stringify(open));
 
       await expectRejected(s, () => writeDefinition(s, p, definitionOf(qn)), 409, (raw) => {
@@ -250,7 +220,7 @@ describe('hard delete', () => {
       await release();
     }
 
-    await waitForTask(p, HARD_DELETE_TASK);
+    await waitForTask(s, p, HARD_DELETE_TASK);
     await text(await writeDefinition(s, p, definitionOf(qn)), 200);
     assert.deepEqual(await readValues(s, ds), [], 'values from before the hard delete do not come back');
     await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'new' }] }]), 200);
@@ -267,7 +237,7 @@ describe('hard delete', () => {
       412,
       `Unexpected null value found for ${p} Structured Property Definition.`,
     );
-    await waitForTask(p, HARD_DELETE_TASK);
+    await waitForTask(s, p, HARD_DELETE_TASK);
   });
 
   test('hard-deletes a soft-deleted property and removes its values', async () => {
@@ -277,7 +247,7 @@ describe('hard delete', () => {
     await text(await writeStatus(p, true), 200);
     assert.equal(await text(await hardDelete(p), 200), '');
     await expectMissing(s.request(`/openapi/v3/entity/structuredProperty/${enc(p)}`));
-    const task = await waitForTask(p, HARD_DELETE_TASK);
+    const task = await waitForTask(s, p, HARD_DELETE_TASK);
     assert.equal(task.done, 1);
     assert.deepEqual(await storedValues(ds), []);
   });
@@ -289,7 +259,7 @@ describe('hard delete', () => {
     assert.equal(await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(p)}/propertyDefinition`, { method: 'DELETE' }), 200), '');
     await expectMissing(s.request(`/openapi/v3/entity/structuredProperty/${enc(p)}/propertyDefinition`));
     assert.deepEqual(await readValues(s, ds), []);
-    const task = await waitForTask(p, HARD_DELETE_TASK);
+    const task = await waitForTask(s, p, HARD_DELETE_TASK);
     assert.equal(task.done, 1);
     assert.deepEqual(await storedValues(ds), []);
   });
@@ -297,7 +267,7 @@ describe('hard delete', () => {
   test('hard delete of a property that does not exist answers 200 and queues no task', async () => {
     const p = propertyUrn('test.life.hardNeverExisted');
     assert.equal(await text(await hardDelete(p), 200), '');
-    assert.deepEqual(await tasksOf(p), []);
+    assert.deepEqual(await tasksOf(s, p), []);
   });
 });
 
@@ -310,7 +280,7 @@ describe('versioned breaking change', () => {
     const stored = JSON.parse(await text(await writeDefinition(s, p, definitionOf(qn, { description: 'no version given' })), 200));
     assert.equal(stored.propertyDefinition.value.version, '20240101000000');
     assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'kept' }] }]);
-    assert.deepEqual(await tasksOf(p), []);
+    assert.deepEqual(await tasksOf(s, p), []);
   });
 
   test('values written before a lower-then-higher version dance cannot survive a breaking change: lower versions are refused', async () => {
@@ -333,7 +303,7 @@ describe('versioned breaking change', () => {
     assert.deepEqual(await readValues(s, ds), []);
     const again = JSON.parse(await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'a' }] }]), 200));
     assert.deepEqual(again.structuredProperties.value.properties, [{ propertyUrn: p, values: [{ string: 'a' }] }]);
-    await waitForTask(p, STALE_VALUES_TASK);
+    await waitForTask(s, p, STALE_VALUES_TASK);
     assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'a' }] }]);
     assert.deepEqual(await storedValues(ds), [{ propertyUrn: p, values: [{ string: 'a' }] }]);
   });
@@ -345,7 +315,7 @@ describe('versioned breaking change', () => {
     await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'a' }, { string: 'b' }] }]), 200);
     await expectValidationError(s, () => writeDefinition(s, p, definitionOf(qn, { cardinality: 'SINGLE' })), 400, 'Property definition cardinality cannot be changed from MULTI to SINGLE');
     assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'a' }, { string: 'b' }] }]);
-    assert.deepEqual(await tasksOf(p), []);
+    assert.deepEqual(await tasksOf(s, p), []);
   });
 
   test('hides values written under the old version at once; its stale-values task deletes them', async () => {
@@ -364,7 +334,7 @@ describe('versioned breaking change', () => {
     assert.deepEqual(await readValues(s, ds1), [{ propertyUrn: q, values: [{ string: 'q' }] }]);
     assert.deepEqual(await readValues(s, ds2), []);
 
-    const task = await waitForTask(p, STALE_VALUES_TASK);
+    const task = await waitForTask(s, p, STALE_VALUES_TASK);
     assert.deepEqual(summary(task), {
       kind: STALE_VALUES_TASK,
       subject: p,
@@ -390,7 +360,7 @@ describe('versioned breaking change', () => {
     await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'v0' }] }]), 200);
     await text(await writeDefinition(s, p, definitionOf(qn, { displayName: 'same shape', version: '20240614080000' })), 200);
     assert.deepEqual(await readValues(s, ds), []);
-    await waitForTask(p, STALE_VALUES_TASK);
+    await waitForTask(s, p, STALE_VALUES_TASK);
     assert.deepEqual(await storedValues(ds), []);
   });
 
@@ -402,7 +372,7 @@ describe('versioned breaking change', () => {
     await text(await setValues(s, oldDs, [{ propertyUrn: p, values: [{ string: 'old' }] }]), 200);
     await text(await writeDefinition(s, p, definitionOf(qn, { cardinality: 'SINGLE', version: '20250101000000' })), 200);
     await text(await setValues(s, newDs, [{ propertyUrn: p, values: [{ string: 'new' }] }]), 200);
-    await waitForTask(p, STALE_VALUES_TASK);
+    await waitForTask(s, p, STALE_VALUES_TASK);
     assert.deepEqual(await readValues(s, newDs), [{ propertyUrn: p, values: [{ string: 'new' }] }]);
     assert.deepEqual(await storedValues(newDs), [{ propertyUrn: p, values: [{ string: 'new' }] }]);
     assert.deepEqual(await readValues(s, oldDs), []);

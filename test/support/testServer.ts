@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import pg from 'pg';
+import { Client as OpenSearchClient } from '@opensearch-project/opensearch';
 import pino from 'pino';
 import { loadConfig } from '../../server/src/config.ts';
 import { startSvc, type Svc } from '../../server/src/server.ts';
@@ -40,7 +41,9 @@ export async function createTestDatabase(admin = process.env.DATABASE_URL): Prom
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-data-'));
-  const config = loadConfig({ PORT: '0', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_DB_POOL_SIZE: '10', ...env, DATABASE_URL: databaseUrl });
+  // On the shared test OpenSearch: indices of this server's own (removed on close), without replicas.
+  const search = env.SEARCH_BACKEND === 'opensearch' ? { INDEX_PREFIX: `t${randomBytes(5).toString('hex')}`, ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0' } : {};
+  const config = loadConfig({ PORT: '0', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_DB_POOL_SIZE: '10', ...search, ...env, DATABASE_URL: databaseUrl });
   const svc = await startSvc(config, pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? 'silent' }));
   return {
     svc,
@@ -55,6 +58,11 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     },
     async close() {
       await svc.close();
+      if (config.searchBackend === 'opensearch') {
+        const client = new OpenSearchClient({ node: config.opensearchUrl });
+        await client.indices.delete({ index: `${config.indexPrefix}_*`, expand_wildcards: 'all', ignore_unavailable: true });
+        await client.close();
+      }
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -89,7 +89,7 @@ export class OpenSearchBackend implements SearchBackend {
 
   constructor(
     url: string,
-    private readonly prefix: string,
+    private readonly index: { prefix: string; shards: number; replicas: number },
     private readonly pool: Pool,
     private readonly log: Logger,
   ) {
@@ -98,7 +98,12 @@ export class OpenSearchBackend implements SearchBackend {
 
   /** The alias of an entity type's index (`datasetindex_v2`). */
   alias(entityType: string): string {
-    return `${this.prefix ? `${this.prefix}_` : ''}${entityType.toLowerCase()}index_v2`;
+    return `${this.index.prefix ? `${this.index.prefix}_` : ''}${entityType.toLowerCase()}index_v2`;
+  }
+
+  /** The wildcard pattern of every index (and alias) of this deployment. */
+  pattern(): string {
+    return `${this.index.prefix ? `${this.index.prefix}_` : ''}*index_v2*`;
   }
 
   /** Creates the missing indices and their aliases, one process at a time (a Postgres advisory lock). */
@@ -126,7 +131,7 @@ export class OpenSearchBackend implements SearchBackend {
       index,
       body: {
         // Changes become searchable within half a second (OpenSearch's default is 1 s).
-        settings: { number_of_shards: 1, refresh_interval: '500ms' },
+        settings: { number_of_shards: this.index.shards, number_of_replicas: this.index.replicas, refresh_interval: '500ms' },
         mappings: { dynamic: false, properties: mappingOf([...baseFields(spec), ...fields]) as never },
       },
     });
@@ -162,7 +167,7 @@ export class OpenSearchBackend implements SearchBackend {
   }
 
   async refresh(): Promise<void> {
-    await this.client.indices.refresh({ index: `${this.prefix ? `${this.prefix}_` : ''}*index_v2`, allow_no_indices: true });
+    await this.client.indices.refresh({ index: this.pattern(), allow_no_indices: true });
   }
 
   private body(req: { where: Resolved; includeRemoved: boolean }): Record<string, unknown> {

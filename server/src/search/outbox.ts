@@ -17,7 +17,6 @@ import type { EntityService } from '../entities/entityService.ts';
 import type { Logger } from '../log.ts';
 import { loadProperties } from '../properties/propertyStore.ts';
 import { entityNameOf } from '../properties/types.ts';
-import { ENTITIES } from '../registry/entities.ts';
 import { registry } from '../registry/registry.ts';
 import type { SearchBackend } from './backend.ts';
 import { buildDocuments } from './documents.ts';
@@ -55,8 +54,8 @@ export class SearchOutbox {
   private wake: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private listener: Listener | undefined;
-  /** Whether this process made sure the backend's indices exist. */
-  private prepared = false;
+  /** Entity types whose indices this process made sure exist. */
+  private readonly prepared = new Set<string>();
   /** Fields known to exist in the backend, per entity type (`type\0field`). */
   private readonly knownFields = new Set<string>();
 
@@ -148,12 +147,8 @@ export class SearchOutbox {
     });
   }
 
-  /** One batch: `more` when a full batch was delivered, `idle` when the outbox is empty, `busy` when another dispatcher works. */
+  /** One batch: `more` when rows were delivered, `idle` when the outbox is empty, `busy` when another dispatcher works. */
   async step(): Promise<'more' | 'idle' | 'busy'> {
-    if (!this.prepared) {
-      await this.backend.prepare(ENTITIES.map((e) => e.name));
-      this.prepared = true;
-    }
     return inTransaction(this.pool, async (tx) => {
       const [lock] = await query<{ ok: boolean }>(tx, "SELECT pg_try_advisory_xact_lock(hashtextextended('search:dispatcher', 0)) AS ok", []);
       if (!lock!.ok) return 'busy';
@@ -162,6 +157,7 @@ export class SearchOutbox {
       const urns = [...new Set(rows.map((r) => r.urn))];
       await this.propertiesChanged(tx, urns.filter((u) => u.startsWith(STRUCTURED_PROPERTY)));
       const { docs, gone } = await buildDocuments(this.entities, this.pool, urns);
+      await this.prepare([...docs, ...gone].map((d) => d.entityType));
       for (const d of docs) {
         const missing: FieldSpec[] = [];
         for (const [name, f] of d.fields) if (!this.knownFields.has(`${d.entityType}\0${name}`)) missing.push({ name, type: f.type });
@@ -170,11 +166,21 @@ export class SearchOutbox {
       await this.backend.apply(docs, gone, tx);
       await query(tx, 'DELETE FROM search_outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
       this.stats.delivered += urns.length;
-      return rows.length === BATCH ? 'more' : 'idle';
+      // Rows were delivered: look again (a property's holders may have been queued by this step).
+      return 'more';
     });
   }
 
+  /** Creates the indices of entity types as documents of them first come (system-update creates them all). */
+  private async prepare(entityTypes: string[]): Promise<void> {
+    const missing = [...new Set(entityTypes)].filter((t) => !this.prepared.has(t));
+    if (missing.length === 0) return;
+    await this.backend.prepare(missing);
+    for (const t of missing) this.prepared.add(t);
+  }
+
   private async ensureFields(entityType: string, fields: FieldSpec[]): Promise<void> {
+    await this.prepare([entityType]);
     await this.backend.ensureFields(entityType, fields);
     for (const f of fields) this.knownFields.add(`${entityType}\0${f.name}`);
   }
