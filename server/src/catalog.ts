@@ -51,7 +51,11 @@ export interface Catalog {
   close(): Promise<void>;
 }
 
-export async function createCatalog(config: CatalogConfig, log: Logger): Promise<Catalog> {
+/**
+ * `background: false` (system-update): no task runner and no outbox dispatcher loop in this process;
+ * the outbox is delivered by calling `searchOutbox.deliverAll()`.
+ */
+export async function createCatalog(config: CatalogConfig, log: Logger, opts: { background?: boolean } = {}): Promise<Catalog> {
   const database = await openDatabase(config.databaseUrl, config.dataDir, log);
   const pool = createPool(database.url, config.dbPoolSize);
   let backend: SearchBackend | undefined;
@@ -68,8 +72,10 @@ export async function createCatalog(config: CatalogConfig, log: Logger): Promise
     runner.register(HARD_DELETE_TASK, hardDeleteCleanup(pool, entities));
     runner.register(STALE_VALUES_TASK, staleValuesCleanup(pool, entities));
     await entities.write(SYSTEM, bootstrapAspects(), 'upsert');
-    runner.start();
-    searchOutbox.start();
+    if (opts.background !== false) {
+      runner.start();
+      searchOutbox.start();
+    }
     let closing: Promise<void> | undefined;
     return {
       entities,

@@ -1,0 +1,77 @@
+/**
+ * The system update of search (`npm run system-update`, run by the Helm chart and the operator on
+ * install and upgrade): creates every index and its mappings, idempotently, one run at a time across
+ * processes (a Postgres advisory lock: a second run waits for the first, then finds nothing to do).
+ *
+ * - `ENABLE_STRUCTURED_PROPERTIES_SYSTEM_UPDATE=true`: the mappings of every active (defined, not
+ *   soft-deleted) structured property are put in place for its entity types.
+ * - with `ELASTICSEARCH_INDEX_BUILDER_MAPPINGS_REINDEX=true` as well: in `postgres` mode, the search
+ *   tables are rebuilt from the primary store (as `restoreIndices`).
+ * - `restoreIndices`: every entity's document is rebuilt from the primary store (Postgres is the system
+ *   of record). This is how a switch from `postgres` to `opensearch` is done: set the new backend, run
+ *   `npm run system-update -- --restore-indices`, then start the servers.
+ */
+import { query, type Pool } from '../db/pool.ts';
+import type { Logger } from '../log.ts';
+import { entityNameOf, type PropertyDefinition } from '../properties/types.ts';
+import { ENTITIES } from '../registry/entities.ts';
+import { registry } from '../registry/registry.ts';
+import { isRemoved } from '../entities/softDelete.ts';
+import type { SearchBackend } from './backend.ts';
+import { propertyField } from './fields.ts';
+import type { SearchOutbox } from './outbox.ts';
+
+export interface SystemUpdateOptions {
+  structuredProperties: boolean;
+  reindexMappings: boolean;
+  restoreIndices: boolean;
+}
+
+export interface SystemUpdateReport {
+  indices: number;
+  propertyMappings: number;
+  restored: number;
+}
+
+export async function systemUpdate(pool: Pool, backend: SearchBackend, outbox: SearchOutbox, log: Logger, opts: SystemUpdateOptions): Promise<SystemUpdateReport> {
+  const client = await pool.connect();
+  try {
+    // One run at a time; a second one waits, then finds everything in place.
+    await client.query("SELECT pg_advisory_lock(hashtextextended('search:system-update', 0))");
+    const types = ENTITIES.map((e) => e.name);
+    await backend.prepare(types);
+    const report: SystemUpdateReport = { indices: types.length, propertyMappings: 0, restored: 0 };
+    if (opts.structuredProperties) {
+      const rows = await query<{ urn: string; definition: PropertyDefinition; status: unknown }>(
+        client,
+        `SELECT d.urn, d.metadata AS definition, s.metadata AS status FROM aspects d
+           LEFT JOIN aspects s ON s.urn = d.urn AND s.aspect = 'status' AND s.version = 0
+          WHERE d.aspect = 'propertyDefinition' AND d.version = 0 ORDER BY d.urn`,
+        [],
+      );
+      for (const r of rows) {
+        const field = propertyField(r.definition);
+        if (!field || isRemoved(r.status)) continue;
+        for (const type of r.definition.entityTypes.map(entityNameOf).filter((t) => registry.findEntity(t))) {
+          await backend.ensureFields(type, [field]);
+          report.propertyMappings++;
+        }
+      }
+    }
+    if (opts.restoreIndices || (opts.reindexMappings && opts.structuredProperties && backend.kind === 'postgres')) {
+      const [r] = await query<{ n: string }>(
+        client,
+        "WITH q AS (INSERT INTO search_outbox (urn) SELECT urn FROM aspects WHERE version = 0 AND aspect LIKE '%Key' ORDER BY urn RETURNING 1) SELECT count(*) AS n FROM q",
+        [],
+      );
+      report.restored = Number(r!.n);
+      log.info({ entities: report.restored }, 'rebuilding every search document from the primary store');
+      await outbox.deliverAll(30 * 60_000);
+    }
+    await backend.refresh();
+    return report;
+  } finally {
+    await client.query("SELECT pg_advisory_unlock(hashtextextended('search:system-update', 0))").catch(() => undefined);
+    client.release();
+  }
+}

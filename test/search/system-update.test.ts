@@ -1,0 +1,123 @@
+/**
+ * `npm run system-update` as the Helm chart and the operator run it: a process of its own on the
+ * catalog's database, twice in a row, twice at once, and `--restore-indices` rebuilding every search
+ * document from the primary store (on both backends).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { Client } from '@opensearch-project/opensearch';
+import { createDataset, datasetUrn, propertyUrn, setValues, writeDefinition } from '../support/structuredProperties.ts';
+import { createTestDatabase, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
+
+const OPENSEARCH_URL = process.env.OPENSEARCH_URL;
+if (!OPENSEARCH_URL) throw new Error('OPENSEARCH_URL is not set: run through `npm test`, which starts OpenSearch');
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** Runs `npm run system-update` (its entry, directly) with `env`; resolves with its exit code and output. */
+function runSystemUpdate(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; output: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/systemUpdate.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_ADMIN_TOKEN: 'system-update-test', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    child.on('close', (code) => done({ code, output }));
+  });
+}
+
+describe('system-update on opensearch', () => {
+  const prefix = `su${randomBytes(4).toString('hex')}`;
+  const client = new Client({ node: OPENSEARCH_URL });
+  let env: Record<string, string>;
+
+  before(async () => {
+    env = {
+      DATABASE_URL: await createTestDatabase(),
+      SEARCH_BACKEND: 'opensearch',
+      OPENSEARCH_URL: OPENSEARCH_URL!,
+      INDEX_PREFIX: prefix,
+      ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0',
+      ENABLE_STRUCTURED_PROPERTIES_SYSTEM_UPDATE: 'true',
+    };
+  });
+  after(async () => {
+    await client.indices.delete({ index: `${prefix}_*`, expand_wildcards: 'all', ignore_unavailable: true });
+    await client.close();
+  });
+
+  /** Alias → the concrete indices behind it, for this deployment. */
+  async function aliases(): Promise<Map<string, string[]>> {
+    const { body } = await client.indices.getAlias({ index: `${prefix}_*` });
+    const out = new Map<string, string[]>();
+    for (const [index, v] of Object.entries(body as Record<string, { aliases: Record<string, unknown> }>)) {
+      for (const alias of Object.keys(v.aliases)) out.set(alias, [...(out.get(alias) ?? []), index].sort());
+    }
+    return out;
+  }
+
+  test('twice at once, then again: every index once, behind its alias; exit 0 each time', async () => {
+    const [a, b] = await Promise.all([runSystemUpdate(env), runSystemUpdate(env)]);
+    assert.equal(a.code, 0, a.output);
+    assert.equal(b.code, 0, b.output);
+    const first = await aliases();
+    assert.ok(first.has(`${prefix}_datasetindex_v2`), [...first.keys()].join());
+    assert.ok(first.has(`${prefix}_structuredpropertyindex_v2`));
+    for (const [alias, indices] of first) assert.equal(indices.length, 1, `${alias} → ${indices.join()}`);
+    const again = await runSystemUpdate(env);
+    assert.equal(again.code, 0, again.output);
+    assert.deepEqual(await aliases(), first, 'a second run changes nothing');
+  });
+
+  test('with the structured-properties switch, active properties get their mappings; soft-deleted ones do not', async () => {
+    const s = await startTestServer({ DATABASE_URL: env.DATABASE_URL! });
+    try {
+      await text(await writeDefinition(s, propertyUrn('su.kept'), { qualifiedName: 'su.kept', valueType: 'urn:li:dataType:svc.number', entityTypes: ['urn:li:entityType:svc.dataFlow'] }), 200);
+      await text(await writeDefinition(s, propertyUrn('su.hidden'), { qualifiedName: 'su.hidden', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.chart'] }), 200);
+      await text(
+        await s.request(`/openapi/v3/entity/structuredProperty/${encodeURIComponent(propertyUrn('su.hidden'))}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed: true } }) }),
+        200,
+      );
+    } finally {
+      await s.close();
+    }
+    // A new OpenSearch (another prefix: nothing was ever delivered there): the mappings come from the definitions.
+    const res = await runSystemUpdate({ ...env, INDEX_PREFIX: `${prefix}_new` });
+    assert.equal(res.code, 0, res.output);
+    const mapping = async (type: string) => JSON.stringify((await client.indices.getMapping({ index: `${prefix}_new_${type}index_v2` })).body);
+    assert.match(await mapping('dataflow'), /"su_kept":\{"type":"double"\}/);
+    assert.doesNotMatch(await mapping('chart'), /su_hidden/);
+  });
+});
+
+describe('system-update --restore-indices on postgres', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer();
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  test('rebuilds every search document from the primary store', async () => {
+    await text(await writeDefinition(s, propertyUrn('su.tier'), { qualifiedName: 'su.tier', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
+    for (const n of ['a', 'b', 'c']) {
+      await createDataset(s, n);
+      await text(await setValues(s, datasetUrn(n), [{ propertyUrn: propertyUrn('su.tier'), values: [{ string: `tier-${n}` }] }]), 200);
+    }
+    await s.svc.catalog.searchOutbox.deliverAll();
+    const before = await sql(s.databaseUrl, 'SELECT urn, document FROM search_documents ORDER BY urn');
+    assert.ok(before.length >= 4, 'the datasets and the property are indexed');
+    // Lose the search tables entirely, as after moving to a new backend.
+    await sql(s.databaseUrl, 'TRUNCATE search_documents, search_values');
+    const res = await runSystemUpdate({ DATABASE_URL: s.databaseUrl, SEARCH_BACKEND: 'postgres' }, ['--restore-indices']);
+    assert.equal(res.code, 0, res.output);
+    assert.deepEqual(await sql(s.databaseUrl, 'SELECT urn, document FROM search_documents ORDER BY urn'), before);
+    assert.deepEqual(await sql(s.databaseUrl, 'SELECT count(*)::int AS n FROM search_outbox'), [{ n: 0 }]);
+  });
+});
