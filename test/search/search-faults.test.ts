@@ -44,6 +44,7 @@ class Proxy {
   }
 
   async cut(): Promise<void> {
+    if (!this.server?.listening) return;
     const closed = new Promise<void>((r) => this.server!.close(() => r()));
     for (const s of this.sockets) s.destroy();
     await closed;
@@ -77,6 +78,7 @@ describe('search faults on opensearch', () => {
     env = { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: proxy.url, INDEX_PREFIX: prefix, ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0' };
   });
   after(async () => {
+    await proxy.cut();
     await client.indices.delete({ index: `${prefix}_*`, expand_wildcards: 'all', ignore_unavailable: true });
     await client.close();
   });
