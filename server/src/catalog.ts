@@ -58,14 +58,14 @@ export interface Catalog {
 export async function createCatalog(config: CatalogConfig, log: Logger, opts: { background?: boolean } = {}): Promise<Catalog> {
   const database = await openDatabase(config.databaseUrl, config.dataDir, log);
   const pool = createPool(database.url, config.dbPoolSize);
-  let backend: SearchBackend | undefined;
+  // Built without connecting: an unreachable OpenSearch does not stop the start (the outbox waits).
+  const backend = searchBackend(config, pool, log);
   try {
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'migrations applied');
     const root = rootToken(config.adminToken, config.dataDir);
     const scrollIds = new ScrollIds(await loadScrollSecret(pool));
     const entities = new EntityService(pool, scrollIds);
-    backend = searchBackend(config, pool, log);
     const searchOutbox = new SearchOutbox(pool, entities, backend, log, database.url);
     const runner = new TaskRunner(pool, log, { listenUrl: database.url });
     for (const hook of structuredPropertyHooks()) entities.addHook(hook);
@@ -87,14 +87,14 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       embeddedDatabase: database.embedded,
       pool,
       ready: () => migrationsDone(pool),
-      searchReachable: () => backend!.reachable(),
+      searchReachable: () => backend.reachable(),
       close() {
         closing ??= (async () => {
           // Writes queued for the group commit are committed, also those whose clients went away.
           await entities.drain();
           await runner.stop();
           await searchOutbox.stop();
-          await backend!.close();
+          await backend.close();
           await pool.end();
           await database.stop();
         })();
@@ -102,7 +102,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       },
     };
   } catch (err) {
-    await backend?.close().catch(() => undefined);
+    await backend.close().catch(() => undefined);
     await pool.end().catch(() => undefined);
     await database.stop();
     throw err;

@@ -33,6 +33,17 @@ export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Ma
   );
 }
 
+/** Every structured property that has a definition, with its state. */
+export async function allProperties(db: Db): Promise<Map<string, PropertyState>> {
+  return statesFrom(
+    await rows<{ urn: string; aspect: string; metadata: unknown }>(
+      db,
+      "SELECT urn, aspect, metadata FROM aspects WHERE urn LIKE 'urn:li:structuredProperty:%' AND version = 0 AND aspect IN ('propertyDefinition', 'status') ORDER BY urn",
+      [],
+    ),
+  );
+}
+
 /**
  * The properties whose qualified name is one of `qualifiedNames`, or becomes one of `fieldNames` with
  * its dots replaced by underscores (how search names unversioned properties), with their state.

@@ -77,7 +77,11 @@ export function parseQuery(query: string): Expr {
   try {
     ast = lucene.parse(q) as BinaryNode;
   } catch (err) {
-    throw syntaxError(`cannot parse ${JSON.stringify(query.length > 200 ? `${query.slice(0, 200)}…` : query)}: ${(err as Error).message}`);
+    // The parser's message lists every token it expected; where it stopped and what it found is enough.
+    const e = err as { location?: { start: { column: number } }; found?: string | null };
+    const at = e.location ? ` at column ${e.location.start.column}` : '';
+    const found = e.found == null ? 'end of query' : JSON.stringify(e.found);
+    throw syntaxError(`cannot parse ${JSON.stringify(query.length > 200 ? `${query.slice(0, 200)}…` : query)}: unexpected ${found}${at}`);
   }
   return node(ast, undefined);
 }

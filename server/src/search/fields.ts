@@ -7,8 +7,8 @@
  * `structuredProperties._versioned.<qualified name with . → _>.<version>.<type>` (DataHub's names).
  * Values are arrays: numbers as numbers, every other type as its string; empty strings are left out.
  */
-import type { EntitySpec } from '../registry/registry.ts';
-import { logicalType, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';
+import { registry, type EntitySpec } from '../registry/registry.ts';
+import { entityNameOf, logicalType, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';
 
 /** How a field is indexed: keyword (exact strings), double, date (epoch milliseconds) or boolean. */
 export type FieldType = 'keyword' | 'double' | 'date' | 'boolean';
@@ -45,6 +45,14 @@ export function fieldTypeOf(type: LogicalType): FieldType | undefined {
 export function propertyField(def: PropertyDefinition): FieldSpec | undefined {
   const type = fieldTypeOf(logicalType(def.valueType));
   return type && { name: `${PROPERTIES_FIELD}.${propertyFieldName(def)}`, type };
+}
+
+/** The entity types (registry names, sorted) whose documents carry a property's field. */
+export function propertyEntityTypes(def: PropertyDefinition): string[] {
+  return def.entityTypes
+    .map(entityNameOf)
+    .filter((t) => registry.findEntity(t) !== undefined)
+    .sort();
 }
 
 /** The type a versioned field name says its values have (`…​.20240614080000.string` → keyword). */

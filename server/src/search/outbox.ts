@@ -16,11 +16,9 @@ import { Listener } from '../db/listener.ts';
 import type { EntityService } from '../entities/entityService.ts';
 import type { Logger } from '../log.ts';
 import { loadProperties } from '../properties/propertyStore.ts';
-import { entityNameOf } from '../properties/types.ts';
-import { registry } from '../registry/registry.ts';
 import type { SearchBackend } from './backend.ts';
 import { buildDocuments } from './documents.ts';
-import { propertyField, type FieldSpec } from './fields.ts';
+import { propertyEntityTypes, propertyField, type FieldSpec } from './fields.ts';
 
 export const SEARCH_CHANNEL = 'svc_search';
 const STRUCTURED_PROPERTY = 'urn:li:structuredProperty:';
@@ -204,7 +202,7 @@ export class SearchOutbox {
       const now = field && {
         field: field.name,
         field_type: field.type,
-        entity_types: state.definition.entityTypes.map(entityNameOf).filter((t) => registry.findEntity(t) !== undefined).sort(),
+        entity_types: propertyEntityTypes(state.definition),
         active: !state.softDeleted,
       };
       if (now?.active) for (const type of now.entity_types) await this.ensureFields(type, [field!]);

@@ -83,7 +83,7 @@ function bounds(col: string, e: { min?: { value: unknown; inclusive: boolean }; 
 }
 
 /** The SQL of a request's selection of documents (alias `d`), with its parameters. */
-export function selection(req: { entityTypes: string[]; where: Resolved; includeRemoved: boolean }, p: Params): string {
+function selection(req: { entityTypes: string[]; where: Resolved; includeRemoved: boolean }, p: Params): string {
   const types = p.add(req.entityTypes, '::text[]');
   return `d.entity_type = ANY(${types})${req.includeRemoved ? '' : ' AND NOT d.removed'} AND ${condition(req.where, p, types)}`;
 }

@@ -221,7 +221,8 @@ function resolve(e: Expr, fields: Map<string, Resolution>, defaults: FieldSpec[]
       break;
   }
   if (e.field === DEFAULT_FIELD) {
-    if (e.kind === 'range' || e.kind === 'exists') {
+    if (e.kind === 'exists') return { kind: 'all' }; // a bare `*`
+    if (e.kind === 'range') {
       problems.push('query: a range needs a field (field:[a TO b], field:>n)');
       return { kind: 'none' };
     }

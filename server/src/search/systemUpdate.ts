@@ -13,12 +13,10 @@
  */
 import { query, type Pool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
-import { entityNameOf, type PropertyDefinition } from '../properties/types.ts';
+import { allProperties } from '../properties/propertyStore.ts';
 import { ENTITIES } from '../registry/entities.ts';
-import { registry } from '../registry/registry.ts';
-import { isRemoved } from '../entities/softDelete.ts';
 import type { SearchBackend } from './backend.ts';
-import { propertyField } from './fields.ts';
+import { propertyEntityTypes, propertyField } from './fields.ts';
 import type { SearchOutbox } from './outbox.ts';
 
 export interface SystemUpdateOptions {
@@ -42,17 +40,10 @@ export async function systemUpdate(pool: Pool, backend: SearchBackend, outbox: S
     await backend.prepare(types);
     const report: SystemUpdateReport = { indices: types.length, propertyMappings: 0, restored: 0 };
     if (opts.structuredProperties) {
-      const rows = await query<{ urn: string; definition: PropertyDefinition; status: unknown }>(
-        client,
-        `SELECT d.urn, d.metadata AS definition, s.metadata AS status FROM aspects d
-           LEFT JOIN aspects s ON s.urn = d.urn AND s.aspect = 'status' AND s.version = 0
-          WHERE d.aspect = 'propertyDefinition' AND d.version = 0 ORDER BY d.urn`,
-        [],
-      );
-      for (const r of rows) {
-        const field = propertyField(r.definition);
-        if (!field || isRemoved(r.status)) continue;
-        for (const type of r.definition.entityTypes.map(entityNameOf).filter((t) => registry.findEntity(t))) {
+      for (const state of (await allProperties(client)).values()) {
+        const field = propertyField(state.definition);
+        if (!field || state.softDeleted) continue;
+        for (const type of propertyEntityTypes(state.definition)) {
           await backend.ensureFields(type, [field]);
           report.propertyMappings++;
         }
