@@ -26,6 +26,7 @@ import { OpenSearchBackend } from './search/opensearchBackend.ts';
 import { SearchOutbox } from './search/outbox.ts';
 import { PostgresBackend } from './search/postgresBackend.ts';
 import { SearchService } from './search/searchService.ts';
+import { INDEX_REBUILD_TASK, indexRebuild } from './search/indexRebuild.ts';
 
 /** What the catalog needs of the configuration. */
 export type CatalogConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas'>;
@@ -71,6 +72,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
     for (const hook of structuredPropertyHooks()) entities.addHook(hook);
     runner.register(HARD_DELETE_TASK, hardDeleteCleanup(pool, entities));
     runner.register(STALE_VALUES_TASK, staleValuesCleanup(pool, entities));
+    if (backend instanceof OpenSearchBackend) runner.register(INDEX_REBUILD_TASK, indexRebuild(pool, backend, log));
     await entities.write(SYSTEM, bootstrapAspects(), 'upsert');
     if (opts.background !== false) {
       runner.start();

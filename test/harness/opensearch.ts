@@ -5,6 +5,7 @@
  * Needs `SVC_OPENSEARCH_HOME` and `SVC_JAVA_HOME` (printed by `test/infra/provision.sh opensearch`).
  */
 import { chownSync, closeSync, cpSync, mkdirSync, openSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import {
   type Component,
@@ -22,8 +23,16 @@ import {
 const HEAP = '512m';
 const START_TIMEOUT_MS = 120_000;
 
+/** A started OpenSearch whose process can be stopped and started again on the same data and port. */
+export interface OpenSearchNode extends Component {
+  /** Stops the process (SIGTERM), keeping its data. */
+  halt(): Promise<void>;
+  /** Starts the process again on the same data and ports; resolves once the cluster is yellow. */
+  resume(): Promise<void>;
+}
+
 /** Starts OpenSearch and waits until the cluster is at least yellow. Env: `OPENSEARCH_URL`. */
-export async function startOpenSearch(): Promise<Component> {
+export async function startOpenSearch(): Promise<OpenSearchNode> {
   const cachedHome = requiredEnv('SVC_OPENSEARCH_HOME');
   const javaHome = requiredEnv('SVC_JAVA_HOME');
   const root = serviceDir('opensearch');
@@ -35,7 +44,7 @@ export async function startOpenSearch(): Promise<Component> {
   }
 }
 
-async function launch(root: string, cachedHome: string, javaHome: string): Promise<Component> {
+async function launch(root: string, cachedHome: string, javaHome: string): Promise<OpenSearchNode> {
   // The cache usually sits under root's home, which the service user cannot enter: run a copy then.
   let home = cachedHome;
   if (!readableByServiceUser(join(cachedHome, 'lib'))) {
@@ -63,66 +72,85 @@ async function launch(root: string, cachedHome: string, javaHome: string): Promi
   const httpPort = await freePort();
   const transportPort = await freePort();
   const consoleLog = join(dirs.logs, 'console.log');
-  const out = openSync(consoleLog, 'a');
-  chownSync(consoleLog, user.uid, user.gid);
-  const child = spawnAsServiceUser(
-    join(home, 'bin', 'opensearch'),
-    [
-      '-Ecluster.name=svc-test',
-      '-Enode.name=svc-test',
-      '-Ediscovery.type=single-node',
-      '-Enetwork.host=127.0.0.1',
-      `-Ehttp.port=${httpPort}`,
-      `-Etransport.port=${transportPort}`,
-      `-Epath.data=${dirs.data}`,
-      `-Epath.logs=${dirs.logs}`,
-      // tmpfs and small disks must not flip indices to read-only in the middle of a test run.
-      '-Ecluster.routing.allocation.disk.threshold_enabled=false',
-      '-Ebootstrap.memory_lock=false',
-    ],
-    {
-      cwd: root,
-      stdio: ['ignore', out, out],
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: root,
-        LANG: 'C.UTF-8',
-        JAVA_HOME: javaHome,
-        OPENSEARCH_JAVA_HOME: javaHome,
-        OPENSEARCH_PATH_CONF: dirs.config,
-        OPENSEARCH_TMPDIR: dirs.tmp,
-        OPENSEARCH_JAVA_OPTS: `-Xms${HEAP} -Xmx${HEAP}`,
-      },
-    },
-  );
-  closeSync(out);
-  killOnExit(child);
-
   const url = `http://127.0.0.1:${httpPort}`;
+
+  const spawnNode = async () => {
+    const out = openSync(consoleLog, 'a');
+    chownSync(consoleLog, user.uid, user.gid);
+    const node = spawnAsServiceUser(
+      join(home, 'bin', 'opensearch'),
+      [
+        '-Ecluster.name=svc-test',
+        '-Enode.name=svc-test',
+        '-Ediscovery.type=single-node',
+        '-Enetwork.host=127.0.0.1',
+        `-Ehttp.port=${httpPort}`,
+        `-Etransport.port=${transportPort}`,
+        `-Epath.data=${dirs.data}`,
+        `-Epath.logs=${dirs.logs}`,
+        // tmpfs and small disks must not flip indices to read-only in the middle of a test run.
+        '-Ecluster.routing.allocation.disk.threshold_enabled=false',
+        '-Ebootstrap.memory_lock=false',
+      ],
+      {
+        cwd: root,
+        stdio: ['ignore', out, out],
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: root,
+          LANG: 'C.UTF-8',
+          JAVA_HOME: javaHome,
+          OPENSEARCH_JAVA_HOME: javaHome,
+          OPENSEARCH_PATH_CONF: dirs.config,
+          OPENSEARCH_TMPDIR: dirs.tmp,
+          OPENSEARCH_JAVA_OPTS: `-Xms${HEAP} -Xmx${HEAP}`,
+        },
+      },
+    );
+    closeSync(out);
+    killOnExit(node);
+    try {
+      await waitWhileRunning(
+        node,
+        'OpenSearch to report yellow',
+        async () => {
+          const res = await fetch(`${url}/_cluster/health?wait_for_status=yellow&timeout=1s`, {
+            signal: AbortSignal.timeout(5_000),
+          });
+          await res.arrayBuffer();
+          return res.status === 200;
+        },
+        START_TIMEOUT_MS,
+        consoleLog,
+      );
+    } catch (err) {
+      await stopProcess(node, 20_000);
+      throw err;
+    }
+    return node;
+  };
+
+  let child: ChildProcess | undefined;
+  const halt = async () => {
+    if (child) await stopProcess(child, 20_000);
+    child = undefined;
+  };
   const stop = async () => {
-    await stopProcess(child, 20_000);
+    await halt();
     rmSync(root, { recursive: true, force: true });
     removeEmptyPerfDataDir(user.name);
   };
-  try {
-    await waitWhileRunning(
-      child,
-      'OpenSearch to report yellow',
-      async () => {
-        const res = await fetch(`${url}/_cluster/health?wait_for_status=yellow&timeout=1s`, {
-          signal: AbortSignal.timeout(5_000),
-        });
-        await res.arrayBuffer();
-        return res.status === 200;
-      },
-      START_TIMEOUT_MS,
-      consoleLog,
-    );
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  return { name: 'opensearch', env: { OPENSEARCH_URL: url }, stop };
+  const resume = async () => {
+    if (child) return;
+    try {
+      child = await spawnNode();
+    } catch (err) {
+      await stop();
+      throw err;
+    }
+  };
+  await resume();
+  return { name: 'opensearch', env: { OPENSEARCH_URL: url }, stop, halt, resume };
 }
 
 /**

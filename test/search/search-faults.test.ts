@@ -1,24 +1,21 @@
 /**
- * Search under faults, on OpenSearch: writes go on while OpenSearch is unreachable and every one is
- * found once it is back; a server killed (SIGKILL) with undelivered changes delivers them after the
- * restart. OpenSearch is made unreachable by cutting a TCP proxy the server talks through (the real
- * OpenSearch behind it is shared by the suite and keeps running).
+ * Search under faults, on OpenSearch: writes go on while an OpenSearch process is stopped and started
+ * again, and every one is found after; a server killed (SIGKILL) with undelivered changes delivers them
+ * after the restart (there OpenSearch is kept out of reach by cutting a TCP proxy the server talks
+ * through, the suite's OpenSearch behind it running on).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { Client } from '@opensearch-project/opensearch';
 import { createDataset, propertyUrn, setValues, writeDefinition } from '../support/structuredProperties.ts';
-import { ADMIN_TOKEN, createTestDatabase, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { startOpenSearch } from '../harness/opensearch.ts';
+import { startChildServer } from '../support/childServer.ts';
+import { createTestDatabase, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 const OPENSEARCH_URL = process.env.OPENSEARCH_URL;
 if (!OPENSEARCH_URL) throw new Error('OPENSEARCH_URL is not set: run through `npm test`, which starts OpenSearch');
-const ROOT = resolve(import.meta.dirname, '../..');
 
 /** A TCP proxy to OpenSearch that can be cut (connections dropped, nothing accepted) and restored. */
 class Proxy {
@@ -90,8 +87,10 @@ describe('search faults on opensearch', () => {
     return ((await res.json()) as { entities: { urn: string }[] }).entities.map((e) => e.urn).sort();
   }
 
-  test('OpenSearch unreachable: writes succeed, /ready says so, and every write is searchable once it is back', async () => {
-    const s = await startTestServer({ ...env, DATABASE_URL: await createTestDatabase() });
+  test('OpenSearch stopped while writes go on: writes succeed, /ready says so, and every write is searchable once it is started again', async () => {
+    // An OpenSearch of this test's own, whose process is stopped and started again on its data.
+    const node = await startOpenSearch();
+    const s = await startTestServer({ SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: node.env.OPENSEARCH_URL!, DATABASE_URL: await createTestDatabase() });
     try {
       await text(await writeDefinition(s, TIER, { qualifiedName: 'faults.tier', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
       const urns: string[] = [];
@@ -101,47 +100,44 @@ describe('search faults on opensearch', () => {
         urns.push(urn);
       };
       for (let i = 0; i < 5; i++) await write(i);
-      await proxy.cut();
-      for (let i = 5; i < 25; i++) await write(i);
+      await waitUntil('the first writes searchable', () => found(s, 'structuredProperties.faults_tier:outage'), (got) => got.length === 5);
+      // Writes go on while OpenSearch stops, is down, and starts again.
+      let writing = true;
+      let failed: unknown;
+      const writer = (async () => {
+        for (let i = 5; writing; i++) {
+          await write(i);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })().catch((err: unknown) => (failed = err));
+      await node.halt();
+      const down = urns.length;
+      await waitUntil('writes while OpenSearch is down', async () => urns.length, (n) => n >= down + 10);
       const ready = await s.request('/ready', { token: null });
       assert.equal(ready.status, 200, 'the server stays in service');
       assert.equal(((await ready.json()) as { search: string }).search, 'UNREACHABLE');
       const n = (await sql<{ n: number }>(s.databaseUrl, 'SELECT count(*)::int AS n FROM search_outbox'))[0]!.n;
       assert.ok(n > 0, 'changes wait in the outbox');
       assert.match(await (await s.request('/metrics')).text(), /svc_search_outbox_depth [1-9]/);
-      await proxy.up();
-      await waitUntil('every write searchable', () => found(s, 'structuredProperties.faults_tier:outage'), (got) => got.length === urns.length);
+      await node.resume();
+      writing = false;
+      await writer;
+      assert.equal(failed, undefined, 'no write failed');
+      await waitUntil('every write searchable', () => found(s, 'structuredProperties.faults_tier:outage'), (got) => got.length === urns.length, 60_000);
       assert.deepEqual(await found(s, 'structuredProperties.faults_tier:outage'), urns.sort());
+      assert.equal(((await (await s.request('/ready', { token: null })).json()) as { search: string }).search, 'UP');
     } finally {
-      await s.svc.close();
+      await s.close().catch(() => undefined);
+      await node.stop();
     }
   });
 
   test('SIGKILL with undelivered changes: they are delivered after the restart', async () => {
     const databaseUrl = await createTestDatabase();
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-faults-'));
     await proxy.cut();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, DATABASE_URL: databaseUrl, PORT: '0', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const server = await startChildServer({ ...env, DATABASE_URL: databaseUrl });
     try {
-      // The server logs its port once it listens.
-      const port = await new Promise<number>((done, fail) => {
-        let out = '';
-        child.stdout!.on('data', (c: Buffer) => {
-          out += c.toString();
-          const m = out.match(/"port":(\d+)/);
-          if (m) done(Number(m[1]));
-        });
-        child.on('exit', (code) => fail(new Error(`the server exited (${code}) before listening: ${out}`)));
-      });
-      const base = `http://127.0.0.1:${port}`;
-      const remote = {
-        request: (path: string, init: RequestInit = {}) =>
-          fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', ...(init.headers as object) } }),
-      } as unknown as TestServer;
+      const remote = server.remote as TestServer;
       await text(await writeDefinition(remote, TIER, { qualifiedName: 'faults.tier', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
       const urns: string[] = [];
       for (let i = 0; i < 10; i++) {
@@ -151,8 +147,7 @@ describe('search faults on opensearch', () => {
       }
       const n = (await sql<{ n: number }>(databaseUrl, 'SELECT count(*)::int AS n FROM search_outbox'))[0]!.n;
       assert.ok(n >= 10, `changes wait in the outbox (${n})`);
-      child.kill('SIGKILL');
-      await new Promise((r) => child.once('exit', r));
+      await server.kill();
       await proxy.up();
       const s = await startTestServer({ ...env, DATABASE_URL: databaseUrl });
       try {
@@ -163,8 +158,7 @@ describe('search faults on opensearch', () => {
         await s.svc.close();
       }
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
+      await server.kill();
     }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `npm run system-update` as the Helm chart and the operator run it: a process of its own on the
  * catalog's database, twice in a row, twice at once, and `--restore-indices` rebuilding every search
- * document from the primary store (on both backends).
+ * document from the primary store (on both backends); with both switches after a hard delete, the
+ * index rebuild that drops the property's mapping, through a SIGKILL of the server running it.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,12 +10,25 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Client } from '@opensearch-project/opensearch';
+import pg from 'pg';
+import { startChildServer, type ChildServer } from '../support/childServer.ts';
 import { createDataset, datasetUrn, propertyUrn, setValues, writeDefinition } from '../support/structuredProperties.ts';
-import { createTestDatabase, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
+import { createTestDatabase, enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 const OPENSEARCH_URL = process.env.OPENSEARCH_URL;
 if (!OPENSEARCH_URL) throw new Error('OPENSEARCH_URL is not set: run through `npm test`, which starts OpenSearch');
 const ROOT = resolve(import.meta.dirname, '../..');
+
+async function waitFor<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    assert.ok(Date.now() < deadline, `${what}: still ${JSON.stringify(v)} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
 
 /** Runs `npm run system-update` (its entry, directly) with `env`; resolves with its exit code and output. */
 function runSystemUpdate(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; output: string }> {
@@ -92,6 +106,87 @@ describe('system-update on opensearch', () => {
     const mapping = async (type: string) => JSON.stringify((await client.indices.getMapping({ index: `${prefix}_new_${type}index_v2` })).body);
     assert.match(await mapping('dataflow'), /"su_kept":\{"type":"double"\}/);
     assert.doesNotMatch(await mapping('chart'), /su_hidden/);
+  });
+});
+
+describe('system-update with both switches after a hard delete, on opensearch', () => {
+  const prefix = `rb${randomBytes(4).toString('hex')}`;
+  const client = new Client({ node: OPENSEARCH_URL });
+  const servers: ChildServer[] = [];
+  after(async () => {
+    for (const s of servers) await s.kill();
+    await client.indices.delete({ index: `${prefix}_*`, expand_wildcards: 'all', ignore_unavailable: true });
+    await client.close();
+  });
+
+  test('the deleted property\'s mapping goes, through a rebuild task that survives a SIGKILL; other mappings and documents stay', async () => {
+    const env = {
+      DATABASE_URL: await createTestDatabase(),
+      SEARCH_BACKEND: 'opensearch',
+      OPENSEARCH_URL: OPENSEARCH_URL!,
+      INDEX_PREFIX: prefix,
+      ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0',
+    };
+    const a = await startChildServer(env);
+    servers.push(a);
+    const s = a.remote as TestServer;
+    const KEEP = propertyUrn('rb.keep');
+    const GONE = propertyUrn('rb.gone');
+    await text(await writeDefinition(s, KEEP, { qualifiedName: 'rb.keep', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
+    await text(await writeDefinition(s, GONE, { qualifiedName: 'rb.gone', valueType: 'urn:li:dataType:svc.number', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
+    const urns: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const urn = await createDataset(s, `rb${i}`);
+      await text(await setValues(s, urn, [{ propertyUrn: KEEP, values: [{ string: 'gold' }] }, { propertyUrn: GONE, values: [{ double: i }] }]), 200);
+      urns.push(urn);
+    }
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(GONE)}`, { method: 'DELETE' }), 200);
+    await waitForTask(s, GONE, HARD_DELETE_TASK);
+    const outboxEmpty = () => sql<{ n: number }>(env.DATABASE_URL, 'SELECT count(*)::int AS n FROM search_outbox').then((r) => r[0]!.n);
+    await waitFor('the cleanup delivered to search', outboxEmpty, (n) => n === 0);
+    const alias = `${prefix}_datasetindex_v2`;
+    const mapping = async () => JSON.stringify((await client.indices.getMapping({ index: alias })).body);
+    assert.match(await mapping(), /rb_gone/, 'the mapping outlives the values until a rebuild');
+    const [oldIndex] = Object.keys((await client.indices.getAlias({ name: alias })).body as object);
+
+    // Hold the dispatcher (its advisory lock), so that the rebuild is caught in the middle.
+    const lock = new pg.Client({ connectionString: env.DATABASE_URL });
+    await lock.connect();
+    await lock.query("SELECT pg_advisory_lock(hashtextextended('search:dispatcher', 0))");
+    const res = await runSystemUpdate({ ...env, ENABLE_STRUCTURED_PROPERTIES_SYSTEM_UPDATE: 'true', ELASTICSEARCH_INDEX_BUILDER_MAPPINGS_REINDEX: 'true' });
+    assert.equal(res.code, 0, res.output);
+    const task = () =>
+      sql<{ id: number; state: string; params: { index: string }; total: number | null; done: number; attempts: number }>(
+        env.DATABASE_URL,
+        "SELECT id, state, params, total, done, attempts FROM tasks WHERE kind = 'search-index-rebuild'",
+      );
+    const [running] = await waitFor('the rebuild running', task, (t) => t.length === 1 && t[0]!.state === 'RUNNING' && t[0]!.total !== null);
+    assert.equal(running!.total, 30, 'every dataset is queued again');
+    assert.equal(running!.done, 0);
+    assert.ok((await client.indices.exists({ index: running!.params.index })).body, 'the new index exists');
+    // A write during the rebuild reaches the new index too.
+    const late = await createDataset(s, 'rb-late');
+    await text(await setValues(s, late, [{ propertyUrn: KEEP, values: [{ string: 'gold' }] }]), 200);
+    urns.push(late);
+    await a.kill();
+    await lock.end();
+
+    const b = await startChildServer(env);
+    servers.push(b);
+    const [done] = await waitFor('the rebuild resumed and done', task, (t) => t[0]!.state === 'SUCCEEDED');
+    assert.ok(done!.attempts >= 2, `resumed by the new server (attempts ${done!.attempts})`);
+    assert.deepEqual(Object.keys((await client.indices.getAlias({ name: alias })).body as object), [done!.params.index], 'the alias is on the new index alone');
+    assert.equal((await client.indices.exists({ index: oldIndex! })).body, false, 'the old index is deleted');
+    assert.doesNotMatch(await mapping(), /rb_gone/, 'the deleted property\'s mapping is gone');
+    assert.match(await mapping(), /"rb_keep":\{"type":"keyword"\}/, 'other mappings stay');
+    await waitFor('outbox delivered', outboxEmpty, (n) => n === 0);
+    const res2 = await (b.remote as TestServer).request(`/openapi/v3/entity/dataset?query=${encodeURIComponent('structuredProperties.rb_keep:gold')}&count=100`);
+    const found = ((JSON.parse(await text(res2, 200)) as { entities: { urn: string }[] }).entities.map((e) => e.urn)).sort();
+    assert.deepEqual(found, urns.sort(), 'every document is in the new index, the one written during the rebuild too');
+    assert.deepEqual(await sql(env.DATABASE_URL, 'SELECT count(*)::int AS n FROM search_rebuilds'), [{ n: 0 }]);
+    const again = await runSystemUpdate({ ...env, ENABLE_STRUCTURED_PROPERTIES_SYSTEM_UPDATE: 'true', ELASTICSEARCH_INDEX_BUILDER_MAPPINGS_REINDEX: 'true' });
+    assert.equal(again.code, 0, again.output);
+    assert.equal((await task()).length, 1, 'nothing left to rebuild: no second task');
   });
 });
 

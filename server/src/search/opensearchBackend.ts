@@ -10,7 +10,7 @@
  * both backends read it alike.
  */
 import { Client } from '@opensearch-project/opensearch';
-import type { Pool } from '../db/pool.ts';
+import { query, type Db, type Pool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { registry } from '../registry/registry.ts';
 import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBackend, SearchDocument, SearchRequest, Scalar } from './backend.ts';
@@ -137,9 +137,16 @@ export class OpenSearchBackend implements SearchBackend {
     });
   }
 
+  /** Indices being rebuilt (search/indexRebuild.ts), by entity type: they receive every change too. */
+  async rebuilds(db: Db = this.pool): Promise<Map<string, string>> {
+    const rs = await query<{ entity_type: string; index: string }>(db, 'SELECT entity_type, index FROM search_rebuilds', []);
+    return new Map(rs.map((r) => [r.entity_type, r.index]));
+  }
+
   async ensureFields(entityType: string, fields: FieldSpec[]): Promise<void> {
+    const rebuilding = (await this.rebuilds()).get(entityType);
     try {
-      await this.client.indices.putMapping({ index: this.alias(entityType), body: { properties: mappingOf(fields) as never } });
+      await this.client.indices.putMapping({ index: [this.alias(entityType), ...(rebuilding ? [rebuilding] : [])].join(','), body: { properties: mappingOf(fields) as never } });
     } catch (err) {
       const e = err as { meta?: { statusCode?: number; body?: unknown } };
       if (e.meta?.statusCode !== 400) throw err;
@@ -150,11 +157,16 @@ export class OpenSearchBackend implements SearchBackend {
     }
   }
 
-  async apply(docs: SearchDocument[], gone: DocumentRef[]): Promise<void> {
+  async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<void> {
     if (docs.length === 0 && gone.length === 0) return;
+    const rebuilding = await this.rebuilds(tx);
+    const indices = (type: string) => [this.alias(type), ...(rebuilding.has(type) ? [rebuilding.get(type)!] : [])];
     const body: unknown[] = [];
-    for (const d of docs) body.push({ index: { _index: this.alias(d.entityType), _id: d.urn } }, documentSource(d));
-    for (const g of gone) body.push({ delete: { _index: this.alias(g.entityType), _id: g.urn } });
+    for (const d of docs) {
+      const source = documentSource(d);
+      for (const index of indices(d.entityType)) body.push({ index: { _index: index, _id: d.urn } }, source);
+    }
+    for (const g of gone) for (const index of indices(g.entityType)) body.push({ delete: { _index: index, _id: g.urn } });
     const res = await this.client.bulk({ body: body as never });
     if (!res.body.errors) return;
     for (const item of res.body.items as Record<string, BulkItem>[]) {
@@ -164,6 +176,49 @@ export class OpenSearchBackend implements SearchBackend {
       opensearchStats.rejected++;
       this.log.warn({ item }, 'OpenSearch refused a search document');
     }
+  }
+
+  /** The structured-property fields the index of an entity type maps now, with their types. */
+  async mappedPropertyFields(entityType: string): Promise<Map<string, string>> {
+    const { body } = await this.client.indices.getMapping({ index: this.alias(entityType) });
+    const out = new Map<string, string>();
+    const walk = (props: Record<string, { type?: string; properties?: Record<string, unknown> }>, path: string) => {
+      for (const [name, m] of Object.entries(props)) {
+        const full = path ? `${path}.${name}` : name;
+        if (m.properties) walk(m.properties as never, full);
+        else if (full.startsWith('structuredProperties.') && m.type) out.set(full, m.type);
+      }
+    };
+    for (const index of Object.values(body as Record<string, { mappings: { properties?: Record<string, never> } }>)) walk(index.mappings.properties ?? {}, '');
+    return out;
+  }
+
+  /** The concrete indices behind an entity type's alias. */
+  async indicesBehind(entityType: string): Promise<string[]> {
+    const res = await this.client.indices.getAlias({ name: this.alias(entityType) }, { ignore: [404] });
+    return res.statusCode === 404 ? [] : Object.keys(res.body as object).sort();
+  }
+
+  async indexExists(index: string): Promise<boolean> {
+    return (await this.client.indices.exists({ index })).body;
+  }
+
+  /** Points an entity type's alias at `index` alone, in one atomic change, then deletes its other concrete indices. */
+  async swapAlias(entityType: string, index: string): Promise<void> {
+    const alias = this.alias(entityType);
+    const behind = await this.indicesBehind(entityType);
+    if (behind.length !== 1 || behind[0] !== index) {
+      await this.client.indices.updateAliases({
+        body: { actions: [...behind.filter((i) => i !== index).map((i) => ({ remove: { index: i, alias } })), { add: { index, alias } }] },
+      });
+    }
+    const { body } = await this.client.cat.indices({ index: `${alias}_*`, format: 'json', h: 'index' } as never);
+    const old = (body as unknown as { index: string }[]).map((r) => r.index).filter((i) => i !== index && /_\d+$/.test(i));
+    if (old.length) await this.client.indices.delete({ index: old.join(','), ignore_unavailable: true });
+  }
+
+  async refreshIndex(index: string): Promise<void> {
+    await this.client.indices.refresh({ index });
   }
 
   async refresh(): Promise<void> {

@@ -214,7 +214,9 @@ export class SearchOutbox {
         before.field_type === now.field_type &&
         before.active === now.active &&
         before.entity_types.join() === now.entity_types.join();
-      if (same || (before === undefined && now === undefined)) continue;
+      // Gone (hard-deleted) after being inactive already: its values were hidden then.
+      const goneInactive = now === undefined && (before === undefined || !before.active);
+      if (same || goneInactive) continue;
       if (now) {
         await query(
           tx,
@@ -223,7 +225,9 @@ export class SearchOutbox {
           [urn, now.field, now.field_type, now.entity_types, now.active],
         );
       } else {
-        await query(tx, 'DELETE FROM search_properties WHERE urn = $1', [urn]);
+        // Hard-deleted: the row stays, inactive, so that a mapping rebuild knows the field of the values
+        // its cleanup has not removed yet (indexRebuild.ts).
+        await query(tx, 'UPDATE search_properties SET active = false WHERE urn = $1', [urn]);
       }
       // Every holder's document changes (values hidden, shown, or under another field).
       await query(tx, 'INSERT INTO search_outbox (urn) SELECT entity_urn FROM structured_property_assignments WHERE property_urn = $1', [urn]);

@@ -5,8 +5,11 @@
  *
  * - `ENABLE_STRUCTURED_PROPERTIES_SYSTEM_UPDATE=true`: the mappings of every active (defined, not
  *   soft-deleted) structured property are put in place for its entity types.
- * - with `ELASTICSEARCH_INDEX_BUILDER_MAPPINGS_REINDEX=true` as well: in `postgres` mode, the search
- *   tables are rebuilt from the primary store (as `restoreIndices`).
+ * - with `ELASTICSEARCH_INDEX_BUILDER_MAPPINGS_REINDEX=true` as well: in `opensearch` mode, each index
+ *   that maps a field it must not (a hard-deleted property whose values are all cleaned up, a
+ *   soft-deleted one, a field whose type changed) is rebuilt into a new index and its alias swapped, as
+ *   a durable task run by the servers (indexRebuild.ts; the run queues it and exits); in `postgres`
+ *   mode, the search tables are rebuilt from the primary store (as `restoreIndices`).
  * - `restoreIndices`: every entity's document is rebuilt from the primary store (Postgres is the system
  *   of record). This is how a switch from `postgres` to `opensearch` is done: set the new backend, run
  *   `npm run system-update -- --restore-indices`, then start the servers.
@@ -17,6 +20,8 @@ import { allProperties } from '../properties/propertyStore.ts';
 import { ENTITIES } from '../registry/entities.ts';
 import type { SearchBackend } from './backend.ts';
 import { propertyEntityTypes, propertyField } from './fields.ts';
+import { fieldsToDrop, queueRebuild } from './indexRebuild.ts';
+import { OpenSearchBackend } from './opensearchBackend.ts';
 import type { SearchOutbox } from './outbox.ts';
 
 export interface SystemUpdateOptions {
@@ -29,6 +34,8 @@ export interface SystemUpdateReport {
   indices: number;
   propertyMappings: number;
   restored: number;
+  /** Index rebuilds queued (or already queued), as tasks of `/api/tasks`. */
+  rebuilds: { entityType: string; task: number; drop: string[] }[];
 }
 
 export async function systemUpdate(pool: Pool, backend: SearchBackend, outbox: SearchOutbox, log: Logger, opts: SystemUpdateOptions): Promise<SystemUpdateReport> {
@@ -38,7 +45,7 @@ export async function systemUpdate(pool: Pool, backend: SearchBackend, outbox: S
     await client.query("SELECT pg_advisory_lock(hashtextextended('search:system-update', 0))");
     const types = ENTITIES.map((e) => e.name);
     await backend.prepare(types);
-    const report: SystemUpdateReport = { indices: types.length, propertyMappings: 0, restored: 0 };
+    const report: SystemUpdateReport = { indices: types.length, propertyMappings: 0, restored: 0, rebuilds: [] };
     if (opts.structuredProperties) {
       for (const state of (await allProperties(client)).values()) {
         const field = propertyField(state.definition);
@@ -47,6 +54,15 @@ export async function systemUpdate(pool: Pool, backend: SearchBackend, outbox: S
           await backend.ensureFields(type, [field]);
           report.propertyMappings++;
         }
+      }
+    }
+    if (opts.reindexMappings && opts.structuredProperties && backend instanceof OpenSearchBackend) {
+      for (const type of types) {
+        const drop = await fieldsToDrop(client, backend, type);
+        if (drop.length === 0) continue;
+        const task = await queueRebuild(client, backend, type);
+        report.rebuilds.push({ entityType: type, task, drop });
+        log.info({ entityType: type, task, drop }, `index rebuild queued: follow it at /api/tasks/${task}`);
       }
     }
     if (opts.restoreIndices || (opts.reindexMappings && opts.structuredProperties && backend.kind === 'postgres')) {
