@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Client } from '@opensearch-project/opensearch';
 import pg from 'pg';
+import { targetFields } from '../../server/src/search/indexRebuild.ts';
 import { startChildServer, type ChildServer } from '../support/childServer.ts';
 import { createDataset, datasetUrn, propertyUrn, setValues, writeDefinition } from '../support/structuredProperties.ts';
 import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
@@ -214,5 +215,40 @@ describe('system-update --restore-indices on postgres', () => {
     assert.equal(res.code, 0, res.output);
     assert.deepEqual(await sql(s.databaseUrl, 'SELECT urn, document FROM search_documents ORDER BY urn'), before);
     assert.deepEqual(await sql(s.databaseUrl, 'SELECT count(*)::int AS n FROM search_outbox'), [{ n: 0 }]);
+  });
+});
+
+describe('the target mappings of an index rebuild', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer();
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  test('a hard-deleted property keeps its field while one value remains, and loses it once the cleanup is done', async () => {
+    const P = propertyUrn('tm.gone');
+    await text(await writeDefinition(s, P, { qualifiedName: 'tm.gone', valueType: 'urn:li:dataType:svc.number', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
+    const urn = await createDataset(s, 'tm');
+    await text(await setValues(s, urn, [{ propertyUrn: P, values: [{ double: 1 }] }]), 200);
+    await s.svc.catalog.searchOutbox.deliverAll();
+    const fields = async () => [...(await targetFields(s.svc.catalog.pool, 'dataset')).keys()];
+    assert.deepEqual(await fields(), ['structuredProperties.tm_gone']);
+    // Hold the entity's row, so that the cleanup cannot remove its value yet.
+    const holder = new pg.Client({ connectionString: s.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM aspects WHERE urn = $1 AND aspect = 'structuredProperties' FOR UPDATE", [urn]);
+      await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(P)}`, { method: 'DELETE' }), 200);
+      await s.svc.catalog.searchOutbox.deliverAll();
+      assert.deepEqual(await fields(), ['structuredProperties.tm_gone'], 'one value remains: the field stays');
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    await waitForTask(s, P, HARD_DELETE_TASK);
+    assert.deepEqual(await fields(), [], 'every value cleaned up: the field goes');
   });
 });

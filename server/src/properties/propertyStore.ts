@@ -164,6 +164,7 @@ export async function loadReadContext(db: Db, urns: string[], propertyUrns: stri
      UNION ALL
      SELECT 'v', entity_urn, property_urn, definition_version FROM structured_property_assignments WHERE entity_urn = ANY($1)`,
     [urns, [...new Set(propertyUrns)]],
+    'read-context',
   );
   const recorded: RecordedVersions = new Map();
   const states: { urn: string; aspect: string; metadata: unknown }[] = [];
