@@ -11,6 +11,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Client } from '@opensearch-project/opensearch';
 import { createDataset, propertyUrn, setValues, writeDefinition } from '../support/structuredProperties.ts';
 import { startOpenSearch } from '../harness/opensearch.ts';
+import { pollUntil } from '../support/poll.ts';
 import { startChildServer } from '../support/childServer.ts';
 import { createTestDatabase, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
@@ -54,16 +55,6 @@ class Proxy {
 
 const TIER = propertyUrn('faults.tier');
 
-async function waitUntil<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    assert.ok(Date.now() < deadline, `${what}: still ${JSON.stringify(v)} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 describe('search faults on opensearch', () => {
   const prefix = `f${randomBytes(4).toString('hex')}`;
   const client = new Client({ node: OPENSEARCH_URL });
@@ -100,7 +91,7 @@ describe('search faults on opensearch', () => {
         urns.push(urn);
       };
       for (let i = 0; i < 5; i++) await write(i);
-      await waitUntil('the first writes searchable', () => found(s, 'structuredProperties.faults_tier:outage'), (got) => got.length === 5);
+      await pollUntil('the first writes searchable', () => found(s, 'structuredProperties.faults_tier:outage'), (got) => got.length === 5);
       // Writes go on while OpenSearch stops, is down, and starts again.
       let writing = true;
       let failed: unknown;
@@ -112,7 +103,7 @@ describe('search faults on opensearch', () => {
       })().catch((err: unknown) => (failed = err));
       await node.halt();
       const down = urns.length;
-      await waitUntil('writes while OpenSearch is down', async () => urns.length, (n) => n >= down + 10);
+      await pollUntil('writes while OpenSearch is down', async () => urns.length, (n) => n >= down + 10);
       const ready = await s.request('/ready', { token: null });
       assert.equal(ready.status, 200, 'the server stays in service');
       assert.equal(((await ready.json()) as { search: string }).search, 'UNREACHABLE');
@@ -123,7 +114,7 @@ describe('search faults on opensearch', () => {
       writing = false;
       await writer;
       assert.equal(failed, undefined, 'no write failed');
-      await waitUntil('every write searchable', () => found(s, 'structuredProperties.faults_tier:outage'), (got) => got.length === urns.length, 60_000);
+      await pollUntil('every write searchable', () => found(s, 'structuredProperties.faults_tier:outage'), (got) => got.length === urns.length, 60_000);
       assert.deepEqual(await found(s, 'structuredProperties.faults_tier:outage'), urns.sort());
       assert.equal(((await (await s.request('/ready', { token: null })).json()) as { search: string }).search, 'UP');
     } finally {
@@ -151,7 +142,7 @@ describe('search faults on opensearch', () => {
       await proxy.up();
       const s = await startTestServer({ ...env, DATABASE_URL: databaseUrl });
       try {
-        await waitUntil('the undelivered changes delivered', () => found(s, 'structuredProperties.faults_tier:killed'), (got) => got.length === urns.length);
+        await pollUntil('the undelivered changes delivered', () => found(s, 'structuredProperties.faults_tier:killed'), (got) => got.length === urns.length);
         assert.deepEqual(await found(s, 'structuredProperties.faults_tier:killed'), urns.sort());
         assert.deepEqual(await sql(databaseUrl, 'SELECT count(*)::int AS n FROM search_outbox'), [{ n: 0 }]);
       } finally {

@@ -12,6 +12,7 @@ import { resolve } from 'node:path';
 import { Client } from '@opensearch-project/opensearch';
 import pg from 'pg';
 import { targetFields } from '../../server/src/search/indexRebuild.ts';
+import { pollUntil } from '../support/poll.ts';
 import { startChildServer, type ChildServer } from '../support/childServer.ts';
 import { createDataset, datasetUrn, propertyUrn, setValues, writeDefinition } from '../support/structuredProperties.ts';
 import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
@@ -20,16 +21,6 @@ import { createTestDatabase, enc, sql, startTestServer, text, type TestServer } 
 const OPENSEARCH_URL = process.env.OPENSEARCH_URL;
 if (!OPENSEARCH_URL) throw new Error('OPENSEARCH_URL is not set: run through `npm test`, which starts OpenSearch');
 const ROOT = resolve(import.meta.dirname, '../..');
-
-async function waitFor<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    assert.ok(Date.now() < deadline, `${what}: still ${JSON.stringify(v)} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** Runs `npm run system-update` (its entry, directly) with `env`; resolves with its exit code and output. */
 function runSystemUpdate(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; output: string }> {
@@ -144,7 +135,7 @@ describe('system-update with both switches after a hard delete, on opensearch', 
     await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(GONE)}`, { method: 'DELETE' }), 200);
     await waitForTask(s, GONE, HARD_DELETE_TASK);
     const outboxEmpty = () => sql<{ n: number }>(env.DATABASE_URL, 'SELECT count(*)::int AS n FROM search_outbox').then((r) => r[0]!.n);
-    await waitFor('the cleanup delivered to search', outboxEmpty, (n) => n === 0);
+    await pollUntil('the cleanup delivered to search', outboxEmpty, (n) => n === 0, 60_000);
     const alias = `${prefix}_datasetindex_v2`;
     const mapping = async () => JSON.stringify((await client.indices.getMapping({ index: alias })).body);
     assert.match(await mapping(), /rb_gone/, 'the mapping outlives the values until a rebuild');
@@ -161,7 +152,7 @@ describe('system-update with both switches after a hard delete, on opensearch', 
         env.DATABASE_URL,
         "SELECT id, state, params, total, done, attempts FROM tasks WHERE kind = 'search-index-rebuild'",
       );
-    const [running] = await waitFor('the rebuild running', task, (t) => t.length === 1 && t[0]!.state === 'RUNNING' && t[0]!.total !== null);
+    const [running] = await pollUntil('the rebuild running', task, (t) => t.length === 1 && t[0]!.state === 'RUNNING' && t[0]!.total !== null, 60_000);
     assert.equal(running!.total, 30, 'every dataset is queued again');
     assert.equal(running!.done, 0);
     assert.ok((await client.indices.exists({ index: running!.params.index })).body, 'the new index exists');
@@ -174,13 +165,13 @@ describe('system-update with both switches after a hard delete, on opensearch', 
 
     const b = await startChildServer(env);
     servers.push(b);
-    const [done] = await waitFor('the rebuild resumed and done', task, (t) => t[0]!.state === 'SUCCEEDED');
+    const [done] = await pollUntil('the rebuild resumed and done', task, (t) => t[0]!.state === 'SUCCEEDED', 60_000);
     assert.ok(done!.attempts >= 2, `resumed by the new server (attempts ${done!.attempts})`);
     assert.deepEqual(Object.keys((await client.indices.getAlias({ name: alias })).body as object), [done!.params.index], 'the alias is on the new index alone');
     assert.equal((await client.indices.exists({ index: oldIndex! })).body, false, 'the old index is deleted');
     assert.doesNotMatch(await mapping(), /rb_gone/, 'the deleted property\'s mapping is gone');
     assert.match(await mapping(), /"rb_keep":\{"type":"keyword"\}/, 'other mappings stay');
-    await waitFor('outbox delivered', outboxEmpty, (n) => n === 0);
+    await pollUntil('outbox delivered', outboxEmpty, (n) => n === 0, 60_000);
     const res2 = await (b.remote as TestServer).request(`/openapi/v3/entity/dataset?query=${encodeURIComponent('structuredProperties.rb_keep:gold')}&count=100`);
     const found = ((JSON.parse(await text(res2, 200)) as { entities: { urn: string }[] }).entities.map((e) => e.urn)).sort();
     assert.deepEqual(found, urns.sort(), 'every document is in the new index, the one written during the rebuild too');
