@@ -54,6 +54,7 @@ function suites(selected: string[] | undefined): Suite[] {
   const server = pick(findTests('test/server'));
   const embedded = pick(findTests('test/embedded'));
   const search = pick(findTests('test/search'));
+  const graphql = pick(findTests('test/graphql'));
   const infra = pick(findTests('test/infra'));
   const out: Suite[] = [];
   if (unit.length) out.push({ name: 'unit', files: unit, needs: [] });
@@ -63,6 +64,8 @@ function suites(selected: string[] | undefined): Suite[] {
   }
   // Search runs every case against both backends: Postgres (always there) and OpenSearch.
   if (search.length) out.push({ name: 'search on Postgres and OpenSearch', files: search, needs: ['postgres', 'opensearch'] });
+  // GraphQL's search cases run against both backends too.
+  if (graphql.length) out.push({ name: 'graphql on Postgres and OpenSearch', files: graphql, needs: ['postgres', 'opensearch'] });
   if (embedded.length) out.push({ name: 'embedded default', files: embedded, needs: [] });
   const byNeeds = new Map<string, string[]>();
   for (const f of infra) {

@@ -19,6 +19,7 @@ import { rootToken, TokenService } from './auth/tokens.ts';
 import { TaskRunner } from './tasks/taskRunner.ts';
 import { TaskService } from './tasks/taskService.ts';
 import { bootstrapAspects, HARD_DELETE_TASK, STALE_VALUES_TASK, structuredPropertyHooks } from './properties/propertyHooks.ts';
+import { PropertyService } from './properties/propertyService.ts';
 import { hardDeleteCleanup, staleValuesCleanup } from './properties/cleanup.ts';
 import type { Logger } from './log.ts';
 import type { SearchBackend } from './search/backend.ts';
@@ -33,6 +34,8 @@ export type CatalogConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize
 
 export interface Catalog {
   readonly entities: EntityService;
+  /** Structured-property operations phrased as changes (create, append to a definition, upsert or remove values). */
+  readonly properties: PropertyService;
   readonly tasks: TaskService;
   readonly tokens: TokenService;
   readonly search: SearchService;
@@ -81,6 +84,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
     let closing: Promise<void> | undefined;
     return {
       entities,
+      properties: new PropertyService(entities),
       tasks: new TaskService(pool),
       tokens: new TokenService(pool, root.token),
       search: new SearchService(pool, backend, entities, scrollIds),

@@ -13,6 +13,7 @@ import { healthRoutes } from './health.ts';
 import { jsonBody } from './jsonBody.ts';
 import { createMetrics } from './metrics.ts';
 import { pathGuard } from './pathGuard.ts';
+import { createGraphQLHandler, GRAPHQL_PATH } from './graphql/graphqlHandler.ts';
 import { entityRoutes } from './rest/entityRoutes.ts';
 import { openapiDocument } from './rest/openapiDocument.ts';
 import { tokenRoutes } from './rest/tokenRoutes.ts';
@@ -61,10 +62,22 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use('/openapi/swagger-ui', express.static(swaggerDir, { index: false }));
 
+  // GraphiQL holds no data either: a browser asking for HTML gets it without a token (the queries it
+  // sends carry one).
+  const yoga = createGraphQLHandler(catalog, deps.log);
+  const graphql = async (req: express.Request, res: express.Response) => {
+    await yoga.requestListener(req, res);
+  };
+  app.get(GRAPHQL_PATH, (req, res, next) => {
+    if (req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html') return graphql(req, res);
+    next();
+  });
+
   // Authentication first: a caller without a valid token gets 401 before any body is read.
   const api = express.Router();
   api.use(authenticate(catalog.tokens, deps.config.authEnabled));
   api.use(jsonBody(deps.config.maxBodyBytes));
+  api.route(GRAPHQL_PATH).get(graphql).post(graphql);
   entityRoutes(api, catalog.entities, catalog.search, 'v2');
   entityRoutes(api, catalog.entities, catalog.search, 'v3');
   api.use(tokenRoutes(catalog.tokens));

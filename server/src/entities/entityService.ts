@@ -117,9 +117,12 @@ interface Change {
   kind: WriteKind;
   /** Set: the value given. Patch and refresh: filled in under the entity's lock. */
   value: unknown;
-  patch?: { ops: PatchOperation[]; arrayPrimaryKeys: Record<string, string[]> };
+  patch?: { ops: PatchOperation[]; arrayPrimaryKeys: Record<string, string[]>; derive?: Derive };
   systemMetadata: Record<string, unknown>;
 }
+
+/** A change computed from an aspect's stored latest value (undefined: none stored); see {@link EntityService.update}. */
+export type Derive = (stored: unknown) => unknown;
 
 /** The entities of written aspects, grouped by URN in the order they were written. */
 export function recordsOf(written: WrittenAspect[]): EntityRecord[] {
@@ -315,6 +318,21 @@ export class EntityService {
   }
 
   /**
+   * Like {@link patch}, for a change that is a function of the stored value rather than operations on
+   * it (e.g. "append these entity types unless present"): `derive` gets the stored latest value
+   * (undefined when there is none) and returns the new one, under the same lock or check as a patch;
+   * `addressed` says what it changes in patch terms, for the aspect's rules (which assignments a
+   * write names). The result is validated like a full write.
+   */
+  async update(principal: Principal, target: EntityUrn, aspectName: string, derive: Derive, addressed: PatchOperation[] = []): Promise<WrittenAspect> {
+    authorize(principal, 'UPDATE', target.urn);
+    const aspect = registry.aspect(target.spec, aspectName);
+    if (aspect.timeseries || aspect.keyOf) throw SvcError.validation([`${aspect.name} cannot be patched`]);
+    const [written] = await this.commitWrites(principal, [{ target, aspect, kind: 'patch', value: undefined, patch: { ops: addressed, arrayPrimaryKeys: {}, derive }, systemMetadata: { runId: NO_RUN_ID } }], 'upsert');
+    return written!;
+  }
+
+  /**
    * Writes the stored value of an aspect of each target again, in one transaction, so that its rules
    * apply to it anew (e.g. values of a deleted structured property are dropped); nothing for a target
    * without the aspect.
@@ -452,7 +470,8 @@ export class EntityService {
   private startingValue(c: Change, previous: StoredAspect | undefined): unknown {
     if (c.kind === 'set') return c.value;
     if (c.kind === 'refresh') return previous ? previous.value : NOTHING;
-    const value = applyPatch(previous?.value ?? emptyTemplate(c.aspect), c.patch!.ops, c.patch!.arrayPrimaryKeys);
+    const { ops, arrayPrimaryKeys, derive } = c.patch!;
+    const value = derive ? derive(previous?.value) : applyPatch(previous?.value ?? emptyTemplate(c.aspect), ops, arrayPrimaryKeys);
     const problems = registry.validate(c.aspect, value);
     if (problems.length) throw SvcError.validation(problems);
     return value;

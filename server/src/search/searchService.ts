@@ -31,6 +31,8 @@ export interface SearchInput {
   filters?: OrFilters;
   count: number;
   scrollId?: string;
+  /** Matches to skip before the page (paging by offset; `start + count` at most {@link MAX_RESULT_WINDOW}). */
+  start?: number;
   descending?: boolean;
   includeSoftDeleted?: boolean;
   /** Aspects of each entity to return (all when undefined). */
@@ -61,6 +63,8 @@ export interface Facet {
 }
 
 export const MAX_SEARCH_PAGE = 1000;
+/** The deepest match an offset page reaches (OpenSearch's `index.max_result_window`). */
+export const MAX_RESULT_WINDOW = 10_000;
 const SUFFIXES = /\.(keyword|delimited)$/;
 
 /** What a field name resolves to: a field, or nothing (matches nothing). */
@@ -82,18 +86,22 @@ export class SearchService {
     const descending = input.descending ?? false;
     const scope = `search:${specs.map((s) => s.name).join(',')}:${descending ? 'D' : 'A'}:${digest([input.query ?? '', input.filters ?? [], input.includeSoftDeleted ?? false])}`;
     const limit = Math.min(Math.max(input.count, 1), MAX_SEARCH_PAGE);
+    const start = input.start ?? 0;
+    if (start < 0 || start + limit > MAX_RESULT_WINDOW) {
+      throw SvcError.validation([`start + count must be between 0 and ${MAX_RESULT_WINDOW} (got start ${start}, count ${limit}): use a scroll to read further`]);
+    }
     const page = await this.backend.search({
       entityTypes: specs.map((s) => s.name),
       where,
       includeRemoved: input.includeSoftDeleted ?? false,
       after: input.scrollId ? this.scrollIds.decode(scope, input.scrollId) : undefined,
       descending,
-      limit: limit + 1,
+      limit: Math.min(start + limit + 1, MAX_RESULT_WINDOW),
       total: input.total ?? false,
     });
-    const urns = page.urns.slice(0, limit);
+    const urns = page.urns.slice(start, start + limit);
     const entities = await this.entities.getMany(principal, urns.map((u) => registry.resolveUrn(u)), input.aspects);
-    const more = page.urns.length > limit;
+    const more = page.urns.length > start + limit;
     return { entities, scrollId: more ? this.scrollIds.encode(scope, urns[urns.length - 1]!) : undefined, total: page.total };
   }
 

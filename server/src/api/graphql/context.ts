@@ -1,0 +1,47 @@
+/**
+ * What every resolver gets: the caller's principal, the catalog, and a per-request entity loader that
+ * batches the entity reads of one request's resolvers into one `getMany` per tick (DataLoader).
+ */
+import DataLoader from 'dataloader';
+import type { Principal } from '../../auth/authorize.ts';
+import type { Catalog } from '../../catalog.ts';
+import type { EntityRecord } from '../../entities/entityService.ts';
+import { registry, type EntityUrn } from '../../registry/registry.ts';
+
+export interface GraphQLContext {
+  principal: Principal;
+  catalog: Catalog;
+  /** An entity with every aspect, as reads show it (null: it does not exist). */
+  entities: DataLoader<string, EntityRecord | null>;
+}
+
+/** An entity as resolvers pass it on: its URN parsed; its aspects are read when a field needs them. */
+export interface EntityRef {
+  urn: string;
+  target: EntityUrn;
+}
+
+/** A reference to the entity of a URN; INVALID_URN when it does not parse. */
+export function entityRef(urn: string): EntityRef {
+  return { urn, target: registry.resolveUrn(urn) };
+}
+
+export function createContext(catalog: Catalog, principal: Principal): GraphQLContext {
+  return {
+    principal,
+    catalog,
+    entities: new DataLoader(
+      async (urns: readonly string[]) => {
+        const records = await catalog.entities.getMany(principal, urns.map((u) => registry.resolveUrn(u)));
+        const byUrn = new Map(records.map((r) => [r.urn, r]));
+        return urns.map((u) => byUrn.get(u) ?? null);
+      },
+      { maxBatchSize: 100 },
+    ),
+  };
+}
+
+/** The latest value of an aspect of the entity (undefined when the entity or the aspect is absent). */
+export async function aspectOf<T>(ctx: GraphQLContext, urn: string, aspect: string): Promise<T | undefined> {
+  return (await ctx.entities.load(urn))?.aspects.get(aspect)?.value as T | undefined;
+}

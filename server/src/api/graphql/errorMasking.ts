@@ -1,0 +1,40 @@
+/**
+ * Errors over GraphQL, from the one error table: HTTP 200 with `errors[].message` and
+ * `errors[].extensions` `{code: <HTTP status>, type: <table's GraphQL code>}` (DataHub's shape, e.g.
+ * `{code: 400, type: "BAD_REQUEST"}`). A fault of svc's own is masked as `Internal server error
+ * occurred`, its cause only in the log. GraphQL's own errors (parse, validation, variables) pass as
+ * GraphQL reports them.
+ */
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { ERROR_CODES, toSvcError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+
+export function maskError(log: Logger) {
+  return (error: unknown): Error => {
+    const original = error instanceof GraphQLError ? error.originalError : error;
+    // GraphQL's own errors (no cause, or a GraphQLError as cause) are already what the caller should see.
+    if (error instanceof GraphQLError && (original === undefined || original === null || original instanceof GraphQLError)) return error;
+    const svc = toSvcError(original);
+    if (svc.code === 'INTERNAL' || svc.code === 'UNAVAILABLE') log.error({ err: svc.cause ?? svc, path: (error as GraphQLError).path }, 'graphql request failed');
+    const entry = ERROR_CODES[svc.code];
+    const message = svc.code === 'INTERNAL' ? entry.title : svc.message;
+    const located = error instanceof GraphQLError ? error : undefined;
+    const extensions: Record<string, unknown> = { code: entry.http, type: entry.graphql };
+    if (svc.detail) extensions.detail = svc.detail;
+    if (svc.violations.length > 1) extensions.violations = svc.violations;
+    return new GraphQLError(message, { nodes: located?.nodes, source: located?.source, positions: located?.positions, path: located?.path, extensions });
+  };
+}
+
+/** Every response carries an `extensions` object, as DataHub's do. */
+export function useExtensionsObject(): Plugin {
+  return {
+    onResultProcess({ result }) {
+      for (const r of Array.isArray(result) ? result : [result]) {
+        // Yoga drops an empty `extensions` from a result with errors as it serialises: added back there.
+        if (r && typeof r === 'object' && !(Symbol.asyncIterator in r)) r.stringify = (x) => JSON.stringify({ ...x, extensions: x.extensions ?? {} });
+      }
+    },
+  };
+}

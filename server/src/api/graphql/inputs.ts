@@ -1,0 +1,80 @@
+/**
+ * GraphQL inputs as the domain's words: `{stringValue}` / `{numberValue}` as typed values, filter
+ * inputs as criteria, sort input as an order. Every violation of a request is collected before it fails.
+ */
+import { SvcError, Violations } from '../../errors.ts';
+import type { Criterion, OrFilters } from '../../search/expr.ts';
+import type { AllowedValue, PrimitiveValue } from '../../properties/types.ts';
+
+export interface ValueInput {
+  stringValue?: string | null;
+  numberValue?: number | null;
+}
+
+export interface AllowedValueInput extends ValueInput {
+  description?: string | null;
+}
+
+export interface FacetFilterInput {
+  field: string;
+  value?: string | null;
+  values?: string[] | null;
+  negated?: boolean | null;
+  condition?: string | null;
+}
+
+export interface SortInput {
+  sortCriterion?: { field: string; sortOrder: 'ASCENDING' | 'DESCENDING' } | null;
+  sortCriteria?: { field: string; sortOrder: 'ASCENDING' | 'DESCENDING' }[] | null;
+}
+
+/** A typed value from an input holding exactly one of `stringValue` and `numberValue`. */
+function typedValue(v: ValueInput, where: string, violations: Violations): PrimitiveValue | undefined {
+  const hasString = v.stringValue !== undefined && v.stringValue !== null;
+  const hasNumber = v.numberValue !== undefined && v.numberValue !== null;
+  if (hasString === hasNumber) {
+    violations.add(`${where}: each value must provide exactly one of stringValue or numberValue`);
+    return undefined;
+  }
+  return hasString ? { string: v.stringValue! } : { double: v.numberValue! };
+}
+
+/** Values of an assignment; VALIDATION naming each value that holds neither or both. */
+export function typedValues(values: ValueInput[], where: string, violations: Violations): PrimitiveValue[] {
+  return values.flatMap((v, i) => typedValue(v, `${where}[${i}]`, violations) ?? []);
+}
+
+/** Allowed values of a definition input (DataHub: `Each allowed value must provide exactly one of stringValue or numberValue.`). */
+export function allowedValues(inputs: AllowedValueInput[] | null | undefined, where: string, violations: Violations): AllowedValue[] | undefined {
+  if (!inputs) return undefined;
+  return inputs.flatMap((v, i) => {
+    const value = typedValue(v, `${where}[${i}]`, violations);
+    if (!value) return [];
+    return [v.description === undefined || v.description === null ? { value } : { value, description: v.description }];
+  });
+}
+
+/**
+ * `orFilters` as criteria: `values` (or the deprecated `value`), `IS_NULL` as a negated `EXISTS`.
+ * Conditions svc does not serve are refused by the search module, which names them.
+ */
+export function orFilters(groups: { and?: FacetFilterInput[] | null }[] | null | undefined): OrFilters | undefined {
+  if (!groups?.length) return undefined;
+  return groups.map((g) => ({
+    and: (g.and ?? []).map((f): Criterion => {
+      const values = f.values ?? (f.value !== undefined && f.value !== null ? [f.value] : undefined);
+      const isNull = f.condition === 'IS_NULL';
+      const condition = (isNull ? 'EXISTS' : (f.condition ?? undefined)) as Criterion['condition'];
+      const negated = isNull ? !f.negated : (f.negated ?? false);
+      return { field: f.field, condition, values, negated };
+    }),
+  }));
+}
+
+/** Whether the order is descending; svc sorts search results by URN only. */
+export function descending(sort: SortInput | null | undefined): boolean {
+  const criteria = [...(sort?.sortCriterion ? [sort.sortCriterion] : []), ...(sort?.sortCriteria ?? [])];
+  const other = criteria.find((c) => c.field !== 'urn');
+  if (other) throw SvcError.validation([`sortInput: results are sorted by urn only, not by ${JSON.stringify(other.field)}`]);
+  return criteria[0]?.sortOrder === 'DESCENDING';
+}

@@ -1,0 +1,401 @@
+/**
+ * Structured properties over GraphQL (`/api/graphql`): the seed's mutations verbatim, the reads, each
+ * validation message (the same as REST's for the same input), soft delete, versions, hard delete,
+ * authorization, error shapes and limits; and that a GraphQL write and a REST read (and the reverse)
+ * see the same data.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createDataset, datasetUrn, definitionOf, propertyUrn, readValues, setValues, writeDefinition } from '../support/structuredProperties.ts';
+import { gqlData, gqlError, graphql } from '../support/graphql.ts';
+import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(() => s.close());
+
+const RETENTION = propertyUrn('retentionTime');
+
+// DataHub's documented create mutation, with the seed's input forms (`urn:li:dataType:number`).
+const CREATE_RETENTION = `mutation createStructuredProperty {
+  createStructuredProperty(
+    input: {
+      id: "retentionTime",
+      qualifiedName:"retentionTime",
+      displayName: "Retention Time",
+      description: "Retention Time is used to figure out how long to retain records in a dataset",
+      valueType: "urn:li:dataType:number",
+      allowedValues: [
+        {numberValue: 30, description: "30 days, usually reserved for datasets that are ephemeral and contain pii"},
+        {numberValue: 90, description:"description: Use this for datasets that drive monthly reporting but contain pii"},
+        {numberValue: 365, description:"Use this for non-sensitive data that can be retained for longer"}
+      ],
+      cardinality: SINGLE,
+      entityTypes: ["urn:li:entityType:dataset", "urn:li:entityType:dataFlow"],
+    }
+  ) {
+    urn
+  }
+}`;
+
+const DEFINITION_FIELDS = `urn type exists definition {
+  qualifiedName displayName description cardinality immutable
+  valueType { urn type info { type qualifiedName displayName } }
+  entityTypes { urn type info { type qualifiedName } }
+  allowedValues { value { ... on NumberValue { numberValue } ... on StringValue { stringValue } } description }
+}`;
+
+async function restDefinition(urn: string): Promise<Record<string, any>> {
+  const body = JSON.parse(await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(urn)}/propertyDefinition`), 200));
+  return body.propertyDefinition.value;
+}
+
+/** The message of a REST rejection (v3). */
+async function restMessage(res: Response, status: number): Promise<string> {
+  return (JSON.parse(await text(res, status)) as { message: string }).message;
+}
+
+async function token(name: string, role: string): Promise<string> {
+  const res = await s.request('/api/tokens', { method: 'POST', body: JSON.stringify({ name, role }) });
+  return (JSON.parse(await text(res, 201)) as { token: string }).token;
+}
+
+function upsert(assetUrn: string, propertyUrn: string, values: string) {
+  return `mutation { upsertStructuredProperties(input: {assetUrn: ${JSON.stringify(assetUrn)}, structuredPropertyInputParams: [{structuredPropertyUrn: ${JSON.stringify(propertyUrn)}, values: [${values}]}]}) { properties { structuredProperty { urn } values { ... on NumberValue { numberValue } ... on StringValue { stringValue } } associatedUrn } } }`;
+}
+
+const softDelete = async (urn: string, removed: boolean) =>
+  text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed } }) }), 200);
+
+describe('createStructuredProperty', () => {
+  test('the documented mutation creates the property, read back the same over GraphQL and REST', async () => {
+    const data = await gqlData(s, CREATE_RETENTION);
+    assert.deepEqual(data, { createStructuredProperty: { urn: RETENTION } });
+    const read = await gqlData(s, `{ structuredProperty(urn: "${RETENTION}") { ${DEFINITION_FIELDS} } }`);
+    assert.deepEqual(read.structuredProperty, {
+      urn: RETENTION,
+      type: 'STRUCTURED_PROPERTY',
+      exists: true,
+      definition: {
+        qualifiedName: 'retentionTime',
+        displayName: 'Retention Time',
+        description: 'Retention Time is used to figure out how long to retain records in a dataset',
+        cardinality: 'SINGLE',
+        immutable: false,
+        valueType: { urn: 'urn:li:dataType:svc.number', type: 'DATA_TYPE', info: { type: 'NUMBER', qualifiedName: 'svc.number', displayName: 'Number' } },
+        entityTypes: [
+          { urn: 'urn:li:entityType:svc.dataset', type: 'ENTITY_TYPE', info: { type: 'DATASET', qualifiedName: 'svc.dataset' } },
+          { urn: 'urn:li:entityType:svc.dataFlow', type: 'ENTITY_TYPE', info: { type: 'DATA_FLOW', qualifiedName: 'svc.dataFlow' } },
+        ],
+        allowedValues: [
+          { value: { numberValue: 30 }, description: '30 days, usually reserved for datasets that are ephemeral and contain pii' },
+          { value: { numberValue: 90 }, description: 'description: Use this for datasets that drive monthly reporting but contain pii' },
+          { value: { numberValue: 365 }, description: 'Use this for non-sensitive data that can be retained for longer' },
+        ],
+      },
+    });
+    // REST shows what GraphQL wrote, echoing only what was given (no immutable, no audit stamps).
+    const rest = await restDefinition(RETENTION);
+    assert.deepEqual(rest, {
+      qualifiedName: 'retentionTime',
+      displayName: 'Retention Time',
+      description: 'Retention Time is used to figure out how long to retain records in a dataset',
+      valueType: 'urn:li:dataType:svc.number',
+      cardinality: 'SINGLE',
+      entityTypes: ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.dataFlow'],
+      allowedValues: [
+        { value: { double: 30 }, description: '30 days, usually reserved for datasets that are ephemeral and contain pii' },
+        { value: { double: 90 }, description: 'description: Use this for datasets that drive monthly reporting but contain pii' },
+        { value: { double: 365 }, description: 'Use this for non-sensitive data that can be retained for longer' },
+      ],
+    });
+  });
+
+  test('a property created over REST reads the same over GraphQL; the id defaults to the qualified name', async () => {
+    const urn = propertyUrn('test.rest.made');
+    await text(await writeDefinition(s, urn, definitionOf('test.rest.made', { displayName: 'Made over REST' })), 200);
+    const read = await gqlData(s, `{ structuredProperty(urn: "${urn}") { definition { qualifiedName displayName cardinality valueType { urn } } } }`);
+    assert.deepEqual(read.structuredProperty.definition, { qualifiedName: 'test.rest.made', displayName: 'Made over REST', cardinality: 'SINGLE', valueType: { urn: 'urn:li:dataType:svc.string' } });
+    const made = await gqlData(s, `mutation { createStructuredProperty(input: {qualifiedName: "test.no.id", valueType: "urn:li:dataType:svc.string", entityTypes: ["dataset"]}) { urn } }`);
+    assert.equal(made.createStructuredProperty.urn, propertyUrn('test.no.id'));
+  });
+
+  test('creating a property that exists is a conflict, and changes nothing', async () => {
+    const before = await restDefinition(RETENTION);
+    const err = await gqlError(s, CREATE_RETENTION.replace('cardinality: SINGLE', 'cardinality: MULTIPLE'));
+    assert.equal(err.message, `A structured property already exists with this urn: ${RETENTION}`);
+    assert.deepEqual(err.extensions, { code: 409, type: 'CONFLICT' });
+    assert.deepEqual(await restDefinition(RETENTION), before);
+  });
+
+  test('an allowed value must hold exactly one of stringValue and numberValue', async () => {
+    const err = await gqlError(
+      s,
+      `mutation { createStructuredProperty(input: {qualifiedName: "test.bad.allowed", valueType: "urn:li:dataType:number", entityTypes: ["urn:li:entityType:dataset"], allowedValues: [{numberValue: 1, stringValue: "one"}, {description: "none"}]}) { urn } }`,
+    );
+    assert.equal(err.message, 'allowedValues[0]: each value must provide exactly one of stringValue or numberValue; allowedValues[1]: each value must provide exactly one of stringValue or numberValue');
+    assert.deepEqual(err.extensions?.code, 400);
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(propertyUrn('test.bad.allowed'))}/propertyDefinition`), 404);
+  });
+
+  test('an invalid definition gets REST’s message for the same definition', async () => {
+    const bad = { qualifiedName: 'test.bad.type', valueType: 'urn:li:dataType:svc.nope', entityTypes: ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.nothing'] };
+    const rest = await restMessage(await writeDefinition(s, propertyUrn('test.bad.type'), bad), 400);
+    const err = await gqlError(s, `mutation { createStructuredProperty(input: {qualifiedName: "test.bad.type", valueType: "urn:li:dataType:svc.nope", entityTypes: ["urn:li:entityType:svc.dataset", "urn:li:entityType:svc.nothing"]}) { urn } }`);
+    assert.equal(err.message, rest);
+    assert.deepEqual(err.extensions, { code: 400, type: 'BAD_REQUEST', violations: err.extensions?.violations });
+  });
+
+  test('a reader may not create, with DataHub’s message', async () => {
+    const reader = await token('gql-reader', 'reader');
+    const err = await gqlError(s, `mutation { createStructuredProperty(input: {qualifiedName: "test.by.reader", valueType: "urn:li:dataType:svc.string", entityTypes: ["dataset"]}) { urn } }`, undefined, reader);
+    assert.equal(err.message, 'Unable to create structured property. Please contact your admin.');
+    assert.equal(err.extensions?.code, 403);
+    assert.match(String(err.extensions?.detail), /needs a token with the writer role/);
+  });
+});
+
+describe('updateStructuredProperty', () => {
+  test('the documented mutation appends allowed values and changes the display name; REST reads the result', async () => {
+    const data = await gqlData(
+      s,
+      `mutation updateStructuredProperty {
+        updateStructuredProperty(
+          input: {
+            urn: "${RETENTION}",
+            displayName: "Retention Time (days)",
+            description: "Retention Time is used to figure out how long to retain records in a dataset",
+            newAllowedValues: [
+              { numberValue: 730, description: "Two years" },
+              { numberValue: 30, description: "30 days" }
+            ]
+          }
+        ) {
+          urn
+        }
+      }`,
+    );
+    assert.deepEqual(data, { updateStructuredProperty: { urn: RETENTION } });
+    const rest = await restDefinition(RETENTION);
+    assert.equal(rest.displayName, 'Retention Time (days)');
+    // Appended; a value given again takes the new description.
+    assert.deepEqual(
+      rest.allowedValues.map((a: { value: { double: number }; description: string }) => [a.value.double, a.description]),
+      [
+        [30, '30 days'],
+        [90, 'description: Use this for datasets that drive monthly reporting but contain pii'],
+        [365, 'Use this for non-sensitive data that can be retained for longer'],
+        [730, 'Two years'],
+      ],
+    );
+  });
+
+  test('entity types and allowed types are appended once; cardinality goes to MULTIPLE', async () => {
+    const urn = propertyUrn('test.refs');
+    await text(await writeDefinition(s, urn, definitionOf('test.refs', { valueType: 'urn:li:dataType:svc.urn', typeQualifier: { allowedTypes: ['urn:li:entityType:svc.corpuser'] } })), 200);
+    const data = await gqlData(
+      s,
+      `mutation { updateStructuredProperty(input: {urn: "${urn}", newEntityTypes: ["urn:li:entityType:dataset", "dataFlow"], typeQualifier: {newAllowedTypes: ["corpGroup", "urn:li:entityType:svc.corpuser"]}, setCardinalityAsMultiple: true}) {
+        definition { cardinality entityTypes { urn } typeQualifier { allowedTypes { urn info { type } } } } } }`,
+    );
+    assert.deepEqual(data.updateStructuredProperty.definition, {
+      cardinality: 'MULTIPLE',
+      entityTypes: [{ urn: 'urn:li:entityType:svc.dataset' }, { urn: 'urn:li:entityType:svc.dataFlow' }],
+      typeQualifier: { allowedTypes: [{ urn: 'urn:li:entityType:svc.corpuser', info: { type: 'CORP_USER' } }, { urn: 'urn:li:entityType:svc.corpGroup', info: { type: 'CORP_GROUP' } }] },
+    });
+  });
+
+  test('a property without a definition cannot be updated', async () => {
+    const err = await gqlError(s, `mutation { updateStructuredProperty(input: {urn: "${propertyUrn('test.never')}", displayName: "x"}) { urn } }`);
+    assert.equal(err.message, `Attempting to update a structured property with no definition aspect: ${propertyUrn('test.never')}`);
+    assert.equal(err.extensions?.code, 404);
+  });
+});
+
+describe('values', () => {
+  const ds = datasetUrn('gql.orders');
+  const tier = propertyUrn('test.tier');
+
+  before(async () => {
+    await createDataset(s, 'gql.orders');
+    await text(await writeDefinition(s, tier, definitionOf('test.tier')), 200);
+  });
+
+  test('the documented upsert sets a value, which REST reads; others are kept, the named one replaced', async () => {
+    const data = await gqlData(s, upsert(ds, RETENTION, '{numberValue: 365}'));
+    assert.deepEqual(data.upsertStructuredProperties.properties, [{ structuredProperty: { urn: RETENTION }, values: [{ numberValue: 365 }], associatedUrn: ds }]);
+    await gqlData(s, upsert(ds, tier, '{stringValue: "gold"}'));
+    await gqlData(s, upsert(ds, RETENTION, '{numberValue: 30}'));
+    assert.deepEqual(await readValues(s, ds), [
+      { propertyUrn: RETENTION, values: [{ double: 30 }] },
+      { propertyUrn: tier, values: [{ string: 'gold' }] },
+    ]);
+  });
+
+  test('values set over REST read the same over GraphQL (entity and dataset)', async () => {
+    const other = await createDataset(s, 'gql.rest.set');
+    await text(await setValues(s, other, [{ propertyUrn: RETENTION, values: [{ double: 90 }] }]), 200);
+    const q = `{ VAR(urn: "${other}") { urn type ... on Dataset { name origin platform { urn name } structuredProperties { properties { structuredProperty { urn definition { qualifiedName } } values { ... on NumberValue { numberValue } } } } } } }`;
+    for (const field of ['entity', 'dataset']) {
+      const data = await gqlData(s, q.replace('VAR', field));
+      assert.deepEqual(data[field], {
+        urn: other,
+        type: 'DATASET',
+        name: 'gql.rest.set',
+        origin: 'PROD',
+        platform: { urn: 'urn:li:dataPlatform:hive', name: 'hive' },
+        structuredProperties: { properties: [{ structuredProperty: { urn: RETENTION, definition: { qualifiedName: 'retentionTime' } }, values: [{ numberValue: 90 }] }] },
+      });
+    }
+    assert.deepEqual(await gqlData(s, `{ dataset(urn: "${datasetUrn('gql.none')}") { urn } }`), { dataset: null });
+  });
+
+  test('a value not allowed gets REST’s message, and changes nothing', async () => {
+    const rest = await restMessage(await setValues(s, ds, [{ propertyUrn: RETENTION, values: [{ double: 31 }] }]), 400);
+    const err = await gqlError(s, upsert(ds, RETENTION, '{numberValue: 31}'));
+    assert.equal(err.message, rest);
+    assert.match(err.message, /should be one of/);
+    assert.equal(err.extensions?.code, 400);
+    assert.deepEqual((await readValues(s, ds))[0], { propertyUrn: RETENTION, values: [{ double: 30 }] });
+  });
+
+  test('a value must hold exactly one of stringValue and numberValue', async () => {
+    const err = await gqlError(s, upsert(ds, RETENTION, '{}'));
+    assert.equal(err.message, 'structuredPropertyInputParams[0].values[0]: each value must provide exactly one of stringValue or numberValue');
+  });
+
+  test('the asset must exist; an unknown property is a failed precondition as on REST', async () => {
+    const missing = datasetUrn('gql.missing');
+    const err = await gqlError(s, upsert(missing, RETENTION, '{numberValue: 30}'));
+    assert.equal(err.message, `Asset with provided urn ${missing} does not exist`);
+    assert.equal(err.extensions?.code, 412);
+    const unknown = propertyUrn('test.unknown');
+    const rest = await restMessage(await setValues(s, ds, [{ propertyUrn: unknown, values: [{ string: 'x' }] }]), 412);
+    const err2 = await gqlError(s, upsert(ds, unknown, '{stringValue: "x"}'));
+    assert.equal(err2.message, rest);
+    assert.equal(err2.extensions?.code, 412);
+  });
+
+  test('the documented remove drops the named properties and ignores those not set', async () => {
+    const data = await gqlData(
+      s,
+      `mutation removeStructuredProperties {
+        removeStructuredProperties(
+          input: {
+            assetUrn: "${ds}",
+            structuredPropertyUrns: ["${RETENTION}", "${propertyUrn('test.not.set')}"]
+          }
+        ) {
+          properties {
+            structuredProperty {urn}
+          }
+        }
+      }`,
+    );
+    assert.deepEqual(data.removeStructuredProperties.properties, [{ structuredProperty: { urn: tier } }]);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: tier, values: [{ string: 'gold' }] }]);
+  });
+
+  test('soft delete: values hidden on GraphQL reads, setting and updating denied with REST’s messages; restore shows them again', async () => {
+    const flagged = await createDataset(s, 'gql.soft');
+    const prop = propertyUrn('test.soft');
+    await text(await writeDefinition(s, prop, definitionOf('test.soft')), 200);
+    await gqlData(s, upsert(flagged, prop, '{stringValue: "kept"}'));
+    await softDelete(prop, true);
+    const read = await gqlData(s, `{ dataset(urn: "${flagged}") { structuredProperties { properties { structuredProperty { urn } } } } }`);
+    assert.deepEqual(read.dataset.structuredProperties.properties, []);
+
+    const restSet = await restMessage(await setValues(s, flagged, [{ propertyUrn: prop, values: [{ string: 'new' }] }]), 400);
+    const setErr = await gqlError(s, upsert(flagged, prop, '{stringValue: "new"}'));
+    assert.equal(setErr.message, restSet);
+
+    const restUpdate = await restMessage(await writeDefinition(s, prop, definitionOf('test.soft', { displayName: 'x' })), 400);
+    const updateErr = await gqlError(s, `mutation { updateStructuredProperty(input: {urn: "${prop}", displayName: "x"}) { urn } }`);
+    assert.equal(updateErr.message, restUpdate);
+
+    await softDelete(prop, false);
+    const restored = await gqlData(s, `{ dataset(urn: "${flagged}") { structuredProperties { properties { structuredProperty { urn } values { ... on StringValue { stringValue } } } } } }`);
+    assert.deepEqual(restored.dataset.structuredProperties.properties, [{ structuredProperty: { urn: prop }, values: [{ stringValue: 'kept' }] }]);
+  });
+
+  test('a versioned breaking change hides values written under the older version from GraphQL reads', async () => {
+    const entity = await createDataset(s, 'gql.versioned');
+    const prop = propertyUrn('test.versioned');
+    await text(await writeDefinition(s, prop, definitionOf('test.versioned', { cardinality: 'MULTIPLE' })), 200);
+    await gqlData(s, upsert(entity, prop, '{stringValue: "a"}, {stringValue: "b"}'));
+    // MULTIPLE → SINGLE is breaking: refused without a version, accepted with one.
+    const refused = await writeDefinition(s, prop, definitionOf('test.versioned', { cardinality: 'SINGLE' }));
+    assert.equal(refused.status, 400);
+    await text(await writeDefinition(s, prop, definitionOf('test.versioned', { cardinality: 'SINGLE', version: '20260101000000' })), 200);
+    const read = await gqlData(s, `{ dataset(urn: "${entity}") { structuredProperties { properties { structuredProperty { urn } } } } }`);
+    assert.deepEqual(read.dataset.structuredProperties.properties, []);
+    const again = await gqlData(s, upsert(entity, prop, '{stringValue: "c"}'));
+    assert.deepEqual(again.upsertStructuredProperties.properties, [{ structuredProperty: { urn: prop }, values: [{ stringValue: 'c' }], associatedUrn: entity }]);
+  });
+});
+
+describe('deleteStructuredProperty', () => {
+  test('a writer may not hard delete; an admin does, the definition goes at once and its values by the cleanup task', async () => {
+    const prop = propertyUrn('test.doomed');
+    const entity = await createDataset(s, 'gql.doomed');
+    await text(await writeDefinition(s, prop, definitionOf('test.doomed')), 200);
+    await gqlData(s, upsert(entity, prop, '{stringValue: "x"}'));
+
+    const writer = await token('gql-writer', 'writer');
+    const denied = await gqlError(s, `mutation { deleteStructuredProperty(input: {urn: "${prop}"}) }`, undefined, writer);
+    assert.equal(denied.message, 'Unable to delete structured property. Please contact your admin.');
+    assert.equal(denied.extensions?.code, 403);
+
+    assert.deepEqual(await gqlData(s, `mutation { deleteStructuredProperty(input: {urn: "${prop}"}) }`), { deleteStructuredProperty: true });
+    assert.deepEqual(await gqlData(s, `{ structuredProperty(urn: "${prop}") { urn } }`), { structuredProperty: null });
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(prop)}/propertyDefinition`), 404);
+    await waitForTask(s, prop, HARD_DELETE_TASK);
+    const stored = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(entity)}/structuredProperties`), 200));
+    assert.deepEqual(stored.structuredProperties.value.properties, []);
+  });
+});
+
+describe('the endpoint', () => {
+  test('needs a token: none is 401 as on REST', async () => {
+    const a = await graphql(s, '{ __typename }', undefined, null);
+    assert.equal(a.status, 401);
+  });
+
+  test('a malformed query and a wrong variable type are GraphQL errors, not 500s', async () => {
+    const parse = await graphql(s, '{ structuredProperty(urn: ');
+    assert.ok(parse.status < 500 && parse.body.errors?.[0]?.message.startsWith('Syntax Error'), JSON.stringify(parse.body));
+    const unknownField = await graphql(s, '{ nothingHere }');
+    assert.ok(unknownField.status < 500 && /Cannot query field "nothingHere"/.test(unknownField.body.errors?.[0]?.message ?? ''), JSON.stringify(unknownField.body));
+    const variable = await graphql(s, 'query($c: Int) { scrollAcrossEntities(input: {query: "*", count: $c}) { count } }', { c: 'ten' });
+    assert.ok(variable.status < 500 && /Int cannot represent/.test(variable.body.errors?.[0]?.message ?? ''), JSON.stringify(variable.body));
+    const badUrn = await gqlError(s, '{ entity(urn: "not-a-urn") { urn } }');
+    assert.deepEqual([badUrn.message, badUrn.extensions?.code], ['Invalid urn!: not-a-urn', 400]);
+  });
+
+  test('a query too deep or with too many aliases is refused before it runs', async () => {
+    let deep = 'urn';
+    for (let i = 0; i < 8; i++) deep = `structuredProperties { properties { structuredProperty { urn } valueEntities { ... on Dataset { urn ${deep.includes('structuredProperties') ? deep : ''} } } } }`;
+    const tooDeep = await graphql(s, `{ dataset(urn: "${datasetUrn('gql.orders')}") { ${deep} } }`);
+    assert.match(tooDeep.body.errors?.[0]?.message ?? '', /depth/i, JSON.stringify(tooDeep.body));
+    const aliases = Array.from({ length: 40 }, (_, i) => `a${i}: structuredProperty(urn: "${RETENTION}") { urn }`).join(' ');
+    const tooMany = await graphql(s, `{ ${aliases} }`);
+    assert.match(tooMany.body.errors?.[0]?.message ?? '', /aliases/i, JSON.stringify(tooMany.body));
+  });
+
+  test('a browser asking for HTML gets GraphiQL without a token', async () => {
+    const res = await fetch(`${s.url}/api/graphql`, { headers: { accept: 'text/html' } });
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /<title>svc GraphQL<\/title>/);
+  });
+
+  test('GET runs queries (not mutations)', async () => {
+    const res = await s.request(`/api/graphql?query=${encodeURIComponent(`{ structuredProperty(urn: "${RETENTION}") { urn } }`)}`);
+    assert.deepEqual(await res.json(), { data: { structuredProperty: { urn: RETENTION } }, extensions: {} });
+    const mutation = await s.request(`/api/graphql?query=${encodeURIComponent(`mutation { deleteStructuredProperty(input: {urn: "${RETENTION}"}) }`)}`);
+    assert.equal(mutation.status, 405);
+    await restDefinition(RETENTION);
+  });
+});
