@@ -20,6 +20,7 @@ import { maskError, useExtensionsObject } from './errorMasking.ts';
 import { entityResolvers } from './resolvers/entityResolvers.ts';
 import { propertyResolvers } from './resolvers/propertyResolvers.ts';
 import { searchResolvers } from './resolvers/searchResolvers.ts';
+import { useStringFilterFlags } from './stringFlags.ts';
 
 export const GRAPHQL_PATH = '/api/graphql';
 
@@ -49,6 +50,7 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger) {
       maxTokensPlugin({ n: GRAPHQL_LIMITS.tokens }),
       costLimitPlugin({ maxCost: GRAPHQL_LIMITS.cost, ignoreIntrospection: true }),
       useExtensionsObject(),
+      useStringFilterFlags(),
     ],
   });
 }
