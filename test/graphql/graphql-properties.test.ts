@@ -267,11 +267,15 @@ describe('values', () => {
     assert.equal(err.message, 'structuredPropertyInputParams[0].values[0]: each value must provide exactly one of stringValue or numberValue');
   });
 
-  test('the asset must exist; an unknown property is a failed precondition as on REST', async () => {
+  test('the asset must exist (REST’s message); an unknown property is a failed precondition as on REST', async () => {
     const missing = datasetUrn('gql.missing');
+    const restMissing = await restMessage(await setValues(s, missing, [{ propertyUrn: RETENTION, values: [{ double: 30 }] }]), 412);
     const err = await gqlError(s, upsert(missing, RETENTION, '{numberValue: 30}'));
-    assert.equal(err.message, `Asset with provided urn ${missing} does not exist`);
+    assert.equal(err.message, restMissing);
+    assert.match(err.message, /does not exist/);
     assert.equal(err.extensions?.code, 412);
+    const removeErr = await gqlError(s, `mutation { removeStructuredProperties(input: {assetUrn: "${missing}", structuredPropertyUrns: ["${RETENTION}"]}) { properties { structuredProperty { urn } } } }`);
+    assert.equal(removeErr.message, restMissing);
     const unknown = propertyUrn('test.unknown');
     const rest = await restMessage(await setValues(s, ds, [{ propertyUrn: unknown, values: [{ string: 'x' }] }]), 412);
     const err2 = await gqlError(s, upsert(ds, unknown, '{stringValue: "x"}'));

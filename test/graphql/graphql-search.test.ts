@@ -128,6 +128,23 @@ for (const backend of BACKENDS) {
       );
     });
 
+    test('results carry the fields asked for (structured properties read with the page)', async () => {
+      const data = await gqlData(
+        s,
+        `{ scrollAcrossEntities(input: { types: [DATASET], count: 3, query: "*", orFilters: [{ and: [{ field: "structuredProperties.${RETENTION}", condition: EXISTS }] }] }) {
+          searchResults { entity { urn ... on Dataset { name structuredProperties { properties { structuredProperty { urn } values { ... on NumberValue { numberValue } } } } } } } } }`,
+      );
+      const expected = live((i) => retentionOf(i) !== undefined).slice(0, 3);
+      assert.deepEqual(
+        data.scrollAcrossEntities.searchResults.map((r: { entity: { urn: string; name: string; structuredProperties: { properties: { structuredProperty: { urn: string }; values: unknown[] }[] } } }) => [
+          r.entity.urn,
+          r.entity.name,
+          r.entity.structuredProperties.properties.find((p) => p.structuredProperty.urn === propertyUrn(RETENTION))?.values,
+        ]),
+        expected.map((u) => [u, name(URNS.indexOf(u)), [{ numberValue: retentionOf(URNS.indexOf(u)) }]]),
+      );
+    });
+
     test('the seed’s exists and equality filters; dotted and underscored field names alike', async () => {
       const run = async (filter: string) =>
         ((await gqlData(s, `{ scrollAcrossEntities(input: { types: [DATASET], count: 100, query: "*", orFilters: [{ and: [${filter}] }] }) { count total searchResults { entity { urn } } } }`)).scrollAcrossEntities) as {

@@ -78,17 +78,17 @@ export class PropertyService {
 
   /**
    * Sets the values of the named properties on an entity, keeping its other assignments (an
-   * assignment given replaces the one stored). The entity must exist.
+   * assignment given replaces the one stored). The entity must exist (the value rules check it).
    */
   async upsertValues(principal: Principal, entityUrn: string, assignments: Assignment[]): Promise<WrittenAspect> {
-    const target = await this.existingAsset(principal, entityUrn);
+    const target = registry.resolveUrn(entityUrn);
     const ops: PatchOperation[] = assignments.map((a) => ({ op: 'add', path: `/properties/${pointerSegment(a.propertyUrn)}`, value: a }));
     return this.entities.patch(principal, target, 'structuredProperties', { patch: ops, arrayPrimaryKeys: { properties: ['propertyUrn'] } });
   }
 
-  /** Removes the assignments of the named properties from an entity (those it does not hold are ignored). The entity must exist. */
+  /** Removes the assignments of the named properties from an entity (those it does not hold are ignored). The entity must exist (the value rules check it). */
   async removeValues(principal: Principal, entityUrn: string, propertyUrns: string[]): Promise<WrittenAspect> {
-    const target = await this.existingAsset(principal, entityUrn);
+    const target = registry.resolveUrn(entityUrn);
     const removed = new Set(propertyUrns);
     const addressed: PatchOperation[] = propertyUrns.map((u) => ({ op: 'remove', path: `/properties/${pointerSegment(u)}` }));
     return this.entities.update(
@@ -110,14 +110,6 @@ export class PropertyService {
 
   private property(urn: string): EntityUrn {
     return this.entities.resolve(PROPERTY_ENTITY, urn);
-  }
-
-  private async existingAsset(principal: Principal, urn: string): Promise<EntityUrn> {
-    const target = registry.resolveUrn(urn);
-    if (!(await this.entities.exists(principal, target, undefined, true))) {
-      throw new SvcError('PRECONDITION', `Asset with provided urn ${urn} does not exist`);
-    }
-    return target;
   }
 }
 

@@ -8,10 +8,16 @@ import type { Catalog } from '../../catalog.ts';
 import type { EntityRecord } from '../../entities/entityService.ts';
 import { registry, type EntityUrn } from '../../registry/registry.ts';
 
+/**
+ * The aspects GraphQL reads of an entity: every versioned one (its fields are built from them); time
+ * series aspects are not shown in GraphQL, so reading them would cost a query for nothing.
+ */
+export const GRAPHQL_ASPECTS = [...new Set(registry.entities.flatMap((e) => registry.aspectsOf(e)).filter((a) => !a.timeseries).map((a) => a.name))];
+
 export interface GraphQLContext {
   principal: Principal;
   catalog: Catalog;
-  /** An entity with every aspect, as reads show it (null: it does not exist). */
+  /** An entity with its {@link GRAPHQL_ASPECTS}, as reads show them (null: it does not exist). */
   entities: DataLoader<string, EntityRecord | null>;
 }
 
@@ -32,7 +38,7 @@ export function createContext(catalog: Catalog, principal: Principal): GraphQLCo
     catalog,
     entities: new DataLoader(
       async (urns: readonly string[]) => {
-        const records = await catalog.entities.getMany(principal, urns.map((u) => registry.resolveUrn(u)));
+        const records = await catalog.entities.getMany(principal, urns.map((u) => registry.resolveUrn(u)), GRAPHQL_ASPECTS);
         const byUrn = new Map(records.map((r) => [r.urn, r]));
         return urns.map((u) => byUrn.get(u) ?? null);
       },

@@ -6,7 +6,7 @@
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { EntityRecord } from '../../../entities/entityService.ts';
 import type { SearchInput } from '../../../search/searchService.ts';
-import { entityRef, type GraphQLContext } from '../context.ts';
+import { entityRef, GRAPHQL_ASPECTS, type GraphQLContext } from '../context.ts';
 import { entityNamesOf } from '../entityTypes.ts';
 import { descending, orFilters, type FacetFilterInput, type SortInput } from '../inputs.ts';
 
@@ -28,19 +28,31 @@ interface CommonInput {
   sortInput?: SortInput | null;
 }
 
-/** Whether the query selects `name` directly under the field being resolved (through fragments too). */
-function selects(info: GraphQLResolveInfo, name: string): boolean {
-  const visit = (set: SelectionSetNode | undefined): boolean =>
-    (set?.selections ?? []).some((s) => {
-      if (s.kind === 'Field') return s.name.value === name;
-      if (s.kind === 'InlineFragment') return visit(s.selectionSet);
-      return visit(info.fragments[s.name.value]?.selectionSet);
-    });
-  return info.fieldNodes.some((n) => visit(n.selectionSet));
+/** The field names selected at `path` below the field being resolved (through fragments too). */
+function fieldsAt(info: GraphQLResolveInfo, path: string[]): Set<string> {
+  const out = new Set<string>();
+  const visit = (set: SelectionSetNode | undefined, depth: number): void => {
+    for (const s of set?.selections ?? []) {
+      if (s.kind === 'InlineFragment') visit(s.selectionSet, depth);
+      else if (s.kind === 'FragmentSpread') visit(info.fragments[s.name.value]?.selectionSet, depth);
+      else if (depth === path.length) out.add(s.name.value);
+      else if (s.name.value === path[depth]) visit(s.selectionSet, depth + 1);
+    }
+  };
+  for (const node of info.fieldNodes) visit(node.selectionSet, 0);
+  return out;
 }
 
-/** What every search input has, as the search module's terms. Entities are read lazily (their fields through the loader). */
+/** Entity fields answered from the URN alone. */
+const URN_FIELDS = new Set(['urn', 'type', '__typename']);
+
+/**
+ * What every search input has, as the search module's terms. The entities are read with the aspects
+ * GraphQL shows when the query asks for more of them than their URN (and put in the request's loader,
+ * saving a second read), with none otherwise.
+ */
 function searchInput(input: CommonInput, info: GraphQLResolveInfo): SearchInput {
+  const entityFields = fieldsAt(info, ['searchResults', 'entity']);
   return {
     entityTypes: entityNamesOf(input.types),
     query: input.query,
@@ -48,23 +60,31 @@ function searchInput(input: CommonInput, info: GraphQLResolveInfo): SearchInput 
     count: input.count ?? DEFAULT_COUNT,
     descending: descending(input.sortInput),
     includeSoftDeleted: input.searchFlags?.includeSoftDeleted ?? false,
-    aspects: [],
-    total: selects(info, 'total'),
+    aspects: [...entityFields].some((f) => !URN_FIELDS.has(f)) ? GRAPHQL_ASPECTS : [],
+    total: fieldsAt(info, []).has('total'),
   };
 }
 
-const results = (entities: EntityRecord[]) => entities.map((e) => ({ entity: entityRef(e.urn), matchedFields: [] }));
+/** The page's entities as results; read with GraphQL's aspects, they are the loader's answer for their URNs. */
+function results(ctx: GraphQLContext, entities: EntityRecord[], withAspects: boolean) {
+  return entities.map((e) => {
+    if (withAspects) ctx.entities.prime(e.urn, e);
+    return { entity: entityRef(e.urn), matchedFields: [] };
+  });
+}
 
 export const searchResolvers = {
   Query: {
     async scrollAcrossEntities(_: unknown, { input }: { input: CommonInput & { scrollId?: string | null } }, ctx: GraphQLContext, info: GraphQLResolveInfo) {
-      const r = await ctx.catalog.search.search(ctx.principal, { ...searchInput(input, info), scrollId: input.scrollId ?? undefined });
-      return { nextScrollId: r.scrollId ?? null, count: r.entities.length, total: r.total ?? 0, searchResults: results(r.entities), facets: [] };
+      const search = { ...searchInput(input, info), scrollId: input.scrollId ?? undefined };
+      const r = await ctx.catalog.search.search(ctx.principal, search);
+      return { nextScrollId: r.scrollId ?? null, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, search.aspects!.length > 0), facets: [] };
     },
     async searchAcrossEntities(_: unknown, { input }: { input: CommonInput & { start?: number | null } }, ctx: GraphQLContext, info: GraphQLResolveInfo) {
       const start = input.start ?? 0;
-      const r = await ctx.catalog.search.search(ctx.principal, { ...searchInput(input, info), start });
-      return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(r.entities), facets: [] };
+      const search = { ...searchInput(input, info), start };
+      const r = await ctx.catalog.search.search(ctx.principal, search);
+      return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, search.aspects!.length > 0), facets: [] };
     },
     async aggregateAcrossEntities(_: unknown, { input }: { input: Omit<CommonInput, 'count' | 'sortInput'> & { facets?: (string | null)[] | null } }, ctx: GraphQLContext) {
       const facets = await ctx.catalog.search.aggregate(ctx.principal, {

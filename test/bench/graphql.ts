@@ -1,0 +1,173 @@
+/**
+ * GraphQL against REST in one run, on one server: structured-property upserts through
+ * `upsertStructuredProperties` against the same write through REST v3 (`PATCH structuredProperties`,
+ * an `add` of the property: the same semantics, other properties kept) and the full set (`POST`),
+ * with raw `pg` upserts of as many rows as the floor; then a filtered scroll of 10 through
+ * `scrollAcrossEntities` against the REST listing with the same query (`GET ...?query=`), both
+ * returning the entities' structured properties.
+ *
+ *   npm run bench:graphql -- [--entities 5000] [--seconds 3] [--rounds 4] [--concurrency 16] [--iterations 200]
+ *
+ * Writes run in alternating rounds (REST PATCH, GraphQL, REST POST) of the given length, reads
+ * alternate one request each; the ratios are GraphQL over REST. Needs wrk (Debian's package).
+ */
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { benchPostgres, call, createDb, rawUpserts, runWrk, startBenchServer } from './benchSupport.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    entities: { type: 'string', default: '5000' },
+    seconds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '4' },
+    concurrency: { type: 'string', default: '16' },
+    iterations: { type: 'string', default: '200' },
+  },
+});
+const N = Number(args.entities);
+const SECONDS = Number(args.seconds);
+const ROUNDS = Number(args.rounds);
+const CONCURRENCY = Number(args.concurrency);
+const ITERATIONS = Number(args.iterations);
+const RETENTION = 'urn:li:structuredProperty:bench.retention';
+const VALUES = [30, 60, 90, 365];
+const urnOf = (i: number) => `urn:li:dataset:(urn:li:dataPlatform:bench,db.t${i},PROD)`;
+const urnLua = `"urn:li:dataset:(urn:li:dataPlatform:bench,db.t" .. i .. ",PROD)"`;
+const encUrnLua = `"urn%3Ali%3Adataset%3A%28urn%3Ali%3AdataPlatform%3Abench%2Cdb.t" .. i .. "%2CPROD%29"`;
+const valueLua = `({30, 60, 90, 365})[i % 4 + 1]`;
+
+const UPSERT = 'mutation($a:String!,$p:String!,$v:Float!){upsertStructuredProperties(input:{assetUrn:$a,structuredPropertyInputParams:[{structuredPropertyUrn:$p,values:[{numberValue:$v}]}]}){properties{structuredProperty{urn}}}}';
+const SCROLL = `query($s:String){scrollAcrossEntities(input:{types:[DATASET],query:"*",count:10,scrollId:$s,orFilters:[{and:[{field:"structuredProperties.bench.retention",condition:GREATER_THAN,values:["45.0"]}]}]}){nextScrollId searchResults{entity{urn ... on Dataset{structuredProperties{properties{structuredProperty{urn} values{... on NumberValue{numberValue}}}}}}}}}`;
+/** The same filter, counting the matches (to wait for indexing). */
+const TOTAL = `{scrollAcrossEntities(input:{types:[DATASET],query:"*",count:1,orFilters:[{and:[{field:"structuredProperties.bench.retention",condition:GREATER_THAN,values:["45.0"]}]}]}){total}}`;
+const REST_QUERY = `/openapi/v3/entity/dataset?count=10&aspects=structuredProperties&query=${encodeURIComponent('structuredProperties.bench_retention:>45')}`;
+
+const pgc = await benchPostgres();
+const svcDb = await createDb(pgc.adminUrl);
+const rawDb = await createDb(pgc.adminUrl);
+const server = await startBenchServer(svcDb, CONCURRENCY);
+const graphql = (query: string, variables: Record<string, unknown>) => call(server.base, 'POST', '/api/graphql', { query, variables }) as Promise<{ data: any; errors?: unknown }>;
+try {
+  await call(server.base, 'POST', `/openapi/v3/entity/structuredProperty/${encodeURIComponent(RETENTION)}/propertyDefinition`, {
+    value: {
+      qualifiedName: 'bench.retention',
+      valueType: 'urn:li:dataType:svc.number',
+      entityTypes: ['urn:li:entityType:svc.dataset'],
+      allowedValues: VALUES.map((d) => ({ value: { double: d } })),
+    },
+  });
+  for (let start = 0; start < N; start += 500) {
+    const batch = Array.from({ length: Math.min(500, N - start) }, (_, k) => ({
+      urn: urnOf(start + k),
+      status: { value: { removed: false } },
+      structuredProperties: { value: { properties: [{ propertyUrn: RETENTION, values: [{ double: VALUES[(start + k) % 4] }] }] } },
+    }));
+    await call(server.base, 'POST', '/openapi/v3/entity/dataset?async=false', batch);
+  }
+  // Search is fed asynchronously: wait until every value is indexed.
+  const expected = Array.from({ length: N }, (_, i) => VALUES[i % 4]! > 45).filter(Boolean).length;
+  for (let t = 0; ; t++) {
+    const r = await graphql(TOTAL, {});
+    if (r.data?.scrollAcrossEntities?.total === expected) break;
+    if (t > 600) throw new Error(`search did not catch up: ${JSON.stringify(r).slice(0, 300)}`);
+    await new Promise((res) => setTimeout(res, 200));
+  }
+
+  // Measure the steady state, not the autovacuum and checkpoint that follow a bulk load.
+  const admin = new pg.Client({ connectionString: svcDb });
+  await admin.connect();
+  await admin.query('VACUUM ANALYZE');
+  await admin.query('CHECKPOINT');
+  await admin.end();
+
+  // Reads: one request at a time, alternating, each side following its own scroll for 5 pages.
+  const graphqlMs: number[] = [];
+  const restMs: number[] = [];
+  let gScroll: string | null = null;
+  let rScroll: string | null = null;
+  for (let k = 0; k < ITERATIONS; k++) {
+    if (k % 5 === 0) gScroll = rScroll = null;
+    let t = performance.now();
+    const g = await graphql(SCROLL, { s: gScroll });
+    graphqlMs.push(performance.now() - t);
+    if (g.errors || g.data.scrollAcrossEntities.searchResults.length !== 10) throw new Error(`graphql scroll: ${JSON.stringify(g).slice(0, 300)}`);
+    gScroll = g.data.scrollAcrossEntities.nextScrollId;
+    t = performance.now();
+    const r = (await call(server.base, 'GET', `${REST_QUERY}${rScroll ? `&scrollId=${encodeURIComponent(rScroll)}` : ''}`)) as { entities: unknown[]; scrollId: string | null };
+    restMs.push(performance.now() - t);
+    if (r.entities.length !== 10) throw new Error('rest listing: short page');
+    rScroll = r.scrollId;
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+  // Writes: alternating rounds of the same number of seconds each.
+  const totals = { patch: 0, graphql: 0, post: 0 };
+  const counts = { patch: 0, graphql: 0, post: 0 };
+  const perRound: string[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const offset = round * 100_003;
+    const patch = runWrk(
+      server.base,
+      {
+        method: 'PATCH',
+        pathLua: `"/openapi/v3/entity/dataset/" .. ${encUrnLua} .. "/structuredProperties"`,
+        bodyLua: `'{"patch":[{"op":"add","path":"/properties/${RETENTION}","value":{"propertyUrn":"${RETENTION}","values":[{"double":' .. ${valueLua} .. '}]}}],"arrayPrimaryKeys":{"properties":["propertyUrn"]}}'`,
+        contentType: 'application/json-patch+json',
+      },
+      N,
+      SECONDS,
+      CONCURRENCY,
+      offset,
+    );
+    const gql = runWrk(
+      server.base,
+      {
+        method: 'POST',
+        pathLua: '"/api/graphql"',
+        bodyLua: `'{"query":"${UPSERT}","variables":{"a":"' .. ${urnLua} .. '","p":"${RETENTION}","v":' .. ${valueLua} .. '}}'`,
+      },
+      N,
+      SECONDS,
+      CONCURRENCY,
+      offset,
+    );
+    const post = runWrk(
+      server.base,
+      {
+        method: 'POST',
+        pathLua: `"/openapi/v3/entity/dataset/" .. ${encUrnLua} .. "/structuredProperties?createIfNotExists=false"`,
+        bodyLua: `'{"value":{"properties":[{"propertyUrn":"${RETENTION}","values":[{"double":' .. ${valueLua} .. '}]}]}}'`,
+      },
+      N,
+      SECONDS,
+      CONCURRENCY,
+      offset,
+    );
+    totals.patch += patch.rate;
+    totals.graphql += gql.rate;
+    totals.post += post.rate;
+    counts.patch += patch.count;
+    counts.graphql += gql.count;
+    counts.post += post.count;
+    perRound.push((gql.rate / patch.rate).toFixed(2));
+  }
+  const raw = await rawUpserts(rawDb, counts.graphql, CONCURRENCY, (i) => ({
+    urn: urnOf(i % N),
+    aspect: 'structuredProperties',
+    value: { properties: [{ propertyUrn: RETENTION, values: [{ double: VALUES[i % 4] }] }] },
+  }));
+  const rate = (k: keyof typeof totals) => totals[k] / ROUNDS;
+  console.log(`\nGraphQL against REST: ${N} datasets, concurrency ${CONCURRENCY}, ${ROUNDS} rounds of ${SECONDS} s, Postgres ${pgc.label}, search on postgres`);
+  console.log('| pass | GraphQL | REST v3 | GraphQL / REST | per round | raw pg | GraphQL / raw |');
+  console.log('|---|---|---|---|---|---|---|');
+  console.log(`| upsert one property (GraphQL upsertStructuredProperties vs REST PATCH add) | ${rate('graphql').toFixed(0)}/s | ${rate('patch').toFixed(0)}/s | ${(rate('graphql') / rate('patch')).toFixed(2)} | ${perRound.join(' / ')} | ${raw.toFixed(0)}/s | ${(rate('graphql') / raw).toFixed(2)} |`);
+  console.log(`| (REST POST set, for reference) | | ${rate('post').toFixed(0)}/s | ${(rate('graphql') / rate('post')).toFixed(2)} | | | |`);
+  const g = median(graphqlMs);
+  const r = median(restMs);
+  // Latency: a ratio of throughputs is REST's time over GraphQL's.
+  console.log(`| filtered scroll of 10 with their properties (${ITERATIONS} alternating requests, medians) | ${g.toFixed(2)} ms | ${r.toFixed(2)} ms | ${(r / g).toFixed(2)} (REST time / GraphQL time) | | | |`);
+  console.log(`\nwrites counted: GraphQL ${counts.graphql}, PATCH ${counts.patch}, POST ${counts.post}`);
+} finally {
+  await server.stop();
+  await pgc.stop();
+}
