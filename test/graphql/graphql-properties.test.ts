@@ -379,6 +379,22 @@ describe('the endpoint', () => {
     assert.deepEqual([badUrn.message, badUrn.extensions?.code], ['Invalid urn!: not-a-urn', 400]);
   });
 
+  test('a fault of svc’s own is masked: "Internal server error occurred", code 500, the cause not shown', async () => {
+    const properties = s.svc.catalog.properties;
+    const original = properties.removeValues;
+    properties.removeValues = async () => {
+      throw new Error('disk on fire at /var/lib/secret');
+    };
+    try {
+      const err = await gqlError(s, `mutation { removeStructuredProperties(input: {assetUrn: "${datasetUrn('gql.orders')}", structuredPropertyUrns: ["${RETENTION}"]}) { properties { structuredProperty { urn } } } }`);
+      assert.equal(err.message, 'Internal server error occurred');
+      assert.deepEqual(err.extensions, { code: 500, type: 'SERVER_ERROR' });
+      assert.doesNotMatch(JSON.stringify(err), /disk on fire|secret|stack/);
+    } finally {
+      properties.removeValues = original;
+    }
+  });
+
   test('a query too deep or with too many aliases is refused before it runs', async () => {
     let deep = 'urn';
     for (let i = 0; i < 8; i++) deep = `structuredProperties { properties { structuredProperty { urn } valueEntities { ... on Dataset { urn ${deep.includes('structuredProperties') ? deep : ''} } } } }`;

@@ -1,0 +1,41 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Violations } from '../../errors.ts';
+import { allowedValues, descending, orFilters, typedValues } from './inputs.ts';
+
+test('values hold exactly one of stringValue and numberValue; every bad one is named', () => {
+  const v = new Violations();
+  assert.deepEqual(typedValues([{ stringValue: 'a' }, { numberValue: 2 }, {}, { stringValue: 'x', numberValue: 1 }], 'values', v), [{ string: 'a' }, { double: 2 }]);
+  assert.deepEqual(v.items, ['values[2]: each value must provide exactly one of stringValue or numberValue', 'values[3]: each value must provide exactly one of stringValue or numberValue']);
+});
+
+test('an allowed value keeps its description only when given', () => {
+  const v = new Violations();
+  assert.deepEqual(allowedValues([{ numberValue: 30, description: 'a month' }, { stringValue: 'x', description: null }], 'allowedValues', v), [
+    { value: { double: 30 }, description: 'a month' },
+    { value: { string: 'x' } },
+  ]);
+  assert.equal(allowedValues(null, 'allowedValues', v), undefined);
+  assert.ok(v.empty);
+});
+
+test('filters: values or the deprecated value; IS_NULL as a negated EXISTS; empty as none', () => {
+  assert.deepEqual(orFilters([{ and: [{ field: 'a', value: 'x' }, { field: 'b', condition: 'IS_NULL' }, { field: 'c', condition: 'IS_NULL', negated: true }, { field: 'd', values: ['1', '2'], condition: 'IN', negated: true }] }]), [
+    {
+      and: [
+        { field: 'a', condition: undefined, values: ['x'], negated: false },
+        { field: 'b', condition: 'EXISTS', values: undefined, negated: true },
+        { field: 'c', condition: 'EXISTS', values: undefined, negated: false },
+        { field: 'd', condition: 'IN', values: ['1', '2'], negated: true },
+      ],
+    },
+  ]);
+  assert.equal(orFilters([]), undefined);
+  assert.equal(orFilters(null), undefined);
+});
+
+test('results are sorted by urn only', () => {
+  assert.equal(descending(null), false);
+  assert.equal(descending({ sortCriterion: { field: 'urn', sortOrder: 'DESCENDING' } }), true);
+  assert.throws(() => descending({ sortCriteria: [{ field: 'name', sortOrder: 'ASCENDING' }] }), /sorted by urn only, not by "name"/);
+});
