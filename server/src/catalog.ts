@@ -28,6 +28,7 @@ import { SearchOutbox } from './search/outbox.ts';
 import { PostgresBackend } from './search/postgresBackend.ts';
 import { SearchService } from './search/searchService.ts';
 import { INDEX_REBUILD_TASK, indexRebuild } from './search/indexRebuild.ts';
+import { TimeseriesService, TRUNCATE_TASK, truncationTask } from './timeseries/timeseriesService.ts';
 
 /** What the catalog needs of the configuration. */
 export type CatalogConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas'>;
@@ -37,6 +38,8 @@ export interface Catalog {
   /** Structured-property operations phrased as changes (create, append to a definition, upsert or remove values). */
   readonly properties: PropertyService;
   readonly tasks: TaskService;
+  /** Operations on time series aspects: truncation, its task status, sizes. */
+  readonly timeseries: TimeseriesService;
   readonly tokens: TokenService;
   readonly search: SearchService;
   /** The search outbox's dispatcher (see search/outbox.ts). */
@@ -75,6 +78,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
     for (const hook of structuredPropertyHooks()) entities.addHook(hook);
     runner.register(HARD_DELETE_TASK, hardDeleteCleanup(pool, entities));
     runner.register(STALE_VALUES_TASK, staleValuesCleanup(pool, entities));
+    runner.register(TRUNCATE_TASK, truncationTask(pool));
     if (backend instanceof OpenSearchBackend) runner.register(INDEX_REBUILD_TASK, indexRebuild(pool, backend, log));
     await entities.write(SYSTEM, bootstrapAspects(), 'upsert');
     if (opts.background !== false) {
@@ -86,6 +90,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       entities,
       properties: new PropertyService(entities),
       tasks: new TaskService(pool),
+      timeseries: new TimeseriesService(pool),
       tokens: new TokenService(pool, root.token),
       search: new SearchService(pool, backend, entities, scrollIds),
       searchOutbox,

@@ -18,6 +18,7 @@ import { entityRoutes } from './rest/entityRoutes.ts';
 import { openapiDocument } from './rest/openapiDocument.ts';
 import { tokenRoutes } from './rest/tokenRoutes.ts';
 import { taskRoutes } from './rest/taskRoutes.ts';
+import { operationsRoutes } from './rest/operationsRoutes.ts';
 
 export interface AppDeps {
   config: Config;
@@ -82,6 +83,7 @@ export function createApp(deps: AppDeps): Express {
   entityRoutes(api, catalog.entities, catalog.search, 'v3');
   api.use(tokenRoutes(catalog.tokens));
   api.use(taskRoutes(catalog.tasks));
+  operationsRoutes(api, catalog.timeseries, deps.log);
   app.use(api);
 
   app.use((req) => {

@@ -25,7 +25,7 @@ export function allows(role: Role, need: Role): boolean {
  * What a caller asks to do. `DELETE` removes aspects; `HARD_DELETE` removes more than the aspects
  * named (an entity, or a structured property and its values everywhere).
  */
-export type Operation = 'READ' | 'UPDATE' | 'DELETE' | 'HARD_DELETE' | 'MANAGE_TOKENS';
+export type Operation = 'READ' | 'UPDATE' | 'DELETE' | 'HARD_DELETE' | 'MANAGE_TOKENS' | 'TRUNCATE_TIMESERIES' | 'GET_TASK_STATUS' | 'GET_INDEX_SIZES';
 
 const RULES: Record<Operation, { role: Role; line: (actor: string) => string }> = {
   READ: { role: 'reader', line: (a) => `${a} is unauthorized to READ entities.` },
@@ -33,6 +33,10 @@ const RULES: Record<Operation, { role: Role; line: (actor: string) => string }> 
   DELETE: { role: 'writer', line: (a) => `${a} is unauthorized to DELETE entities.` },
   HARD_DELETE: { role: 'admin', line: (a) => `${a} is unauthorized to DELETE entities.` },
   MANAGE_TOKENS: { role: 'admin', line: (a) => `${a} is unauthorized to manage tokens.` },
+  // The operations actions answer with DataHub's lines, which do not name the actor.
+  TRUNCATE_TIMESERIES: { role: 'admin', line: () => 'User is unauthorized to truncate timeseries index' },
+  GET_TASK_STATUS: { role: 'admin', line: () => 'User is unauthorized to get ES task status' },
+  GET_INDEX_SIZES: { role: 'admin', line: () => 'User is unauthorized to get index sizes.' },
 };
 
 /**

@@ -7,6 +7,7 @@ import { ROLES } from '../../auth/authorize.ts';
 import { TOKEN_REQUEST } from '../../auth/tokens.ts';
 import { PATCH_BODY } from '../../entities/jsonPatch.ts';
 import { ENTITY_QUERIES } from './entityRoutes.ts';
+import { OPERATIONS_QUERIES } from './operationsRoutes.ts';
 import { TASK_QUERIES } from './taskRoutes.ts';
 import { ASPECT_BODY, type ApiVersion } from './shapes.ts';
 
@@ -306,6 +307,34 @@ function servicePaths(): Obj {
         summary: 'A background task: state and progress',
         parameters: [param('id', 'path', { type: 'integer', minimum: 1 }, 'The task id')],
         responses: { '200': { description: 'The task', content: json(ref('Task')) }, '404': { description: 'No such task', content: json(ref('Error')) }, ...errors },
+      },
+    },
+    '/gms/operations': {
+      post: {
+        tags: ['operations'],
+        operationId: 'operationsAction',
+        summary: 'Rest.li operations actions (also at /operations and /api/gms/operations), admin only',
+        description:
+          'truncateTimeseriesAspect: body {entityType, aspect, endTimeMillis, dryRun? (true), batchSize? (10000), timeoutSeconds?, forceDeleteByQuery?, forceReindex?}; ' +
+          'answers {"value": "<dry-run message>"} or {"value": "svc:<task id>"}. getEsTaskStatus: body {task} or {nodeId, taskId}; answers {"value": "<status as a JSON string>"}. ' +
+          'getIndexSizes: answers {"value": {"indexSizes": [{indexName, entityName, aspectName, sizeMb}]}}. Failures: {"message", "status"} with X-RestLi-Error-Response: true.',
+        parameters: OPERATIONS_QUERIES.action.openapi(),
+        requestBody: { content: json({ type: 'object' }) },
+        responses: {
+          '200': { description: 'The action\'s value', content: json({ type: 'object', properties: { value: {} } }) },
+          '400': { description: 'A missing or invalid parameter', content: json({ type: 'object', properties: { message: { type: 'string' }, status: { type: 'integer' } } }) },
+          '403': { description: 'Not an admin token', content: json({ type: 'object', properties: { message: { type: 'string' }, status: { type: 'integer' } } }) },
+          '401': errors['401'],
+        },
+      },
+    },
+    '/openapi/operations/elasticSearch/getTaskStatus': {
+      get: {
+        tags: ['operations'],
+        operationId: 'getTaskStatus',
+        summary: 'The status of a truncation task (admin): {completed, taskId, status, runTimeNanos}',
+        parameters: OPERATIONS_QUERIES.taskStatus.openapi(),
+        responses: { '200': { description: 'The task status', content: json({ type: 'object' }) }, '404': { description: 'No such task', content: json(ref('Error')) }, ...errors },
       },
     },
     '/health': {

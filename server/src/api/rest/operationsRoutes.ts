@@ -1,0 +1,64 @@
+/**
+ * DataHub's Rest.li `operations` actions, `POST /gms/operations?action=<name>` (also at `/operations`
+ * and `/api/gms/operations`, where DataHub's clients and its frontend proxy send them):
+ * `truncateTimeseriesAspect`, `getEsTaskStatus` and `getIndexSizes`. Answers are `{"value": …}`;
+ * failures are Rest.li error responses, `{"message", "status"}` with the header
+ * `X-RestLi-Error-Response: true`. And the OpenAPI form of the task status,
+ * `GET /openapi/operations/elasticSearch/getTaskStatus?task=<node:number>`.
+ */
+import type { Request, Response, Router } from 'express';
+import { SvcError, toSvcError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import type { TimeseriesService } from '../../timeseries/timeseriesService.ts';
+import { principalOf } from '../auth.ts';
+import { sendJson } from '../json.ts';
+import { queryParams } from './queryParams.ts';
+
+export const OPERATIONS_PATHS = ['/gms/operations', '/operations', '/api/gms/operations'];
+const ACTIONS = ['truncateTimeseriesAspect', 'getEsTaskStatus', 'getIndexSizes'] as const;
+
+export const OPERATIONS_QUERIES = {
+  action: queryParams({ action: { type: 'enum', values: ACTIONS, description: 'The action to run' } }),
+  taskStatus: queryParams({ task: { type: 'string', description: 'The task id, node:number (e.g. svc:42)' } }),
+};
+
+function sendRestliError(res: Response, err: SvcError): void {
+  res.setHeader('X-RestLi-Error-Response', 'true');
+  sendJson(res, err.httpStatus, { message: err.code === 'INTERNAL' ? err.title : err.message, status: err.httpStatus });
+}
+
+export function operationsRoutes(router: Router, timeseries: TimeseriesService, log: Logger): void {
+  const action = async (req: Request, res: Response) => {
+    try {
+      const { action: name } = OPERATIONS_QUERIES.action.parse(req);
+      if (name === undefined) throw SvcError.validation([`The query parameter action is required: one of ${ACTIONS.join(', ')}`]);
+      const principal = principalOf(req);
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      switch (name) {
+        case 'truncateTimeseriesAspect':
+          return sendJson(res, 200, { value: await timeseries.truncate(principal, req.body) });
+        case 'getEsTaskStatus':
+          // DataHub returns the status as a JSON string inside `value`.
+          return sendJson(res, 200, { value: JSON.stringify(await timeseries.taskStatus(principal, body)) });
+        case 'getIndexSizes':
+          return sendJson(res, 200, { value: await timeseries.indexSizes(principal) });
+      }
+    } catch (err) {
+      const svc = toSvcError(err);
+      if (svc.code === 'INTERNAL' || svc.code === 'UNAVAILABLE') log.error({ err: svc.cause ?? svc, url: req.originalUrl }, 'operations action failed');
+      sendRestliError(res, svc);
+    }
+  };
+  for (const path of OPERATIONS_PATHS) router.post(path, action);
+
+  router.get('/openapi/operations/elasticSearch/getTaskStatus', async (req, res) => {
+    const { task } = OPERATIONS_QUERIES.taskStatus.parse(req);
+    const principal = principalOf(req);
+    if (principal.role !== 'admin') {
+      throw SvcError.forbidden(`${principal.actor} is not authorized to get ElasticSearch task status`, `This needs a token with the admin role; the token used has the ${principal.role} role`);
+    }
+    const status = await timeseries.statusOf(task ?? '', 'Task ID should be in the form nodeId:taskId e.g. aB1cdEf2GHI-JKLMnoPQr3:123456');
+    if ('error' in status) throw SvcError.notFound(String(status.error));
+    sendJson(res, 200, status);
+  });
+}

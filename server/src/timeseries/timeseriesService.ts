@@ -1,0 +1,200 @@
+/**
+ * Operations on time series aspects (DataHub's `operations` actions): truncating the entries of one
+ * aspect of one entity type up to a time (a dry run first, then a durable task), the status of such a
+ * task, and the size of each aspect's entries. Time series entries are kept in Postgres
+ * (`timeseries_aspects`), so a truncation is a task of svc's own, deleting in batches.
+ *
+ * Task ids have the `node:number` form DataHub's clients check (`svc:42`); the number is the id of the
+ * task in `/api/tasks`.
+ */
+import { authorize, type Principal } from '../auth/authorize.ts';
+import { query, type Pool } from '../db/pool.ts';
+import { SvcError } from '../errors.ts';
+import { registry, type AspectSpec, type EntitySpec } from '../registry/registry.ts';
+import { enqueueTask, getTask, type Task } from '../tasks/taskQueue.ts';
+import type { TaskHandler } from '../tasks/taskRunner.ts';
+import { flagConflict, parseTruncation, reindexes, summary, type TruncationRequest } from './truncation.ts';
+
+export const TRUNCATE_TASK = 'timeseries-truncate';
+/** The node part of svc's task ids. */
+export const TASK_NODE = 'svc';
+const TASK_ID = /^[a-zA-Z0-9-_]+:[0-9]+$/;
+
+/** DataHub's name of the index of a time series aspect: `dataset_datasetprofileaspect_v1`. */
+export const timeseriesIndexName = (entity: string, aspect: string) => `${entity}_${aspect}aspect_v1`.toLowerCase();
+
+/** What a truncation task carries (its params). */
+interface TruncationParams {
+  entityType: string;
+  aspect: string;
+  endTimeMillis: number;
+  batchSize: number;
+  timeoutSeconds: number | null;
+  reindex: boolean;
+}
+
+export interface IndexSize {
+  indexName: string;
+  entityName: string;
+  aspectName: string;
+  /** Kilobytes (bytes / 1000), despite the name, as DataHub reports it. */
+  sizeMb: number;
+}
+
+export class TimeseriesService {
+  constructor(private readonly pool: Pool) {}
+
+  /**
+   * `truncateTimeseriesAspect`: the dry-run message, the flag-check line, or the id of the task that
+   * deletes every entry with `timestampMillis <= endTimeMillis`.
+   */
+  async truncate(principal: Principal, body: unknown): Promise<string> {
+    authorize(principal, 'TRUNCATE_TIMESERIES');
+    const r = parseTruncation(body);
+    const { spec, aspect } = timeseriesAspect(r.entityType, r.aspect);
+    const conflict = flagConflict(r);
+    if (conflict) return conflict;
+    const counts = await this.count(spec, aspect, r.endTimeMillis);
+    const message = summary(counts, r);
+    if (r.dryRun) return message;
+    const params: TruncationParams = {
+      entityType: spec.name,
+      aspect: aspect.name,
+      endTimeMillis: r.endTimeMillis,
+      batchSize: r.batchSize,
+      timeoutSeconds: r.timeoutSeconds ?? null,
+      reindex: reindexes(r, counts.numToDelete, counts.total),
+    };
+    const task = await enqueueTask(this.pool, TRUNCATE_TASK, timeseriesIndexName(spec.name, aspect.name), params as unknown as Record<string, unknown>);
+    return `${TASK_NODE}:${task.id}`;
+  }
+
+  /**
+   * `getEsTaskStatus`: `{completed, taskId, status, runTimeNanos}` of a truncation task, or `{error}`
+   * when there is none such. `params` are the action's (`task`, or `nodeId` and `taskId`).
+   */
+  async taskStatus(principal: Principal, params: { task?: unknown; nodeId?: unknown; taskId?: unknown }): Promise<Record<string, unknown>> {
+    authorize(principal, 'GET_TASK_STATUS');
+    const task = compositeTask(params);
+    return this.statusOf(task);
+  }
+
+  /** The status of a task given as `node:number`; `{error}` when there is none such. VALIDATION for a malformed id. */
+  async statusOf(taskId: string, message = 'Task should be in the form nodeId:taskId e.g. aB1cdEf2GHIJKLMnoPQr3S:123456'): Promise<Record<string, unknown>> {
+    if (!TASK_ID.test(taskId) || /:0+$/.test(taskId)) throw SvcError.validation([`${message} (got ${taskId})`]);
+    const [node, number] = taskId.split(':') as [string, string];
+    const id = Number(number);
+    let task: Task | undefined;
+    if (node === TASK_NODE && Number.isSafeInteger(id)) {
+      try {
+        task = await getTask(this.pool, id);
+      } catch (err) {
+        if (!(err instanceof SvcError && err.code === 'NOT_FOUND')) throw err;
+      }
+    }
+    if (!task || task.kind !== TRUNCATE_TASK) return { error: `Could not get task status for ${taskId}` };
+    return taskStatus(taskId, task);
+  }
+
+  /** `getIndexSizes`: the size of each aspect's entries, named as DataHub names the index. */
+  async indexSizes(principal: Principal): Promise<{ indexSizes: IndexSize[] }> {
+    authorize(principal, 'GET_INDEX_SIZES');
+    const rows = await query<{ entity_type: string; aspect: string; bytes: string }>(
+      this.pool,
+      `SELECT entity_type, aspect, sum(pg_column_size(t.*))::bigint AS bytes FROM timeseries_aspects t GROUP BY entity_type, aspect ORDER BY entity_type, aspect`,
+      [],
+    );
+    return {
+      indexSizes: rows.map((r) => ({ indexName: timeseriesIndexName(r.entity_type, r.aspect), entityName: r.entity_type, aspectName: r.aspect.toLowerCase(), sizeMb: Number(r.bytes) / 1000 })),
+    };
+  }
+
+  private async count(spec: EntitySpec, aspect: AspectSpec, endTimeMillis: number): Promise<{ numToDelete: number; total: number }> {
+    const [row] = await query<{ n: string; total: string }>(
+      this.pool,
+      `SELECT count(*) FILTER (WHERE timestamp_millis <= $3) AS n, count(*) AS total FROM timeseries_aspects WHERE entity_type = $1 AND aspect = $2`,
+      [spec.name, aspect.name, endTimeMillis],
+    );
+    return { numToDelete: Number(row!.n), total: Number(row!.total) };
+  }
+}
+
+/** The entity type and its time series aspect (any case, as DataHub's index names lowercase it); VALIDATION otherwise. */
+function timeseriesAspect(entityType: string, aspectName: string): { spec: EntitySpec; aspect: AspectSpec } {
+  const spec = registry.entity(entityType);
+  const series = registry.aspectsOf(spec).filter((a) => a.timeseries);
+  const aspect = series.find((a) => a.name.toLowerCase() === aspectName.toLowerCase());
+  if (!aspect) {
+    const names = series.map((a) => a.name).join(', ');
+    throw SvcError.validation([`${aspectName} is not a time series aspect of ${spec.name}; ${names ? `its time series aspects are ${names}` : 'it has none'}`]);
+  }
+  return { spec, aspect };
+}
+
+/** The `node:number` task id of getEsTaskStatus' parameters, with DataHub's rules and messages. */
+function compositeTask(p: { task?: unknown; nodeId?: unknown; taskId?: unknown }): string {
+  const task = typeof p.task === 'string' && p.task !== '' ? p.task : undefined;
+  const nodeId = typeof p.nodeId === 'string' && p.nodeId !== '' ? p.nodeId : undefined;
+  const taskId = typeof p.taskId === 'number' ? p.taskId : 0;
+  const split = nodeId !== undefined && taskId > 0;
+  if (task === undefined && !split) throw SvcError.validation(['Please specify either Node ID + task ID OR composite task parameters']);
+  if (task !== undefined && split && task !== `${nodeId}:${taskId}`) throw SvcError.validation(['Please specify only one of Node ID + task ID OR composite task parameters']);
+  return task ?? `${nodeId}:${taskId}`;
+}
+
+/** A truncation task as OpenSearch reports a delete-by-query task (`status` with its counters). */
+function taskStatus(taskId: string, task: Task): Record<string, unknown> {
+  const params = task.params as unknown as TruncationParams;
+  const deleted = task.done;
+  const completed = task.state === 'SUCCEEDED';
+  const end = completed && task.finishedAt ? Date.parse(task.finishedAt) : Date.now();
+  return {
+    completed,
+    taskId,
+    status: {
+      total: task.total ?? 0,
+      updated: 0,
+      created: 0,
+      deleted,
+      batches: Math.ceil(deleted / params.batchSize),
+      version_conflicts: 0,
+      noops: 0,
+      retries: { bulk: 0, search: 0 },
+      throttled_millis: 0,
+      requests_per_second: -1,
+      throttled_until_millis: 0,
+    },
+    runTimeNanos: Math.max(0, end - Date.parse(task.createdAt)) * 1_000_000,
+  };
+}
+
+/**
+ * Deletes the entries up to the boundary in batches, each its own transaction, reporting progress, so
+ * a task cut off anywhere resumes where it was. With `timeoutSeconds` it stops once that long has
+ * passed since it was queued, leaving the rest (its status then shows fewer deleted than total).
+ */
+export function truncationTask(pool: Pool): TaskHandler {
+  return async (ctx) => {
+    const p = ctx.task.params as unknown as TruncationParams;
+    const deadline = p.timeoutSeconds === null ? Infinity : Date.parse(ctx.task.createdAt) + p.timeoutSeconds * 1000;
+    const [row] = await query<{ n: string }>(pool, 'SELECT count(*) AS n FROM timeseries_aspects WHERE entity_type = $1 AND aspect = $2 AND timestamp_millis <= $3', [p.entityType, p.aspect, p.endTimeMillis]);
+    const remaining = Number(row!.n);
+    if (ctx.task.total === null) await ctx.progress({ total: remaining });
+    else if (ctx.task.total - remaining > ctx.task.done) {
+      // Resumed after a batch was deleted but not counted (the process died in between).
+      await ctx.progress({ doneDelta: ctx.task.total - remaining - ctx.task.done });
+    }
+    while (!ctx.stopping && Date.now() < deadline) {
+      const [row] = await query<{ n: string }>(
+        pool,
+        `WITH d AS (DELETE FROM timeseries_aspects WHERE id IN (
+            SELECT id FROM timeseries_aspects WHERE entity_type = $1 AND aspect = $2 AND timestamp_millis <= $3 LIMIT $4) RETURNING 1)
+         SELECT count(*) AS n FROM d`,
+        [p.entityType, p.aspect, p.endTimeMillis, p.batchSize],
+      );
+      const n = Number(row!.n);
+      if (n > 0) await ctx.progress({ doneDelta: n });
+      if (n < p.batchSize) return;
+    }
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The rules of `truncateTimeseriesAspect` (DataHub's operations action), as pure functions: its
+ * parameters and their defaults, the flag check, the summary message and the choice between deleting
+ * the old entries and rebuilding the index without them. The time series stores apply the choice.
+ *
+ *   summary({ numToDelete: 1, total: 201 }, request) →
+ *     "Delete 1 out of 201 rows (0.50%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute."
+ */
+import { SvcError } from '../errors.ts';
+
+/** The batch size used when none (or one ≤ 0) is given. */
+export const DEFAULT_BATCH_SIZE = 10_000;
+
+export interface TruncationRequest {
+  entityType: string;
+  aspect: string;
+  /** Entries with `timestampMillis <= endTimeMillis` go (the boundary is inclusive). */
+  endTimeMillis: number;
+  dryRun: boolean;
+  batchSize: number;
+  /** Undefined: no timeout. */
+  timeoutSeconds: number | undefined;
+  forceDeleteByQuery: boolean | undefined;
+  forceReindex: boolean | undefined;
+}
+
+type Kind = 'string' | 'long' | 'boolean';
+const PARAMETERS: Record<string, { kind: Kind; required?: boolean }> = {
+  entityType: { kind: 'string', required: true },
+  aspect: { kind: 'string', required: true },
+  endTimeMillis: { kind: 'long', required: true },
+  dryRun: { kind: 'boolean' },
+  batchSize: { kind: 'long' },
+  timeoutSeconds: { kind: 'long' },
+  forceDeleteByQuery: { kind: 'boolean' },
+  forceReindex: { kind: 'boolean' },
+};
+
+const EXPECTED: Record<Kind, string> = { string: 'a string', long: 'an integer', boolean: 'true or false' };
+
+/**
+ * The request of a body; VALIDATION listing every missing or mistyped parameter (e.g. `Parameter
+ * 'endTimeMillis' is required`). Unknown parameters are refused too, so a misspelt flag never
+ * silently falls back to its default. A JSON `null` counts as absent.
+ */
+export function parseTruncation(body: unknown): TruncationRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw SvcError.validation(['The body must be a JSON object of the action parameters: {"entityType", "aspect", "endTimeMillis", "dryRun"?, "batchSize"?, "timeoutSeconds"?, "forceDeleteByQuery"?, "forceReindex"?}']);
+  }
+  const given = body as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const name of Object.keys(given)) {
+    if (!(name in PARAMETERS)) problems.push(`Parameter '${name}' is not a parameter of truncateTimeseriesAspect (they are ${Object.keys(PARAMETERS).join(', ')})`);
+  }
+  for (const [name, p] of Object.entries(PARAMETERS)) {
+    const v = given[name];
+    if (v === undefined || v === null) {
+      if (p.required) problems.push(`Parameter '${name}' is required`);
+      continue;
+    }
+    const ok = p.kind === 'string' ? typeof v === 'string' && v !== '' : p.kind === 'boolean' ? typeof v === 'boolean' : Number.isSafeInteger(v);
+    if (!ok) problems.push(`Parameter '${name}' must be ${EXPECTED[p.kind]}${p.kind === 'string' ? ' (not empty)' : ''}, got ${JSON.stringify(v)}`);
+  }
+  if (problems.length) throw SvcError.validation(problems);
+  const opt = <T>(name: string) => (given[name] ?? undefined) as T | undefined;
+  const batchSize = opt<number>('batchSize');
+  return {
+    entityType: given.entityType as string,
+    aspect: given.aspect as string,
+    endTimeMillis: given.endTimeMillis as number,
+    dryRun: opt<boolean>('dryRun') ?? true,
+    batchSize: batchSize === undefined || batchSize <= 0 ? DEFAULT_BATCH_SIZE : batchSize,
+    timeoutSeconds: opt<number>('timeoutSeconds'),
+    forceDeleteByQuery: opt<boolean>('forceDeleteByQuery'),
+    forceReindex: opt<boolean>('forceReindex'),
+  };
+}
+
+/**
+ * DataHub's flag check: both flags set to the same value (`forceDeleteByQuery` given and equal to
+ * `forceReindex`) is answered with this line, as a success (HTTP 200), and nothing is done.
+ */
+export function flagConflict(r: TruncationRequest): string | undefined {
+  if (r.forceDeleteByQuery !== undefined && r.forceDeleteByQuery === r.forceReindex) return 'please only set forceReindex OR forceDeleteByQuery flags';
+  return undefined;
+}
+
+/** Whether to rebuild without the old entries rather than delete them: forced, or more than half (integer division) go. */
+export function reindexes(r: Pick<TruncationRequest, 'forceDeleteByQuery' | 'forceReindex'>, numToDelete: number, total: number): boolean {
+  return r.forceDeleteByQuery !== true && (r.forceReindex === true || numToDelete > Math.floor(total / 2));
+}
+
+/** `Delete 1 out of 201 rows (0.50%). ` — two decimals, `NaN` when there are no entries, a trailing space. */
+export function countLine(numToDelete: number, total: number): string {
+  const percent = total === 0 ? 'NaN' : ((numToDelete / total) * 100).toFixed(2);
+  return `Delete ${numToDelete} out of ${total} rows (${percent}%). `;
+}
+
+/** The whole message of a truncation: counts, what would be done, and for a dry run how to run it. */
+export function summary(counts: { numToDelete: number; total: number }, r: TruncationRequest): string {
+  const how = reindexes(r, counts.numToDelete, counts.total) ? 'Reindexing the aspect without the deleted records. ' : 'Issuing a delete by query request. ';
+  const line = countLine(counts.numToDelete, counts.total) + how;
+  return r.dryRun ? `${line}This was a dry run. Run with dryRun = false to execute.` : line;
+}

@@ -1,0 +1,198 @@
+/**
+ * T1 and the operations actions (`/gms/operations?action=…`): the dry-run message for 0, 1, exactly
+ * half and more than half of the entries and for none at all, the inclusive boundary, the flag check,
+ * parameters and their errors in Rest.li's shape, a real run as a task followed to `completed` through
+ * getEsTaskStatus, the OpenAPI status route and `/api/tasks`, index sizes, and 401/403.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { datasetUrn } from '../support/structuredProperties.ts';
+import { enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { pollUntil } from '../support/poll.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(() => s.close());
+
+const T0 = 1_700_000_000_000;
+
+/** Writes `n` datasetProfile entries of one dataset, at T0, T0+1, … (the first through the API, the rest in one statement). */
+async function profiles(name: string, n: number, aspect = 'datasetProfile'): Promise<void> {
+  const urn = datasetUrn(name);
+  await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/${aspect}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: T0 } }) }), 200);
+  if (n > 1) {
+    await sql(
+      s.databaseUrl,
+      `INSERT INTO timeseries_aspects (entity_type, aspect, urn, timestamp_millis, metadata, created_by)
+       SELECT 'dataset', $1, $2, $3::bigint + i, json_build_object('timestampMillis', $3::bigint + i), 'urn:li:corpuser:test' FROM generate_series(1, $4::int) AS i`,
+      [aspect, urn, T0, n - 1],
+    );
+  }
+}
+
+async function operation(action: string, body: unknown, token?: string | null): Promise<{ status: number; body: any; restli: string | null }> {
+  const res = await s.request(`/gms/operations?action=${action}`, { method: 'POST', body: JSON.stringify(body), ...(token !== undefined ? { token } : {}) });
+  return { status: res.status, body: JSON.parse(await res.text()), restli: res.headers.get('x-restli-error-response') };
+}
+
+const truncate = (body: Record<string, unknown>) => operation('truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetProfile', ...body });
+const count = async (aspect = 'datasetProfile') => Number((await sql<{ n: string }>(s.databaseUrl, 'SELECT count(*) AS n FROM timeseries_aspects WHERE aspect = $1', [aspect]))[0]!.n);
+
+describe('truncateTimeseriesAspect', () => {
+  test('no entries: NaN%, a delete by query, a dry run by default', async () => {
+    const r = await truncate({ endTimeMillis: T0 });
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body, { value: 'Delete 0 out of 0 rows (NaN%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute.' });
+  });
+
+  test('dry runs over 201 entries: 0, 1, exactly half (integer division) and more than half; the boundary is inclusive', async () => {
+    await profiles('ts.dry', 201);
+    const dry = async (end: number) => (await truncate({ endTimeMillis: end, dryRun: true })).body.value;
+    assert.equal(await dry(T0 - 1), 'Delete 0 out of 201 rows (0.00%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute.');
+    assert.equal(await dry(T0), 'Delete 1 out of 201 rows (0.50%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute.');
+    assert.equal(await dry(T0 + 99), 'Delete 100 out of 201 rows (49.75%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute.');
+    assert.equal(await dry(T0 + 100), 'Delete 101 out of 201 rows (50.25%). Reindexing the aspect without the deleted records. This was a dry run. Run with dryRun = false to execute.');
+    assert.equal(
+      (await truncate({ endTimeMillis: T0 + 100, forceDeleteByQuery: true })).body.value,
+      'Delete 101 out of 201 rows (50.25%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute.',
+    );
+    assert.equal(
+      (await truncate({ endTimeMillis: T0, forceReindex: true })).body.value,
+      'Delete 1 out of 201 rows (0.50%). Reindexing the aspect without the deleted records. This was a dry run. Run with dryRun = false to execute.',
+    );
+    // The aspect name is taken in any case, as DataHub's index names lowercase it.
+    assert.equal((await truncate({ aspect: 'datasetprofile', endTimeMillis: T0 })).body.value.slice(0, 27), 'Delete 1 out of 201 rows (0');
+    assert.equal(await count(), 201, 'a dry run deletes nothing');
+  });
+
+  test('both flags alike: DataHub’s line, HTTP 200, nothing done', async () => {
+    for (const flags of [{ forceDeleteByQuery: true, forceReindex: true }, { forceDeleteByQuery: false, forceReindex: false }]) {
+      const r = await truncate({ endTimeMillis: T0 + 500, dryRun: false, ...flags });
+      assert.deepEqual([r.status, r.body], [200, { value: 'please only set forceReindex OR forceDeleteByQuery flags' }]);
+    }
+    assert.equal(await count(), 201);
+  });
+
+  test('a real run returns a node:number task id, followed to completed; exactly the entries at or before the boundary go', async () => {
+    const r = await truncate({ endTimeMillis: T0 + 149, dryRun: false, batchSize: 20 });
+    assert.equal(r.status, 200);
+    assert.match(r.body.value, /^svc:[1-9][0-9]*$/);
+    const task = r.body.value as string;
+    const status = await pollUntil(
+      'the truncation task completes',
+      async () => JSON.parse((await operation('getEsTaskStatus', { task })).body.value),
+      (st) => st.completed === true,
+    );
+    assert.equal(status.taskId, task);
+    assert.equal(status.status.total, 150);
+    assert.equal(status.status.deleted, 150);
+    assert.equal(status.status.batches, 8);
+    assert.equal(status.status.version_conflicts, 0);
+    assert.equal(typeof status.runTimeNanos, 'number');
+    const left = await sql<{ min: string; n: string }>(s.databaseUrl, "SELECT min(timestamp_millis) AS min, count(*) AS n FROM timeseries_aspects WHERE aspect = 'datasetProfile'");
+    assert.deepEqual([Number(left[0]!.min), Number(left[0]!.n)], [T0 + 150, 51]);
+
+    // The same task as node + number, through the OpenAPI route and as a task resource.
+    const [node, number] = task.split(':');
+    const split = JSON.parse((await operation('getEsTaskStatus', { nodeId: node, taskId: Number(number) })).body.value);
+    assert.equal(split.completed, true);
+    const openapi = await s.request(`/openapi/operations/elasticSearch/getTaskStatus?task=${encodeURIComponent(task)}`);
+    assert.equal(((await openapi.json()) as { status: { deleted: number } }).status.deleted, 150);
+    const resource = JSON.parse(await text(await s.request(`/api/tasks/${number}`), 200));
+    assert.deepEqual([resource.kind, resource.state, resource.total, resource.done, resource.subject], ['timeseries-truncate', 'SUCCEEDED', 150, 150, 'dataset_datasetprofileaspect_v1']);
+  });
+
+  test('an entity type or aspect that is not a time series is a 400 in Rest.li’s shape', async () => {
+    const notSeries = await truncate({ aspect: 'status', endTimeMillis: T0 });
+    assert.equal(notSeries.status, 400);
+    assert.equal(notSeries.restli, 'true');
+    assert.deepEqual(notSeries.body, { message: 'status is not a time series aspect of dataset; its time series aspects are ' + notSeries.body.message.split('are ')[1], status: 400 });
+    assert.match(notSeries.body.message, /datasetProfile/);
+    const unknown = await truncate({ entityType: 'nothing', endTimeMillis: T0 });
+    assert.equal(unknown.status, 400);
+    assert.match(unknown.body.message, /Unknown entity type "nothing"/);
+  });
+
+  test('missing and mistyped parameters are named, 400', async () => {
+    const r = await operation('truncateTimeseriesAspect', { entityType: 'dataset', dryRun: 'no' });
+    assert.equal(r.status, 400);
+    assert.equal(r.restli, 'true');
+    assert.equal(r.body.message, "Parameter 'aspect' is required; Parameter 'endTimeMillis' is required; Parameter 'dryRun' must be true or false, got \"no\"");
+    const noAction = await s.request('/gms/operations', { method: 'POST', body: '{}' });
+    assert.equal(noAction.status, 400);
+    const badAction = await s.request('/gms/operations?action=restoreIndices', { method: 'POST', body: '{}' });
+    assert.equal(badAction.status, 400);
+  });
+
+  test('the same action at /operations and /api/gms/operations', async () => {
+    for (const path of ['/operations', '/api/gms/operations']) {
+      const res = await s.request(`${path}?action=truncateTimeseriesAspect`, { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: 0 }) });
+      assert.equal(res.status, 200, path);
+      assert.match(((await res.json()) as { value: string }).value, /^Delete 0 out of 51 rows/);
+    }
+  });
+});
+
+describe('getEsTaskStatus', () => {
+  test('DataHub’s rules and messages for the parameters', async () => {
+    const msg = async (body: unknown) => {
+      const r = await operation('getEsTaskStatus', body);
+      assert.equal(r.status, 400, JSON.stringify(r.body));
+      return r.body.message;
+    };
+    assert.equal(await msg({}), 'Please specify either Node ID + task ID OR composite task parameters');
+    assert.equal(await msg({ nodeId: 'svc' }), 'Please specify either Node ID + task ID OR composite task parameters');
+    assert.equal(await msg({ task: 'svc:1', nodeId: 'svc', taskId: 2 }), 'Please specify only one of Node ID + task ID OR composite task parameters');
+    for (const bad of ['hello', '123456:aB1', ':123', 'svc:0']) {
+      assert.equal(await msg({ task: bad }), `Task should be in the form nodeId:taskId e.g. aB1cdEf2GHIJKLMnoPQr3S:123456 (got ${bad})`);
+    }
+  });
+
+  test('a task that does not exist: HTTP 200 with an error inside the value; 404 on the OpenAPI route', async () => {
+    for (const task of ['qhxGdzytQS-pQek8CwBCZg:54654', 'svc:999999']) {
+      const r = await operation('getEsTaskStatus', { task });
+      assert.equal(r.status, 200);
+      assert.deepEqual(JSON.parse(r.body.value), { error: `Could not get task status for ${task}` });
+    }
+    const res = await s.request('/openapi/operations/elasticSearch/getTaskStatus?task=svc%3A999999');
+    assert.equal(res.status, 404);
+    const bad = await s.request('/openapi/operations/elasticSearch/getTaskStatus?task=hello');
+    assert.equal(bad.status, 400);
+    assert.match(((await bad.json()) as { message: string }).message, /^Task ID should be in the form nodeId:taskId e.g. aB1cdEf2GHI-JKLMnoPQr3:123456 \(got hello\)$/);
+  });
+});
+
+describe('getIndexSizes and authorization', () => {
+  test('index sizes per aspect, named as DataHub names the indices', async () => {
+    await profiles('ts.usage', 10, 'datasetUsageStatistics');
+    const r = await operation('getIndexSizes', {});
+    assert.equal(r.status, 200);
+    const sizes = r.body.value.indexSizes as { indexName: string; entityName: string; aspectName: string; sizeMb: number }[];
+    const byName = new Map(sizes.map((x) => [x.indexName, x]));
+    const profile = byName.get('dataset_datasetprofileaspect_v1')!;
+    const usage = byName.get('dataset_datasetusagestatisticsaspect_v1')!;
+    assert.deepEqual([profile.entityName, profile.aspectName, usage.aspectName], ['dataset', 'datasetprofile', 'datasetusagestatistics']);
+    assert.ok(profile.sizeMb > usage.sizeMb && usage.sizeMb > 0, JSON.stringify(sizes));
+  });
+
+  test('the actions need the admin role (DataHub’s lines) and a token', async () => {
+    const created = await s.request('/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'ts-writer', role: 'writer' }) });
+    const writer = ((await created.json()) as { token: string }).token;
+    const cases: [string, unknown, string][] = [
+      ['truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: 0 }, 'User is unauthorized to truncate timeseries index'],
+      ['getEsTaskStatus', { task: 'svc:1' }, 'User is unauthorized to get ES task status'],
+      ['getIndexSizes', {}, 'User is unauthorized to get index sizes.'],
+    ];
+    for (const [action, body, message] of cases) {
+      const r = await operation(action, body, writer);
+      assert.deepEqual([r.status, r.body, r.restli], [403, { message, status: 403 }, 'true'], action);
+      const anonymous = await operation(action, body, null);
+      assert.equal(anonymous.status, 401, action);
+    }
+    const openapi = await s.request('/openapi/operations/elasticSearch/getTaskStatus?task=svc%3A1', { token: writer });
+    assert.equal(openapi.status, 403);
+    assert.equal(((await openapi.json()) as { error: string }).error, 'urn:li:corpuser:ts-writer is not authorized to get ElasticSearch task status');
+  });
+});
