@@ -195,7 +195,7 @@ test(`generated hostile requests to every REST route: no 5xx, refusals change no
   const unreadable = await sql<{ n: number }>(
     s.databaseUrl,
     `SELECT (SELECT count(*) FROM aspects WHERE NOT svc_jsonb_readable(metadata))
-          + (SELECT count(*) FROM timeseries_aspects WHERE NOT svc_jsonb_readable(metadata))::int AS n`,
+          + (SELECT count(*) FROM timeseries_entries WHERE NOT svc_jsonb_readable(metadata))::int AS n`,
   );
   assert.equal(unreadable[0]!.n, 0, 'a stored value cannot be read as jsonb');
   assert.equal((await s.request('/health')).status, 200);

@@ -60,7 +60,7 @@ test('upgrading repairs values jsonb cannot hold, and the aspect can be written 
   assert.deepEqual(await stored('datasetProperties'), ['{"description":"a\\ufffdb","name":"lone \\ufffd and 😀"}', '{"description":"first"}']);
   // An escaped backslash followed by "u0000" is text, not an escape, and an escaped pair is one character: both kept.
   assert.deepEqual(await stored('subTypes'), ['{"typeNames":["kept \\\\u0000 as text","x\\ufffd","pair \\ud83d\\ude00"]}']);
-  const [profile] = await sql<{ t: string }>(databaseUrl, 'SELECT metadata::text AS t FROM timeseries_aspects WHERE urn = $1', [DATASET]);
+  const [profile] = await sql<{ t: string }>(databaseUrl, 'SELECT metadata::text AS t FROM timeseries_entries WHERE urn = $1', [DATASET]);
   assert.equal(profile!.t, '{"timestampMillis":1,"messageId":"m\\ufffd"}');
 
   s = await startTestServer({ DATABASE_URL: databaseUrl });

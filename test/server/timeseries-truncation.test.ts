@@ -18,16 +18,21 @@ after(() => s.close());
 
 const T0 = 1_700_000_000_000;
 
-/** Writes `n` datasetProfile entries of one dataset, at T0, T0+1, … (the first through the API, the rest in one statement). */
-async function profiles(name: string, n: number, aspect = 'datasetProfile'): Promise<void> {
+/**
+ * Writes `n` entries of a time series aspect of one dataset, `step` ms apart from `start` (the first
+ * through the API, which makes its partition; the rest in one statement, after making theirs).
+ */
+async function profiles(name: string, n: number, aspect = 'datasetProfile', start = T0, step = 1): Promise<void> {
   const urn = datasetUrn(name);
-  await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/${aspect}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: T0 } }) }), 200);
+  await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/${aspect}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: start } }) }), 200);
   if (n > 1) {
+    const index = `dataset_${aspect.toLowerCase()}aspect_v1`;
+    await sql(s.databaseUrl, 'SELECT DISTINCT svc_timeseries_partition($1, $2::bigint + i * $3::bigint) FROM generate_series(1, $4::int) AS i', [index, start, step, n - 1]);
     await sql(
       s.databaseUrl,
-      `INSERT INTO timeseries_aspects (entity_type, aspect, urn, timestamp_millis, metadata, created_by)
-       SELECT 'dataset', $1, $2, $3::bigint + i, json_build_object('timestampMillis', $3::bigint + i), 'urn:li:corpuser:test' FROM generate_series(1, $4::int) AS i`,
-      [aspect, urn, T0, n - 1],
+      `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, created_by)
+       SELECT $5, 'dataset', $1, $2, $3::bigint + i * $6::bigint, json_build_object('timestampMillis', $3::bigint + i * $6::bigint), 'urn:li:corpuser:test' FROM generate_series(1, $4::int) AS i`,
+      [aspect, urn, start, n - 1, index, step],
     );
   }
 }
@@ -38,7 +43,7 @@ async function operation(action: string, body: unknown, token?: string | null): 
 }
 
 const truncate = (body: Record<string, unknown>) => operation('truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetProfile', ...body });
-const count = async (aspect = 'datasetProfile') => Number((await sql<{ n: string }>(s.databaseUrl, 'SELECT count(*) AS n FROM timeseries_aspects WHERE aspect = $1', [aspect]))[0]!.n);
+const count = async (aspect = 'datasetProfile') => Number((await sql<{ n: string }>(s.databaseUrl, 'SELECT count(*) AS n FROM timeseries_entries WHERE aspect = $1', [aspect]))[0]!.n);
 
 describe('truncateTimeseriesAspect', () => {
   test('no entries: NaN%, a delete by query, a dry run by default', async () => {
@@ -91,7 +96,7 @@ describe('truncateTimeseriesAspect', () => {
     assert.equal(status.status.batches, 8);
     assert.equal(status.status.version_conflicts, 0);
     assert.equal(typeof status.runTimeNanos, 'number');
-    const left = await sql<{ min: string; n: string }>(s.databaseUrl, "SELECT min(timestamp_millis) AS min, count(*) AS n FROM timeseries_aspects WHERE aspect = 'datasetProfile'");
+    const left = await sql<{ min: string; n: string }>(s.databaseUrl, "SELECT min(timestamp_millis) AS min, count(*) AS n FROM timeseries_entries WHERE aspect = 'datasetProfile'");
     assert.deepEqual([Number(left[0]!.min), Number(left[0]!.n)], [T0 + 150, 51]);
 
     // The same task as node + number, through the OpenAPI route and as a task resource.
@@ -102,6 +107,30 @@ describe('truncateTimeseriesAspect', () => {
     assert.equal(((await openapi.json()) as { status: { deleted: number } }).status.deleted, 150);
     const resource = JSON.parse(await text(await s.request(`/api/tasks/${number}`), 200));
     assert.deepEqual([resource.kind, resource.state, resource.total, resource.done, resource.subject], ['timeseries-truncate', 'SUCCEEDED', 150, 150, 'dataset_datasetprofileaspect_v1']);
+  });
+
+  test('months wholly before the boundary are dropped with their partitions; the boundary month is deleted from', async () => {
+    const DAY = 86_400_000;
+    const start = Date.UTC(2024, 0, 1);
+    await profiles('ts.months', 91, 'datasetUsageStatistics', start, DAY); // 2024-01-01 … 2024-03-31, one a day
+    const partitions = async () =>
+      (await sql<{ name: string }>(s.databaseUrl, "SELECT relname AS name FROM pg_class WHERE relkind = 'r' AND relname LIKE 'ts_dataset_datasetusagestatisticsaspect_v1_%' ORDER BY relname")).map((r) => r.name);
+    assert.deepEqual(await partitions(), ['ts_dataset_datasetusagestatisticsaspect_v1_202401', 'ts_dataset_datasetusagestatisticsaspect_v1_202402', 'ts_dataset_datasetusagestatisticsaspect_v1_202403']);
+    const end = Date.UTC(2024, 2, 10); // 2024-03-10 00:00, inclusive
+    const r = await operation('truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetUsageStatistics', endTimeMillis: end, dryRun: false, batchSize: 3 });
+    const task = r.body.value as string;
+    const status = await pollUntil('the truncation completes', async () => JSON.parse((await operation('getEsTaskStatus', { task })).body.value), (st) => st.completed === true);
+    assert.deepEqual([status.status.total, status.status.deleted], [31 + 29 + 10, 70]);
+    assert.deepEqual(await partitions(), ['ts_dataset_datasetusagestatisticsaspect_v1_202403']);
+    const left = await sql<{ min: string; n: string }>(s.databaseUrl, "SELECT min(timestamp_millis) AS min, count(*) AS n FROM timeseries_entries WHERE aspect = 'datasetUsageStatistics'");
+    assert.deepEqual([Number(left[0]!.min), Number(left[0]!.n)], [end + DAY, 21]);
+    // A write into a dropped month makes its partition again.
+    await text(
+      await s.request(`/openapi/v3/entity/dataset/${enc(datasetUrn('ts.months'))}/datasetUsageStatistics?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: start + 5 * DAY } }) }),
+      200,
+    );
+    assert.equal((await partitions()).length, 2);
+    await sql(s.databaseUrl, "DELETE FROM timeseries_entries WHERE aspect = 'datasetUsageStatistics'");
   });
 
   test('an entity type or aspect that is not a time series is a 400 in Rest.li’s shape', async () => {
@@ -174,7 +203,8 @@ describe('getIndexSizes and authorization', () => {
     const profile = byName.get('dataset_datasetprofileaspect_v1')!;
     const usage = byName.get('dataset_datasetusagestatisticsaspect_v1')!;
     assert.deepEqual([profile.entityName, profile.aspectName, usage.aspectName], ['dataset', 'datasetprofile', 'datasetusagestatistics']);
-    assert.ok(profile.sizeMb > usage.sizeMb && usage.sizeMb > 0, JSON.stringify(sizes));
+    // Sizes on disk (tables and their indexes, in pages of 8 KB), in kilobytes.
+    assert.ok(profile.sizeMb >= 8.192 && usage.sizeMb >= 8.192, JSON.stringify(sizes));
   });
 
   test('the actions need the admin role (DataHub’s lines) and a token', async () => {

@@ -10,7 +10,7 @@ export async function fingerprint(databaseUrl: string): Promise<string> {
   const [row] = await sql<{ f: string }>(
     databaseUrl,
     `SELECT (SELECT count(*) || ':' || coalesce(md5(string_agg(urn || aspect || version || metadata::text, ',' ORDER BY urn, aspect, version)), '') FROM aspects)
-         || '|' || (SELECT count(*) FROM timeseries_aspects)
+         || '|' || (SELECT count(*) FROM timeseries_entries)
          || '|' || (SELECT count(*) || ':' || coalesce(md5(string_agg(entity_urn || property_urn || definition_version, ',' ORDER BY entity_urn, property_urn)), '') FROM structured_property_assignments)
          || '|' || (SELECT count(*) FROM tasks) || '|' || (SELECT count(*) FROM api_tokens) AS f`,
   );

@@ -1,7 +1,8 @@
 /**
- * SQL over the `aspects` and `timeseries_aspects` tables. Plain functions taking a pool or a
+ * SQL over the `aspects` and `timeseries_entries` tables. Plain functions taking a pool or a
  * transaction's client, so callers decide the transaction boundaries.
  */
+import { timeseriesIndexName } from '../timeseries/partitions.ts';
 import { inTransaction, query as q, type Db, type Pool } from '../db/pool.ts';
 import { removedSql } from './softDelete.ts';
 
@@ -208,7 +209,7 @@ export async function deleteEntityRows(db: Db, urn: string): Promise<string[]> {
   const rows = await q<{ aspect: string }>(
     db,
     `WITH a AS (DELETE FROM aspects WHERE urn = $1 RETURNING aspect),
-          t AS (DELETE FROM timeseries_aspects WHERE urn = $1 RETURNING aspect)
+          t AS (DELETE FROM timeseries_entries WHERE urn = $1 RETURNING aspect)
      SELECT DISTINCT aspect FROM (SELECT aspect FROM a UNION ALL SELECT aspect FROM t) d ORDER BY aspect`,
     [urn],
   );
@@ -246,16 +247,16 @@ export async function scrollUrns(
   return { urns, next: rows.length > opts.limit ? urns[urns.length - 1] : undefined };
 }
 
-/** Appends one time series entry. */
+/** Appends one time series entry (its partition must exist: see timeseries/partitions.ts). */
 export async function insertTimeseries(
   db: Db,
   e: { entityType: string; aspect: string; urn: string; timestampMillis: number; value: unknown; systemMetadata: unknown; actor: string },
 ): Promise<void> {
   await q(
     db,
-    `INSERT INTO timeseries_aspects (entity_type, aspect, urn, timestamp_millis, metadata, system_metadata, created_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [e.entityType, e.aspect, e.urn, e.timestampMillis, JSON.stringify(e.value), JSON.stringify(e.systemMetadata), e.actor],
+    `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, system_metadata, created_by)
+     VALUES ($8, $1, $2, $3, $4, $5, $6, $7)`,
+    [e.entityType, e.aspect, e.urn, e.timestampMillis, JSON.stringify(e.value), JSON.stringify(e.systemMetadata), e.actor, timeseriesIndexName(e.entityType, e.aspect)],
   );
 }
 
@@ -265,7 +266,7 @@ export async function latestTimeseries(db: Db, urns: string[], aspects: string[]
   const rows = await q<Row>(
     db,
     `SELECT DISTINCT ON (urn, aspect) urn, aspect, 0 AS version, metadata, system_metadata, created_on, created_by
-       FROM timeseries_aspects WHERE urn = ANY($1) AND aspect = ANY($2)
+       FROM timeseries_entries WHERE urn = ANY($1) AND aspect = ANY($2)
       ORDER BY urn, aspect, timestamp_millis DESC, id DESC`,
     [urns, aspects],
   );
@@ -276,8 +277,9 @@ export async function latestTimeseries(db: Db, urns: string[], aspects: string[]
 export async function deleteLatestTimeseries(db: Db, urn: string, aspect: string): Promise<number> {
   const rows = await q<{ n: number }>(
     db,
-    `WITH d AS (DELETE FROM timeseries_aspects WHERE id = (
-        SELECT id FROM timeseries_aspects WHERE urn = $1 AND aspect = $2 ORDER BY timestamp_millis DESC, id DESC LIMIT 1)
+    `WITH latest AS (SELECT timestamp_millis, id FROM timeseries_entries WHERE urn = $1 AND aspect = $2 ORDER BY timestamp_millis DESC, id DESC LIMIT 1),
+          d AS (DELETE FROM timeseries_entries t USING latest
+                 WHERE t.urn = $1 AND t.aspect = $2 AND t.timestamp_millis = latest.timestamp_millis AND t.id = latest.id
       RETURNING 1) SELECT count(*)::int AS n FROM d`,
     [urn, aspect],
   );

@@ -38,6 +38,7 @@ import { applyPatch, parsePatchBody, type PatchOperation } from './jsonPatch.ts'
 import { isRemoved } from './softDelete.ts';
 import { WriteBatcher, type WriteBatchStats } from './writeBatcher.ts';
 import { StatementGroup, type Pending } from '../db/statementGroup.ts';
+import { isMissingPartition, TimeseriesPartitions } from '../timeseries/partitions.ts';
 import type { ScrollIds } from './scrollIds.ts';
 import type { AspectHook, PendingWrite, WriteIntent, WriteKind } from './aspectHooks.ts';
 
@@ -136,6 +137,7 @@ export function recordsOf(written: WrittenAspect[]): EntityRecord[] {
 
 export class EntityService {
   private readonly hooks: AspectHook[] = [];
+  private readonly partitions: TimeseriesPartitions;
   /** The hooks of each aspect name, kept as hooks are added: every write asks. */
   private readonly hooksByAspect = new Map<string, AspectHook[]>();
   private readonly readGroups = new Map<AspectHook, StatementGroup<WriteIntent, ReadForWrite & { context?: unknown }>>();
@@ -146,6 +148,7 @@ export class EntityService {
     private readonly scrollIds: ScrollIds,
   ) {
     this.batcher = new WriteBatcher(pool);
+    this.partitions = new TimeseriesPartitions(pool);
   }
 
   /** Resolves once the single-aspect writes queued so far have settled (see {@link WriteBatcher.drain}). */
@@ -391,7 +394,11 @@ export class EntityService {
    */
   private async commitWrites(principal: Principal, changes: Change[], mode: WriteMode): Promise<WrittenAspect[]> {
     const now = Date.now();
-    const optimistic = changes.every((c) => !c.aspect.timeseries && this.hooksFor(c.aspect.name).every((h) => h.optimistic));
+    const series = changes.filter((c) => c.aspect.timeseries);
+    const entries = series.map((c) => ({ entityType: c.target.spec.name, aspect: c.aspect.name, timestampMillis: (c.value as { timestampMillis: number }).timestampMillis }));
+    // The partitions of time series entries are made before the write's transaction (see timeseries/partitions.ts).
+    if (entries.length) await this.partitions.ensure(entries);
+    const optimistic = series.length === 0 && changes.every((c) => this.hooksFor(c.aspect.name).every((h) => h.optimistic));
     let written: ShownAspect[] | undefined;
     let lockNeeded = !optimistic;
     for (let attempt = 1; written === undefined; attempt++) {
@@ -401,7 +408,11 @@ export class EntityService {
         written = unlocked ? await this.writeOptimistic(principal, changes, mode, now) : await this.writeLocked(principal, changes, mode, now);
       } catch (err) {
         if (err instanceof LockNeeded) lockNeeded = true;
-        else if (!isStaleWrite(err) || attempt >= MAX_ATTEMPTS) throw err;
+        else if (entries.length && isMissingPartition(err) && attempt < MAX_ATTEMPTS) {
+          // A truncation dropped a partition this process knew of: made again, and the write retried.
+          this.partitions.forget();
+          await this.partitions.ensure(entries);
+        } else if (!isStaleWrite(err) || attempt >= MAX_ATTEMPTS) throw err;
         else if (unlocked) optimisticWrites.stale++;
       }
     }

@@ -1,30 +1,31 @@
 /**
  * Operations on time series aspects (DataHub's `operations` actions): truncating the entries of one
  * aspect of one entity type up to a time (a dry run first, then a durable task), the status of such a
- * task, and the size of each aspect's entries. Time series entries are kept in Postgres
- * (`timeseries_aspects`), so a truncation is a task of svc's own, deleting in batches.
+ * task, and the size of each aspect's entries. Time series entries are kept in Postgres, partitioned
+ * by index and month (see partitions.ts), so a truncation is a task of svc's own: it drops the months
+ * wholly before the boundary and deletes the rest in batches.
  *
  * Task ids have the `node:number` form DataHub's clients check (`svc:42`); the number is the id of the
  * task in `/api/tasks`.
  */
 import { authorize, type Principal } from '../auth/authorize.ts';
-import { query, type Pool } from '../db/pool.ts';
+import { inTransaction, query, type Pool } from '../db/pool.ts';
 import { SvcError } from '../errors.ts';
 import { registry, type AspectSpec, type EntitySpec } from '../registry/registry.ts';
 import { enqueueTask, getTask, type Task } from '../tasks/taskQueue.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
-import { flagConflict, parseTruncation, reindexes, summary, type TruncationRequest } from './truncation.ts';
+import { timeseriesIndexName } from './partitions.ts';
+import { flagConflict, parseTruncation, reindexes, summary } from './truncation.ts';
 
 export const TRUNCATE_TASK = 'timeseries-truncate';
 /** The node part of svc's task ids. */
 export const TASK_NODE = 'svc';
 const TASK_ID = /^[a-zA-Z0-9-_]+:[0-9]+$/;
 
-/** DataHub's name of the index of a time series aspect: `dataset_datasetprofileaspect_v1`. */
-export const timeseriesIndexName = (entity: string, aspect: string) => `${entity}_${aspect}aspect_v1`.toLowerCase();
 
 /** What a truncation task carries (its params). */
 interface TruncationParams {
+  index: string;
   entityType: string;
   aspect: string;
   endTimeMillis: number;
@@ -58,6 +59,7 @@ export class TimeseriesService {
     const message = summary(counts, r);
     if (r.dryRun) return message;
     const params: TruncationParams = {
+      index: timeseriesIndexName(spec.name, aspect.name),
       entityType: spec.name,
       aspect: aspect.name,
       endTimeMillis: r.endTimeMillis,
@@ -65,7 +67,7 @@ export class TimeseriesService {
       timeoutSeconds: r.timeoutSeconds ?? null,
       reindex: reindexes(r, counts.numToDelete, counts.total),
     };
-    const task = await enqueueTask(this.pool, TRUNCATE_TASK, timeseriesIndexName(spec.name, aspect.name), params as unknown as Record<string, unknown>);
+    const task = await enqueueTask(this.pool, TRUNCATE_TASK, params.index, params as unknown as Record<string, unknown>);
     return `${TASK_NODE}:${task.id}`;
   }
 
@@ -96,24 +98,30 @@ export class TimeseriesService {
     return taskStatus(taskId, task);
   }
 
-  /** `getIndexSizes`: the size of each aspect's entries, named as DataHub names the index. */
+  /** `getIndexSizes`: the size on disk of each aspect's entries (its partitions), named as DataHub names the index. */
   async indexSizes(principal: Principal): Promise<{ indexSizes: IndexSize[] }> {
     authorize(principal, 'GET_INDEX_SIZES');
-    const rows = await query<{ entity_type: string; aspect: string; bytes: string }>(
+    const rows = await query<{ bound: string; bytes: string }>(
       this.pool,
-      `SELECT entity_type, aspect, sum(pg_column_size(t.*))::bigint AS bytes FROM timeseries_aspects t GROUP BY entity_type, aspect ORDER BY entity_type, aspect`,
+      `SELECT pg_get_expr(p.relpartbound, p.oid) AS bound,
+              coalesce((SELECT sum(pg_total_relation_size(i.inhrelid)) FROM pg_inherits i WHERE i.inhparent = p.oid), 0) AS bytes
+         FROM pg_inherits x JOIN pg_class p ON p.oid = x.inhrelid
+        WHERE x.inhparent = 'timeseries_entries'::regclass`,
       [],
     );
-    return {
-      indexSizes: rows.map((r) => ({ indexName: timeseriesIndexName(r.entity_type, r.aspect), entityName: r.entity_type, aspectName: r.aspect.toLowerCase(), sizeMb: Number(r.bytes) / 1000 })),
-    };
+    const sizes = rows.map((r) => {
+      const indexName = /IN \('(.*)'\)/.exec(r.bound)?.[1] ?? '';
+      const parsed = /^([^_]+)_(.+)aspect_v1$/.exec(indexName);
+      return { indexName, ...(parsed ? { entityName: parsed[1]!, aspectName: parsed[2]! } : {}), sizeMb: Number(r.bytes) / 1000 } as IndexSize;
+    });
+    return { indexSizes: sizes.sort((a, b) => a.indexName.localeCompare(b.indexName)) };
   }
 
   private async count(spec: EntitySpec, aspect: AspectSpec, endTimeMillis: number): Promise<{ numToDelete: number; total: number }> {
     const [row] = await query<{ n: string; total: string }>(
       this.pool,
-      `SELECT count(*) FILTER (WHERE timestamp_millis <= $3) AS n, count(*) AS total FROM timeseries_aspects WHERE entity_type = $1 AND aspect = $2`,
-      [spec.name, aspect.name, endTimeMillis],
+      `SELECT count(*) FILTER (WHERE timestamp_millis <= $2) AS n, count(*) AS total FROM timeseries_entries WHERE index_name = $1`,
+      [timeseriesIndexName(spec.name, aspect.name), endTimeMillis],
     );
     return { numToDelete: Number(row!.n), total: Number(row!.total) };
   }
@@ -168,33 +176,73 @@ function taskStatus(taskId: string, task: Task): Record<string, unknown> {
   };
 }
 
+/** A partition of an index: its name and the range of timestampMillis it holds (`hi` excluded). */
+interface Partition {
+  name: string;
+  lo: number;
+  hi: number;
+}
+
+async function partitionsOf(pool: Pool, index: string): Promise<Partition[]> {
+  const rows = await query<{ name: string; bound: string }>(
+    pool,
+    `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = to_regclass(svc_timeseries_parent($1))`,
+    [index],
+  );
+  return rows
+    .map((r) => {
+      const m = /FROM \('?(-?\d+)'?\) TO \('?(-?\d+)'?\)/.exec(r.bound);
+      return m ? { name: r.name, lo: Number(m[1]), hi: Number(m[2]) } : undefined;
+    })
+    .filter((p): p is Partition => p !== undefined)
+    .sort((a, b) => a.lo - b.lo);
+}
+
 /**
- * Deletes the entries up to the boundary in batches, each its own transaction, reporting progress, so
- * a task cut off anywhere resumes where it was. With `timeoutSeconds` it stops once that long has
- * passed since it was queued, leaving the rest (its status then shows fewer deleted than total).
+ * Removes the entries up to the boundary: each month wholly before it is dropped with its partition
+ * (counted first), the rest deleted in batches of `batchSize`, each step its own transaction and
+ * counted, so a task cut off anywhere resumes where it was. With `timeoutSeconds` it stops that long
+ * after it was queued, leaving the rest (its status then shows fewer deleted than total).
  */
 export function truncationTask(pool: Pool): TaskHandler {
   return async (ctx) => {
     const p = ctx.task.params as unknown as TruncationParams;
     const deadline = p.timeoutSeconds === null ? Infinity : Date.parse(ctx.task.createdAt) + p.timeoutSeconds * 1000;
-    const [row] = await query<{ n: string }>(pool, 'SELECT count(*) AS n FROM timeseries_aspects WHERE entity_type = $1 AND aspect = $2 AND timestamp_millis <= $3', [p.entityType, p.aspect, p.endTimeMillis]);
+    const going = () => !ctx.stopping && Date.now() < deadline;
+    const [row] = await query<{ n: string }>(pool, 'SELECT count(*) AS n FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2', [p.index, p.endTimeMillis]);
     const remaining = Number(row!.n);
     if (ctx.task.total === null) await ctx.progress({ total: remaining });
     else if (ctx.task.total - remaining > ctx.task.done) {
-      // Resumed after a batch was deleted but not counted (the process died in between).
+      // Resumed after a step removed entries but was not counted (the process died in between).
       await ctx.progress({ doneDelta: ctx.task.total - remaining - ctx.task.done });
     }
-    while (!ctx.stopping && Date.now() < deadline) {
-      const [row] = await query<{ n: string }>(
+    for (const part of await partitionsOf(pool, p.index)) {
+      if (!going()) return;
+      if (part.hi > p.endTimeMillis + 1) break;
+      const dropped = await inTransaction(pool, async (tx) => {
+        // Dropping a partition locks its parent: a busy table makes this step fail and be retried.
+        await query(tx, "SET LOCAL lock_timeout = '5s'", []);
+        const [c] = await query<{ n: string }>(tx, `SELECT count(*) AS n FROM ${quoteIdent(part.name)}`, []);
+        await query(tx, `DROP TABLE ${quoteIdent(part.name)}`, []);
+        return Number(c!.n);
+      });
+      if (dropped > 0) await ctx.progress({ doneDelta: dropped });
+    }
+    while (going()) {
+      const [deleted] = await query<{ n: string }>(
         pool,
-        `WITH d AS (DELETE FROM timeseries_aspects WHERE id IN (
-            SELECT id FROM timeseries_aspects WHERE entity_type = $1 AND aspect = $2 AND timestamp_millis <= $3 LIMIT $4) RETURNING 1)
+        `WITH d AS (DELETE FROM timeseries_entries t WHERE t.index_name = $1 AND t.timestamp_millis <= $2 AND (t.timestamp_millis, t.id) IN (
+            SELECT timestamp_millis, id FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2 ORDER BY timestamp_millis LIMIT $3) RETURNING 1)
          SELECT count(*) AS n FROM d`,
-        [p.entityType, p.aspect, p.endTimeMillis, p.batchSize],
+        [p.index, p.endTimeMillis, p.batchSize],
       );
-      const n = Number(row!.n);
+      const n = Number(deleted!.n);
       if (n > 0) await ctx.progress({ doneDelta: n });
       if (n < p.batchSize) return;
     }
   };
 }
+
+const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
