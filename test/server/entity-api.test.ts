@@ -235,6 +235,14 @@ describe('batch, head, delete', () => {
     assert.deepEqual(JSON.parse(await text(v3, 200)), [{ urn, status: { value: { removed: false } }, subTypes: { value: { typeNames: ['table'] } } }]);
   });
 
+  test('an empty batch writes nothing and answers an empty list (a fuzzed request once made it a 500)', async () => {
+    for (const path of ['/openapi/v3/entity/dataset', '/openapi/v3/entity/dataset?async=false', '/openapi/v2/entity/dataset']) {
+      const res = await s.request(path, { method: 'POST', body: '[]' });
+      assert.ok(res.status === 200 || res.status === 202, `${path}: ${res.status}`);
+      assert.deepEqual(await res.json(), []);
+    }
+  });
+
   test('a missing entity is 404 with an empty body and Not-Found-Reason; HEAD is 204 or 404', async () => {
     const missing = 'urn:li:dataset:(urn:li:dataPlatform:hive,nowhere,PROD)';
     const res = await s.request(`/openapi/v3/entity/dataset/${enc(missing)}`);

@@ -27,7 +27,7 @@ async function profiles(name: string, n: number, aspect = 'datasetProfile', star
   await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/${aspect}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: start } }) }), 200);
   if (n > 1) {
     const index = `dataset_${aspect.toLowerCase()}aspect_v1`;
-    await sql(s.databaseUrl, 'SELECT DISTINCT svc_timeseries_partition($1, $2::bigint + i * $3::bigint) FROM generate_series(1, $4::int) AS i', [index, start, step, n - 1]);
+    await sql(s.databaseUrl, `SELECT svc_timeseries_partition($1, m) FROM (SELECT DISTINCT ON (date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) t AS m FROM (SELECT $2::bigint + i * $3::bigint AS t FROM generate_series(1, $4::int) AS i) x ORDER BY date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) months`, [index, start, step, n - 1]);
     await sql(
       s.databaseUrl,
       `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, created_by)

@@ -393,6 +393,7 @@ export class EntityService {
    * for them.
    */
   private async commitWrites(principal: Principal, changes: Change[], mode: WriteMode): Promise<WrittenAspect[]> {
+    if (changes.length === 0) return [];
     const now = Date.now();
     const series = changes.filter((c) => c.aspect.timeseries);
     const entries = series.map((c) => ({ entityType: c.target.spec.name, aspect: c.aspect.name, timestampMillis: (c.value as { timestampMillis: number }).timestampMillis }));
@@ -434,6 +435,7 @@ export class EntityService {
   private async writeOptimistic(principal: Principal, changes: Change[], mode: WriteMode, now: number): Promise<ShownAspect[]> {
     const prepared = await Promise.all(changes.map((c) => this.prepareOptimistic(principal, changes, c, mode, now)));
     const rows = prepared.map((p, i) => ({ p, i })).filter((x): x is { p: PreparedWrite; i: number } => x.p !== undefined);
+    if (rows.length === 0) return []; // e.g. refreshes of aspects none of the entities has
     if (rows.length === 1) {
       // A lone write joins the group commit of the writes in flight.
       const { p } = rows[0]!;

@@ -35,11 +35,8 @@ export const primitivePropertyValue: Schema = {
 
 const timeStamp = record({ time: long, actor: str }, ['time']);
 
-/** Epoch milliseconds from 1970 to the end of year 9999 (time series entries are kept in monthly partitions). */
-const epochMillis: Schema = { type: 'integer', minimum: 0, maximum: 253_402_300_799_999 };
-
 const timeseriesBase: Record<string, Schema> = {
-  timestampMillis: epochMillis,
+  timestampMillis: long,
   eventGranularity: record({ unit: { enum: ['SECOND', 'MINUTE', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] }, multiple: long }, ['unit']),
   partitionSpec: record({ partition: str, type: str, timePartition: record({ startTimeMillis: long, durationMillis: long }, [], true) }, [], true),
   messageId: str,

@@ -10,10 +10,11 @@ import { query } from '../db/pool.ts';
 /** DataHub's name of the index of a time series aspect: `dataset_datasetprofileaspect_v1`. */
 export const timeseriesIndexName = (entity: string, aspect: string) => `${entity}_${aspect}aspect_v1`.toLowerCase();
 
-/** The UTC month of an epoch-milliseconds time, as `yyyymm`. */
+/** The UTC month of an epoch-milliseconds time, as `yyyymm`; `other` outside 1970–9999 (the index's default partition). */
 const monthOf = (ts: number) => {
+  if (ts < 0 || ts > 253_402_300_799_999) return 'other';
   const d = new Date(ts);
-  return d.getUTCFullYear() * 100 + d.getUTCMonth() + 1;
+  return String(d.getUTCFullYear() * 100 + d.getUTCMonth() + 1);
 };
 
 export class TimeseriesPartitions {

@@ -28,15 +28,18 @@ CREATE FUNCTION svc_timeseries_parent(p_index text) RETURNS text LANGUAGE sql IM
 $$;
 
 -- Creates (if missing) the partition holding p_ts of index p_index, and that index's table; returns
--- the partition's name (<parent>_<yyyymm>). Partition DDL is serialised by an advisory lock and runs
--- in its own short transaction, never inside a write that holds entity locks.
+-- the partition's name: <parent>_<yyyymm> for a time from 1970 to the end of 9999, else <parent>_other
+-- (the index's default partition, for the odd timestamps a long may hold). Partition DDL is
+-- serialised by an advisory lock and runs in its own short transaction, never inside a write that
+-- holds entity locks.
 CREATE FUNCTION svc_timeseries_partition(p_index text, p_ts bigint) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-  start_ts timestamptz := date_trunc('month', to_timestamp(p_ts / 1000.0), 'UTC');
+  in_range boolean := p_ts BETWEEN 0 AND 253402300799999;
+  start_ts timestamptz := CASE WHEN in_range THEN date_trunc('month', to_timestamp(p_ts / 1000.0), 'UTC') END;
   lo bigint := (extract(epoch FROM start_ts) * 1000)::bigint;
   hi bigint := (extract(epoch FROM start_ts + interval '1 month') * 1000)::bigint;
   parent text := svc_timeseries_parent(p_index);
-  child text := parent || '_' || to_char(start_ts AT TIME ZONE 'UTC', 'YYYYMM');
+  child text := parent || '_' || coalesce(to_char(start_ts AT TIME ZONE 'UTC', 'YYYYMM'), 'other');
 BEGIN
   IF to_regclass(child) IS NOT NULL THEN
     RETURN child;
@@ -45,26 +48,23 @@ BEGIN
   IF to_regclass(parent) IS NULL THEN
     EXECUTE format('CREATE TABLE %I PARTITION OF timeseries_entries FOR VALUES IN (%L) PARTITION BY RANGE (timestamp_millis)', parent, p_index);
   END IF;
-  IF to_regclass(child) IS NULL THEN
+  IF to_regclass(child) IS NULL AND NOT in_range THEN
+    EXECUTE format('CREATE TABLE %I PARTITION OF %I DEFAULT', child, parent);
+  ELSIF to_regclass(child) IS NULL THEN
     EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)', child, parent, lo, hi);
   END IF;
   RETURN child;
 END
 $$;
 
--- The entries written so far move over (timestamps outside 1970-9999 are kept at the nearest bound).
-DO $$
-DECLARE r record;
-BEGIN
-  FOR r IN SELECT DISTINCT lower(entity_type || '_' || aspect || 'aspect_v1') AS index_name,
-                  date_trunc('month', to_timestamp(least(greatest(timestamp_millis, 0), 253402300799999) / 1000.0), 'UTC') AS m
-             FROM timeseries_aspects LOOP
-    PERFORM svc_timeseries_partition(r.index_name, (extract(epoch FROM r.m) * 1000)::bigint);
-  END LOOP;
-END
-$$;
+-- The entries written so far move over.
+SELECT svc_timeseries_partition(index_name, ts)
+  FROM (SELECT DISTINCT ON (index_name, month) index_name, ts
+          FROM (SELECT lower(entity_type || '_' || aspect || 'aspect_v1') AS index_name, timestamp_millis AS ts,
+                       CASE WHEN timestamp_millis BETWEEN 0 AND 253402300799999 THEN date_trunc('month', to_timestamp(timestamp_millis / 1000.0), 'UTC') END AS month
+                  FROM timeseries_aspects) e
+         ORDER BY index_name, month) months;
 INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, system_metadata, created_on, created_by)
-SELECT lower(entity_type || '_' || aspect || 'aspect_v1'), entity_type, aspect, urn, least(greatest(timestamp_millis, 0), 253402300799999),
-       metadata, system_metadata, created_on, created_by
+SELECT lower(entity_type || '_' || aspect || 'aspect_v1'), entity_type, aspect, urn, timestamp_millis, metadata, system_metadata, created_on, created_by
   FROM timeseries_aspects ORDER BY id;
 DROP TABLE timeseries_aspects;
