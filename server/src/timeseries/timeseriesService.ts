@@ -32,6 +32,8 @@ interface TruncationParams {
   batchSize: number;
   timeoutSeconds: number | null;
   reindex: boolean;
+  /** The entries at or before the boundary when the task was queued. */
+  numToDelete: number;
 }
 
 export interface IndexSize {
@@ -66,6 +68,7 @@ export class TimeseriesService {
       batchSize: r.batchSize,
       timeoutSeconds: r.timeoutSeconds ?? null,
       reindex: reindexes(r, counts.numToDelete, counts.total),
+      numToDelete: counts.numToDelete,
     };
     const task = await enqueueTask(this.pool, TRUNCATE_TASK, params.index, params as unknown as Record<string, unknown>);
     return `${TASK_NODE}:${task.id}`;
@@ -202,7 +205,9 @@ async function partitionsOf(pool: Pool, index: string): Promise<Partition[]> {
 
 /**
  * Removes the entries up to the boundary: each month wholly before it is dropped with its partition
- * (counted first), the rest deleted in batches of `batchSize`, each step its own transaction and
+ * (counted first); the month of the boundary is rebuilt with the entries kept when most of it goes;
+ * the rest is deleted in batches of about `batchSize` (entries of one time are never split). Each
+ * step is its own transaction and
  * counted, so a task cut off anywhere resumes where it was. With `timeoutSeconds` it stops that long
  * after it was queued, leaving the rest (its status then shows fewer deleted than total).
  */
@@ -211,32 +216,57 @@ export function truncationTask(pool: Pool): TaskHandler {
     const p = ctx.task.params as unknown as TruncationParams;
     const deadline = p.timeoutSeconds === null ? Infinity : Date.parse(ctx.task.createdAt) + p.timeoutSeconds * 1000;
     const going = () => !ctx.stopping && Date.now() < deadline;
-    const [row] = await query<{ n: string }>(pool, 'SELECT count(*) AS n FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2', [p.index, p.endTimeMillis]);
-    const remaining = Number(row!.n);
-    if (ctx.task.total === null) await ctx.progress({ total: remaining });
-    else if (ctx.task.total - remaining > ctx.task.done) {
-      // Resumed after a step removed entries but was not counted (the process died in between).
-      await ctx.progress({ doneDelta: ctx.task.total - remaining - ctx.task.done });
+    if (ctx.task.total === null) {
+      // The count made when the task was queued.
+      await ctx.progress({ total: p.numToDelete });
+    } else {
+      // Resumed: a step that removed entries may not have been counted (the process died in between).
+      const [row] = await query<{ n: string }>(pool, 'SELECT count(*) AS n FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2', [p.index, p.endTimeMillis]);
+      const uncounted = ctx.task.total - Number(row!.n) - ctx.task.done;
+      if (uncounted > 0) await ctx.progress({ doneDelta: uncounted });
     }
+    const [{ parent }] = (await query<{ parent: string }>(pool, 'SELECT svc_timeseries_parent($1) AS parent', [p.index])) as [{ parent: string }];
     for (const part of await partitionsOf(pool, p.index)) {
       if (!going()) return;
-      if (part.hi > p.endTimeMillis + 1) break;
-      const dropped = await inTransaction(pool, async (tx) => {
-        // Dropping a partition locks its parent: a busy table makes this step fail and be retried.
+      if (part.lo > p.endTimeMillis) break;
+      const removed = await inTransaction(pool, async (tx) => {
+        // Both steps lock the index's table: a busy table makes the step fail and be retried.
         await query(tx, "SET LOCAL lock_timeout = '5s'", []);
-        const [c] = await query<{ n: string }>(tx, `SELECT count(*) AS n FROM ${quoteIdent(part.name)}`, []);
+        await query(tx, `LOCK TABLE ${quoteIdent(part.name)} IN ACCESS EXCLUSIVE MODE`, []);
+        const [c] = await query<{ gone: string; total: string }>(tx, `SELECT count(*) FILTER (WHERE timestamp_millis <= $1) AS gone, count(*) AS total FROM ${quoteIdent(part.name)}`, [p.endTimeMillis]);
+        const gone = Number(c!.gone);
+        const total = Number(c!.total);
+        if (part.hi <= p.endTimeMillis + 1) {
+          // A month wholly at or before the boundary goes with its partition.
+          await query(tx, `DROP TABLE ${quoteIdent(part.name)}`, []);
+          return gone;
+        }
+        // The boundary month: when most of it goes, it is rebuilt with the entries kept (DataHub's
+        // "reindex"), which costs what they cost; otherwise deleted from in batches below.
+        if (!reindexes({ forceDeleteByQuery: undefined, forceReindex: undefined }, gone, total)) return 0;
+        const fresh = `${part.name}_next`;
+        await query(tx, `CREATE TABLE ${quoteIdent(fresh)} (LIKE ${quoteIdent(part.name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)`, []);
+        await query(tx, `INSERT INTO ${quoteIdent(fresh)} SELECT * FROM ${quoteIdent(part.name)} WHERE timestamp_millis > $1`, [p.endTimeMillis]);
         await query(tx, `DROP TABLE ${quoteIdent(part.name)}`, []);
-        return Number(c!.n);
+        await query(tx, `ALTER TABLE ${quoteIdent(fresh)} RENAME TO ${quoteIdent(part.name)}`, []);
+        await query(tx, `ALTER TABLE ${quoteIdent(parent)} ATTACH PARTITION ${quoteIdent(part.name)} FOR VALUES FROM (${part.lo}) TO (${part.hi})`, []);
+        return gone;
       });
-      if (dropped > 0) await ctx.progress({ doneDelta: dropped });
+      if (removed > 0) await ctx.progress({ doneDelta: removed });
     }
     while (going()) {
+      // A batch is a range of times: up to the batchSize-th oldest entry left (a plain range delete,
+      // as fast per entry as one big DELETE, where deleting listed rows costs several times more).
+      const [cut] = await query<{ t: string }>(
+        pool,
+        'SELECT timestamp_millis AS t FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2 ORDER BY timestamp_millis OFFSET $3 - 1 LIMIT 1',
+        [p.index, p.endTimeMillis, p.batchSize],
+      );
+      // The bound is a parameter of its own, so the delete is planned as a range scan of one partition.
       const [deleted] = await query<{ n: string }>(
         pool,
-        `WITH d AS (DELETE FROM timeseries_entries t WHERE t.index_name = $1 AND t.timestamp_millis <= $2 AND (t.timestamp_millis, t.id) IN (
-            SELECT timestamp_millis, id FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2 ORDER BY timestamp_millis LIMIT $3) RETURNING 1)
-         SELECT count(*) AS n FROM d`,
-        [p.index, p.endTimeMillis, p.batchSize],
+        'WITH d AS (DELETE FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2 RETURNING 1) SELECT count(*) AS n FROM d',
+        [p.index, cut ? Math.min(Number(cut.t), p.endTimeMillis) : p.endTimeMillis],
       );
       const n = Number(deleted!.n);
       if (n > 0) await ctx.progress({ doneDelta: n });
