@@ -90,7 +90,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       entities,
       properties: new PropertyService(entities),
       tasks: new TaskService(pool),
-      timeseries: new TimeseriesService(pool),
+      timeseries: new TimeseriesService(pool, scrollIds),
       tokens: new TokenService(pool, root.token),
       search: new SearchService(pool, backend, entities, scrollIds),
       searchOutbox,

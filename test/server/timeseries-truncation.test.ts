@@ -164,6 +164,44 @@ describe('truncateTimeseriesAspect', () => {
   });
 });
 
+describe('GET /openapi/v2/timeseries/{entity}/{aspect}', () => {
+  test('lists entries newest first between inclusive bounds, page by page with the scrollId', async () => {
+    const urn = datasetUrn('ts.listed');
+    for (const t of [1000, 2000, 3000, 4000, 5000]) {
+      await text(
+        await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/operation?createIfNotExists=false`, {
+          method: 'POST',
+          body: JSON.stringify({ value: { timestampMillis: t, operationType: 'INSERT', lastUpdatedTimestamp: t, messageId: `m${t}` } }),
+        }),
+        200,
+      );
+    }
+    const seen: number[] = [];
+    let scrollId: string | null = null;
+    let first: any;
+    do {
+      const page: any = JSON.parse(
+        await text(await s.request(`/openapi/v2/timeseries/dataset/operation?count=2&startTimeMillis=2000&endTimeMillis=5000${scrollId ? `&scrollId=${encodeURIComponent(scrollId)}` : ''}`), 200),
+      );
+      first ??= page.results[0];
+      seen.push(...page.results.map((r: { timestampMillis: number }) => r.timestampMillis));
+      scrollId = page.scrollId;
+    } while (scrollId);
+    assert.deepEqual(seen, [5000, 4000, 3000, 2000]);
+    assert.deepEqual(first, { urn, messageId: 'm5000', timestampMillis: 5000, event: { timestampMillis: 5000, operationType: 'INSERT', lastUpdatedTimestamp: 5000, messageId: 'm5000' } });
+    const withMeta: any = JSON.parse(await text(await s.request('/openapi/v2/timeseries/dataset/operation?count=1&systemMetadata=true'), 200));
+    assert.equal(typeof withMeta.results[0].systemMetadata, 'object');
+  });
+
+  test('an aspect that is not a time series, or a bad scroll id, is a 400', async () => {
+    const res = await s.request('/openapi/v2/timeseries/dataset/status');
+    assert.equal(res.status, 400);
+    assert.match(((await res.json()) as { message: string }).message, /status is not a time series aspect of dataset/);
+    const bad = await s.request('/openapi/v2/timeseries/dataset/operation?scrollId=nonsense');
+    assert.equal(bad.status, 400);
+  });
+});
+
 describe('getEsTaskStatus', () => {
   test('DataHub’s rules and messages for the parameters', async () => {
     const msg = async (body: unknown) => {

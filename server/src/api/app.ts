@@ -19,6 +19,7 @@ import { openapiDocument } from './rest/openapiDocument.ts';
 import { tokenRoutes } from './rest/tokenRoutes.ts';
 import { taskRoutes } from './rest/taskRoutes.ts';
 import { operationsRoutes } from './rest/operationsRoutes.ts';
+import { timeseriesRoutes } from './rest/timeseriesRoutes.ts';
 
 export interface AppDeps {
   config: Config;
@@ -84,6 +85,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(tokenRoutes(catalog.tokens));
   api.use(taskRoutes(catalog.tasks));
   operationsRoutes(api, catalog.timeseries, deps.log);
+  timeseriesRoutes(api, catalog.timeseries);
   app.use(api);
 
   app.use((req) => {

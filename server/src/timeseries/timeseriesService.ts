@@ -13,6 +13,7 @@ import { inTransaction, query, type Pool } from '../db/pool.ts';
 import { SvcError } from '../errors.ts';
 import { registry, type AspectSpec, type EntitySpec } from '../registry/registry.ts';
 import { enqueueTask, getTask, type Task } from '../tasks/taskQueue.ts';
+import type { ScrollIds } from '../entities/scrollIds.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
 import { timeseriesIndexName } from './partitions.ts';
 import { flagConflict, parseTruncation, reindexes, summary } from './truncation.ts';
@@ -44,8 +45,67 @@ export interface IndexSize {
   sizeMb: number;
 }
 
+/** One entry as DataHub's `GET /openapi/v2/timeseries` lists it. */
+export interface TimeseriesEntry {
+  urn: string;
+  messageId?: string;
+  timestampMillis: number;
+  systemMetadata?: unknown;
+  /** The aspect's value. */
+  event: unknown;
+}
+
+export interface EntryPage {
+  scrollId: string | null;
+  results: TimeseriesEntry[];
+}
+
+export const MAX_ENTRY_PAGE = 1000;
+
 export class TimeseriesService {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly scrollIds: ScrollIds,
+  ) {}
+
+  /**
+   * The entries of a time series aspect of an entity type, newest first, between `startTimeMillis` and
+   * `endTimeMillis` (both inclusive, either optional), `count` a page (at most 1000), with a scroll id
+   * for the next page.
+   */
+  async list(
+    principal: Principal,
+    entityType: string,
+    aspectName: string,
+    opts: { count: number; scrollId?: string; startTimeMillis?: number; endTimeMillis?: number; systemMetadata: boolean },
+  ): Promise<EntryPage> {
+    authorize(principal, 'READ');
+    const { spec, aspect } = timeseriesAspect(entityType, aspectName);
+    const index = timeseriesIndexName(spec.name, aspect.name);
+    const scope = `timeseries:${index}:${opts.startTimeMillis ?? ''}:${opts.endTimeMillis ?? ''}`;
+    const after = opts.scrollId ? (this.scrollIds.decode(scope, opts.scrollId).split(':').map(Number) as [number, number]) : undefined;
+    const limit = Math.min(Math.max(opts.count, 1), MAX_ENTRY_PAGE);
+    const rows = await query<{ urn: string; ts: string; id: string; metadata: Record<string, unknown>; system_metadata: unknown }>(
+      this.pool,
+      `SELECT urn, timestamp_millis AS ts, id, metadata, system_metadata FROM timeseries_entries
+        WHERE index_name = $1 AND ($2::bigint IS NULL OR timestamp_millis >= $2) AND ($3::bigint IS NULL OR timestamp_millis <= $3)
+          AND ($4::bigint IS NULL OR (timestamp_millis, id) < ($4, $5))
+        ORDER BY timestamp_millis DESC, id DESC LIMIT $6`,
+      [index, opts.startTimeMillis ?? null, opts.endTimeMillis ?? null, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
+    );
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      scrollId: rows.length > limit && last ? this.scrollIds.encode(scope, `${last.ts}:${last.id}`) : null,
+      results: page.map((r) => ({
+        urn: r.urn,
+        ...(typeof r.metadata.messageId === 'string' ? { messageId: r.metadata.messageId } : {}),
+        timestampMillis: Number(r.ts),
+        ...(opts.systemMetadata ? { systemMetadata: r.system_metadata } : {}),
+        event: r.metadata,
+      })),
+    };
+  }
 
   /**
    * `truncateTimeseriesAspect`: the dry-run message, the flag-check line, or the id of the task that

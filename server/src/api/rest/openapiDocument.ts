@@ -8,6 +8,7 @@ import { TOKEN_REQUEST } from '../../auth/tokens.ts';
 import { PATCH_BODY } from '../../entities/jsonPatch.ts';
 import { ENTITY_QUERIES } from './entityRoutes.ts';
 import { OPERATIONS_QUERIES } from './operationsRoutes.ts';
+import { TIMESERIES_QUERIES } from './timeseriesRoutes.ts';
 import { TASK_QUERIES } from './taskRoutes.ts';
 import { ASPECT_BODY, type ApiVersion } from './shapes.ts';
 
@@ -326,6 +327,19 @@ function servicePaths(): Obj {
           '403': { description: 'Not an admin token', content: json({ type: 'object', properties: { message: { type: 'string' }, status: { type: 'integer' } } }) },
           '401': errors['401'],
         },
+      },
+    },
+    '/openapi/v2/timeseries/{entityName}/{aspectName}': {
+      get: {
+        tags: ['timeseries'],
+        operationId: 'listTimeseriesEntries',
+        summary: 'Entries of a time series aspect of an entity type, newest first: {"scrollId", "results": [{"urn", "messageId"?, "timestampMillis", "event"}]}',
+        parameters: [
+          param('entityName', 'path', { type: 'string' }, 'Entity type, e.g. dataset'),
+          param('aspectName', 'path', { type: 'string' }, 'A time series aspect, e.g. datasetProfile'),
+          ...TIMESERIES_QUERIES.list.openapi(),
+        ],
+        responses: { '200': { description: 'A page of entries', content: json({ type: 'object' }) }, ...errors },
       },
     },
     '/openapi/operations/elasticSearch/getTaskStatus': {
