@@ -55,6 +55,7 @@ function suites(selected: string[] | undefined): Suite[] {
   const embedded = pick(findTests('test/embedded'));
   const search = pick(findTests('test/search'));
   const graphql = pick(findTests('test/graphql'));
+  const cli = pick(findTests('test/cli'));
   const infra = pick(findTests('test/infra'));
   const out: Suite[] = [];
   if (unit.length) out.push({ name: 'unit', files: unit, needs: [] });
@@ -66,6 +67,8 @@ function suites(selected: string[] | undefined): Suite[] {
   if (search.length) out.push({ name: 'search on Postgres and OpenSearch', files: search, needs: ['postgres', 'opensearch'] });
   // GraphQL's search cases run against both backends too.
   if (graphql.length) out.push({ name: 'graphql on Postgres and OpenSearch', files: graphql, needs: ['postgres', 'opensearch'] });
+  // The svc binary, run as a child process against a started server.
+  if (cli.length) out.push({ name: 'cli', files: cli, needs: ['postgres'] });
   if (embedded.length) out.push({ name: 'embedded default', files: embedded, needs: [] });
   const byNeeds = new Map<string, string[]>();
   for (const f of infra) {

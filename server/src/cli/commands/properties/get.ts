@@ -1,0 +1,32 @@
+/** `svc properties get --urn <urn or id> [--to-file f]`: a structured property in the snake_case form of the definition files. */
+import { Command } from 'commander';
+import { writeFileSync } from 'node:fs';
+import { stringify } from 'yaml';
+import { Client, enc } from '../../client.ts';
+import { loadConfig } from '../../config.ts';
+import { CliError } from '../../errors.ts';
+import { output } from '../../output.ts';
+import { propertyUrn, snakeCase } from '../../propertyFile.ts';
+
+export function getCommand(): Command {
+  return new Command('get')
+    .description('Show a structured property (as JSON, or written as YAML with --to-file)')
+    .requiredOption('--urn <urn>', 'the property URN, or its id')
+    .option('--to-file <file>', 'write the property as YAML to this file')
+    .option('--json', 'machine-readable output (the same JSON, on stdout)')
+    .addHelpText('after', '\nExample:\n  svc properties get --urn io.acryl.privacy.retentionTime')
+    .action(async (opts: { urn: string; toFile?: string; json?: boolean }) => {
+      const out = output(Boolean(opts.json));
+      const urn = propertyUrn(opts.urn);
+      const client = new Client(loadConfig());
+      const a = await client.request('GET', `/openapi/v3/entity/structuredProperty/${enc(urn)}/propertyDefinition`);
+      if (a.status === 404) throw new CliError(`Structured property ${urn} does not exist`);
+      if (a.status !== 200) throw new CliError(String((a.body as { message?: string })?.message ?? `HTTP ${a.status}`));
+      const model = snakeCase(urn, (a.body as { propertyDefinition: { value: Record<string, unknown> } }).propertyDefinition.value);
+      if (opts.toFile) {
+        writeFileSync(opts.toFile, stringify([model]));
+        out.line(`Structured property yaml written to ${opts.toFile}`);
+      } else out.line(JSON.stringify(model, null, 2));
+      out.result(model);
+    });
+}

@@ -1,0 +1,34 @@
+/** `svc properties list [--details]`: the URNs of every structured property, or each in full. */
+import { Command } from 'commander';
+import { Client } from '../../client.ts';
+import { loadConfig } from '../../config.ts';
+import { output } from '../../output.ts';
+import { snakeCase } from '../../propertyFile.ts';
+
+interface Page {
+  entities: { urn: string; propertyDefinition?: { value: Record<string, unknown> } }[];
+  scrollId: string | null;
+}
+
+export function listCommand(): Command {
+  return new Command('list')
+    .description('List the structured properties')
+    .option('--details', 'each property in full, not only its URN')
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', '\nExample:\n  svc properties list --details')
+    .action(async (opts: { details?: boolean; json?: boolean }) => {
+      const out = output(Boolean(opts.json));
+      const client = new Client(loadConfig());
+      const all: Page['entities'] = [];
+      let scrollId: string | null = null;
+      do {
+        const page = (await client.ok('GET', `/openapi/v3/entity/structuredProperty?count=1000&aspects=propertyDefinition${scrollId ? `&scrollId=${encodeURIComponent(scrollId)}` : ''}`)) as Page;
+        all.push(...page.entities.filter((e) => e.propertyDefinition));
+        scrollId = page.scrollId;
+      } while (scrollId);
+      const models = all.map((e) => snakeCase(e.urn, e.propertyDefinition!.value));
+      if (opts.details) out.line(JSON.stringify(models, null, 2));
+      else for (const e of all) out.line(e.urn);
+      out.result(opts.details ? models : all.map((e) => e.urn));
+    });
+}

@@ -1,0 +1,26 @@
+/** `svc properties upsert -f <file.yaml>`: creates or updates each structured property of the file, in order; stops at the first the server refuses. */
+import { Command } from 'commander';
+import { Client, enc } from '../../client.ts';
+import { loadConfig } from '../../config.ts';
+import { output } from '../../output.ts';
+import { readPropertyFile } from '../../propertyFile.ts';
+
+export function upsertCommand(): Command {
+  return new Command('upsert')
+    .description('Create or update the structured properties of a YAML file')
+    .requiredOption('-f, --file <file.yaml>', 'a YAML list of properties (id or urn, type, cardinality, entity_types, allowed_values, …)')
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', '\nExample:\n  svc properties upsert -f properties.yaml')
+    .action(async (opts: { file: string; json?: boolean }) => {
+      const out = output(Boolean(opts.json));
+      const specs = readPropertyFile(opts.file, out.warn);
+      const client = new Client(loadConfig());
+      const done: string[] = [];
+      for (const spec of specs) {
+        await client.ok('POST', `/openapi/v3/entity/structuredProperty/${enc(spec.urn)}/propertyDefinition?createIfNotExists=false`, { value: spec.definition });
+        done.push(spec.urn);
+        out.line(`Created structured property ${spec.urn}`);
+      }
+      out.result(done.map((urn) => ({ urn })));
+    });
+}

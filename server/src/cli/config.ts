@@ -1,0 +1,40 @@
+/**
+ * Where the CLI finds its server: `SVC_GMS_URL` and `SVC_GMS_TOKEN` when set, else `~/.svcenv` as
+ * `svc init` wrote it (a JSON object `{"gms": {"server", "token"}}`, readable by its owner only).
+ */
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { CliError } from './errors.ts';
+
+export interface CliConfig {
+  server: string;
+  token: string | undefined;
+}
+
+/** The config file (`SVC_ENV_FILE` overrides the path, for tests and for several installations). */
+export const configPath = () => process.env.SVC_ENV_FILE ?? join(homedir(), '.svcenv');
+
+export function saveConfig(c: CliConfig): string {
+  const path = configPath();
+  writeFileSync(path, `${JSON.stringify({ gms: { server: c.server, token: c.token ?? null } }, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return path;
+}
+
+/** The configuration in effect; a usage error saying how to make one when there is none. */
+export function loadConfig(): CliConfig {
+  const path = configPath();
+  let file: { server?: string; token?: string } = {};
+  if (existsSync(path)) {
+    try {
+      const parsed = JSON.parse(readFileSync(path, 'utf8')) as { gms?: { server?: unknown; token?: unknown } };
+      file = { server: typeof parsed.gms?.server === 'string' ? parsed.gms.server : undefined, token: typeof parsed.gms?.token === 'string' ? parsed.gms.token : undefined };
+    } catch (err) {
+      throw new CliError(`${path} is not a configuration svc can read (${(err as Error).message}): run svc init again`, 2);
+    }
+  }
+  const server = process.env.SVC_GMS_URL || file.server;
+  if (!server) throw new CliError(`No server configured: run svc init --host <url> --token <token>, or set SVC_GMS_URL and SVC_GMS_TOKEN`, 2);
+  return { server: server.replace(/\/+$/, ''), token: process.env.SVC_GMS_TOKEN || file.token };
+}

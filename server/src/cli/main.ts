@@ -1,0 +1,47 @@
+/**
+ * `svc`, the command-line client of the svc catalog (a client of the REST API only). Exit codes: 0 on
+ * success, 1 when the operation failed (refused by the server, server unreachable, token rejected),
+ * 2 on a usage error (bad flags, a bad file, no configuration).
+ *
+ *   svc init --host http://localhost:8080 --token "$TOKEN"
+ *   svc properties upsert -f properties.yaml
+ */
+import { Command, CommanderError } from 'commander';
+import { initCommand } from './commands/init.ts';
+import { propertiesCommand } from './commands/properties/index.ts';
+import { CliError } from './errors.ts';
+
+export function program(): Command {
+  const root = new Command('svc')
+    .description('Command-line client of the svc metadata catalog')
+    .version(process.env.npm_package_version ?? '0.1.0')
+    .addCommand(initCommand())
+    .addCommand(propertiesCommand());
+  // Usage errors of every command exit 2 (commander's own exit is 1).
+  const exitOverride = (c: Command) => {
+    c.exitOverride();
+    c.commands.forEach(exitOverride);
+  };
+  exitOverride(root);
+  return root;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  try {
+    await program().parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version are answers, not errors; commander has printed the usage error already.
+      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help' ? 0 : 2;
+    }
+    if (err instanceof CliError) {
+      process.stderr.write(`${err.message}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(`svc failed unexpectedly: ${(err as Error).stack ?? String(err)}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await run(process.argv);

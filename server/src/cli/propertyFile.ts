@@ -1,0 +1,151 @@
+/**
+ * Structured-property definition files (DataHub's `properties upsert` YAML) and the snake_case form
+ * `properties get` prints: a YAML list of properties, each checked with DataHub's CLI rules and
+ * messages; every problem is named with its line.
+ *
+ *   - id: io.acryl.privacy.retentionTime
+ *     type: number
+ *     cardinality: MULTIPLE
+ *     entity_types: [dataset, dataFlow]
+ *     allowed_values: [{value: 30, description: 30 days}, {value: 365}]
+ */
+import { readFileSync } from 'node:fs';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
+import { CliError } from './errors.ts';
+
+const KEYS = ['id', 'urn', 'qualified_name', 'type', 'cardinality', 'version', 'display_name', 'description', 'entity_types', 'allowed_values', 'type_qualifier', 'immutable'];
+const TYPES = ['string', 'rich_text', 'number', 'date', 'urn'];
+const PROPERTY_PREFIX = 'urn:li:structuredProperty:';
+
+type Json = Record<string, unknown>;
+type Value = { string: string } | { double: number };
+
+export interface PropertySpec {
+  urn: string;
+  /** The `propertyDefinition` aspect to write. */
+  definition: Json;
+  line: number;
+}
+
+/** `dataset` → `urn:li:entityType:svc.dataset`; a URN is kept. */
+export const entityTypeUrn = (t: string) => (t.startsWith('urn:li:entityType:') ? t : `urn:li:entityType:${t.startsWith('svc.') ? t : `svc.${t}`}`);
+/** `number` → `urn:li:dataType:svc.number`; a URN is kept. */
+export const dataTypeUrn = (t: string) => (t.startsWith('urn:li:dataType:') ? t : `urn:li:dataType:${t.startsWith('svc.') ? t : `svc.${t}`}`);
+/** An id or a URN as a structured property URN. */
+export const propertyUrn = (idOrUrn: string) => (idOrUrn.startsWith(PROPERTY_PREFIX) ? idOrUrn : `${PROPERTY_PREFIX}${idOrUrn}`);
+
+/**
+ * The properties of a file; a usage error listing every problem with its line. Warnings (an uppercase
+ * type) go to `warn`.
+ */
+export function readPropertyFile(path: string, warn: (line: string) => void): PropertySpec[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new CliError(`Cannot read ${path}: ${(err as Error).message}`, 2);
+  }
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const lineOf = (n: Node | null | undefined) => (n?.range ? lines.linePos(n.range[0]).line : 1);
+  if (doc.errors.length) {
+    throw new CliError(doc.errors.map((e) => `${path}:${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`).join('\n'), 2);
+  }
+  if (!isSeq(doc.contents)) throw new CliError(`${path}:${lineOf(doc.contents as Node)}: expected a list of structured properties (- id: …)`, 2);
+  const problems: string[] = [];
+  const specs: PropertySpec[] = [];
+  doc.contents.items.forEach((item, i) => {
+    const line = lineOf(item as Node);
+    const at = (n: Node | null | undefined) => `${path}:${lineOf(n ?? (item as Node))}`;
+    if (!isMap(item)) {
+      problems.push(`${at(item as Node)}: property ${i + 1} must be a mapping of keys (id, type, …)`);
+      return;
+    }
+    for (const pair of (item as YAMLMap).items) {
+      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      if (!KEYS.includes(key)) problems.push(`${at(pair.key as Node)}: unknown key "${key}" in property ${i + 1}; the keys are ${KEYS.join(', ')}`);
+    }
+    const p = (item as YAMLMap).toJSON() as Json;
+    const before = problems.length;
+    const spec = toSpec(p, i, line, (m) => problems.push(`${at(item as Node)}: ${m}`), warn);
+    if (spec && problems.length === before) specs.push(spec);
+  });
+  if (problems.length) throw new CliError(problems.join('\n'), 2);
+  return specs;
+}
+
+function toSpec(p: Json, i: number, line: number, problem: (m: string) => void, warn: (m: string) => void): PropertySpec | undefined {
+  const str = (k: string) => (p[k] === undefined || p[k] === null ? undefined : String(p[k]));
+  const id = str('id');
+  const urnGiven = str('urn');
+  if (!id && !urnGiven) {
+    problem(`property ${i + 1}: id or urn is required`);
+    return undefined;
+  }
+  const urn = urnGiven ?? propertyUrn(id!);
+  const urnId = urn.slice(PROPERTY_PREFIX.length);
+  if (!urn.startsWith(PROPERTY_PREFIX) || !urnId) problem(`property ${i + 1}: urn ${urn} is not a structured property urn (urn:li:structuredProperty:<id>)`);
+  let qualifiedName = str('qualified_name');
+  if (urnGiven && qualifiedName !== undefined && qualifiedName !== urnId) problem(`property ${i + 1}: ID in the urn and the qualified_name must match`);
+  qualifiedName ??= urnId;
+  let type = str('type');
+  if (type === undefined) problem(`property ${i + 1}: type is required (one of ${TYPES.join(', ')})`);
+  else {
+    if (type !== type.toLowerCase()) {
+      type = type.toLowerCase();
+      warn(`Structured property type should be lowercase. Updated to ${type}`);
+    }
+    if (!TYPES.includes(type.replace(/^urn:li:datatype:(svc\.)?/, ''))) problem(`Type ${type} is not allowed. Allowed types are ${TYPES.join(', ')}`);
+  }
+  const bare = type?.replace(/^urn:li:datatype:(svc\.)?/, '');
+  const definition: Json = { qualifiedName, valueType: dataTypeUrn(bare ?? 'string') };
+  for (const [from, to] of [['display_name', 'displayName'], ['description', 'description'], ['version', 'version']] as const) {
+    if (str(from) !== undefined) definition[to] = str(from);
+  }
+  if (p.cardinality !== undefined) {
+    const c = str('cardinality')!.toUpperCase();
+    if (c !== 'SINGLE' && c !== 'MULTIPLE') problem(`property ${i + 1}: cardinality must be SINGLE or MULTIPLE, got ${str('cardinality')}`);
+    definition.cardinality = c;
+  }
+  if (p.immutable !== undefined) {
+    if (typeof p.immutable !== 'boolean') problem(`property ${i + 1}: immutable must be true or false`);
+    definition.immutable = p.immutable;
+  }
+  const list = (k: string): unknown[] | undefined => {
+    if (p[k] === undefined || p[k] === null) return undefined;
+    if (!Array.isArray(p[k])) {
+      problem(`property ${i + 1}: ${k} must be a list`);
+      return undefined;
+    }
+    return p[k] as unknown[];
+  };
+  definition.entityTypes = (list('entity_types') ?? []).map((t) => entityTypeUrn(String(t)));
+  const allowed = list('allowed_values');
+  if (allowed) {
+    definition.allowedValues = allowed.map((a, j) => {
+      const entry = (typeof a === 'object' && a !== null ? a : { value: a }) as { value?: unknown; description?: unknown };
+      if (entry.value === undefined || entry.value === null || typeof entry.value === 'object') problem(`property ${i + 1}: allowed_values[${j}] needs a plain value (a number or a string)`);
+      const value: Value = bare === 'number' && typeof entry.value === 'number' ? { double: entry.value } : bare === 'number' && !Number.isNaN(Number(entry.value)) && String(entry.value).trim() !== '' ? { double: Number(entry.value) } : { string: String(entry.value) };
+      return entry.description === undefined || entry.description === null ? { value } : { value, description: String(entry.description) };
+    });
+  }
+  const qualifier = p.type_qualifier as { allowed_types?: unknown } | undefined;
+  if (qualifier !== undefined && qualifier !== null) {
+    if (typeof qualifier !== 'object' || !Array.isArray(qualifier.allowed_types)) problem(`property ${i + 1}: type_qualifier must be {allowed_types: [entity types]}`);
+    else definition.typeQualifier = { allowedTypes: qualifier.allowed_types.map((t) => entityTypeUrn(String(t))) };
+  }
+  return { urn, definition, line };
+}
+
+/** A stored definition in the snake_case form `properties get` prints (values as strings, unset keys left out). */
+export function snakeCase(urn: string, d: Json): Json {
+  const printed = (v: Value) => ('double' in v ? (Number.isInteger(v.double) ? `${v.double}.0` : String(v.double)) : v.string);
+  const out: Json = { urn, qualified_name: d.qualifiedName, type: d.valueType, description: d.description, display_name: d.displayName, entity_types: d.entityTypes, cardinality: d.cardinality };
+  const allowed = d.allowedValues as { value: Value; description?: string }[] | undefined;
+  if (allowed) out.allowed_values = allowed.map((a) => (a.description === undefined ? { value: printed(a.value) } : { value: printed(a.value), description: a.description }));
+  const q = d.typeQualifier as { allowedTypes?: string[] } | undefined;
+  if (q?.allowedTypes) out.type_qualifier = { allowed_types: q.allowedTypes };
+  if (d.immutable !== undefined) out.immutable = d.immutable;
+  if (d.version !== undefined) out.version = d.version;
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined && v !== null));
+}

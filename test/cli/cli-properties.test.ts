@@ -1,0 +1,199 @@
+/**
+ * The `svc` binary, run as a child process against a started server: `init`, `properties upsert`,
+ * `get` and `list`, their messages, files with problems, exit codes (0 success, 1 failed operation,
+ * 2 usage error), an unreachable server and a rejected token.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort } from '../harness/component.ts';
+import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+
+const BIN = resolve(import.meta.dirname, '../../bin/svc.mjs');
+let s: TestServer;
+let dir: string;
+/** A loopback address nothing listens on. */
+let nowhere: string;
+
+before(async () => {
+  s = await startTestServer();
+  nowhere = `http://127.0.0.1:${await freePort()}`;
+  dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+});
+after(async () => {
+  await s.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `svc args…` with its configuration in this test's directory (and `env` on top). */
+function svc(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH, HOME: dir, SVC_ENV_FILE: join(dir, 'svcenv'), SVC_GMS_URL: s.url, SVC_GMS_TOKEN: ADMIN_TOKEN, ...env }, cwd: dir },
+      (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+function file(name: string, content: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+}
+
+// The seed's number property with allowed values 30/60/365, for datasets and data flows.
+const RETENTION_YAML = `- id: io.acryl.privacy.retentionTime
+  qualified_name: io.acryl.privacy.retentionTime
+  type: number
+  description: "Retention Time is used to figure out how long to retain records in a dataset"
+  display_name: Retention Time
+  entity_types:
+    - dataset
+    - dataFlow
+  cardinality: MULTIPLE
+  allowed_values:
+    - value: 30
+      description: 30 days, usually reserved for datasets that are ephemeral and contain pii
+    - value: 60
+      description: Use this for datasets that drive monthly reporting but contain pii
+    - value: 365
+      description: Use this for non-sensitive data that can be retained for longer
+`;
+const RETENTION = 'urn:li:structuredProperty:io.acryl.privacy.retentionTime';
+
+describe('svc init and configuration', () => {
+  test('init saves the server and token for later commands (readable by its owner only); the environment overrides the file', async () => {
+    const cfg = join(dir, 'init-env');
+    const r = await svc(['init', '--host', s.url, '--token', ADMIN_TOKEN], { SVC_ENV_FILE: cfg, SVC_GMS_URL: '', SVC_GMS_TOKEN: '' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`Configured the server ${s.url.replace(/[.]/g, '\\.')} in ${cfg}`));
+    assert.equal(statSync(cfg).mode & 0o777, 0o600);
+    assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), { gms: { server: s.url, token: ADMIN_TOKEN } });
+    const listed = await svc(['properties', 'list'], { SVC_ENV_FILE: cfg, SVC_GMS_URL: '', SVC_GMS_TOKEN: '' });
+    assert.equal(listed.code, 0, listed.stderr);
+    const overridden = await svc(['properties', 'list'], { SVC_ENV_FILE: cfg, SVC_GMS_URL: nowhere, SVC_GMS_TOKEN: '' });
+    assert.equal(overridden.code, 1);
+    assert.equal(overridden.stderr, `Cannot reach the server at ${nowhere} (ECONNREFUSED): check the address (svc init, or SVC_GMS_URL)\n`);
+  });
+
+  test('no configuration, an unreachable server, a rejected token: one line each, exit 2 / 1 / 1', async () => {
+    const none = await svc(['properties', 'list'], { SVC_ENV_FILE: join(dir, 'missing'), SVC_GMS_URL: '', SVC_GMS_TOKEN: '' });
+    assert.deepEqual([none.code, none.stderr.trim().split('\n').length], [2, 1]);
+    assert.match(none.stderr, /^No server configured: run svc init/);
+    const down = await svc(['properties', 'list'], { SVC_GMS_URL: nowhere });
+    assert.deepEqual([down.code, down.stderr.trim().split('\n').length], [1, 1]);
+    const rejected = await svc(['properties', 'list'], { SVC_GMS_TOKEN: 'wrong' });
+    assert.equal(rejected.code, 1);
+    assert.match(rejected.stderr, /rejected the token \(401\)/);
+    const badHost = await svc(['init', '--host', 'not a url', '--token', 'x'], { SVC_ENV_FILE: join(dir, 'bad-init') });
+    assert.equal(badHost.code, 2);
+    assert.match(badHost.stderr, /--host must be a URL such as http:\/\/localhost:8080, got not a url/);
+  });
+
+  test('usage errors exit 2; --help shows an example and exits 0', async () => {
+    const missing = await svc(['properties', 'upsert']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /required option '-f, --file <file.yaml>' not specified/);
+    const unknown = await svc(['properties', 'frobnicate']);
+    assert.equal(unknown.code, 2);
+    const help = await svc(['properties', 'upsert', '--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /Example:\n  svc properties upsert -f properties.yaml/);
+  });
+});
+
+describe('svc properties', () => {
+  test('upsert creates the seed’s property, stored in the svc. forms; get prints it in snake case; --to-file writes YAML', async () => {
+    const r = await svc(['properties', 'upsert', '-f', file('retention.yaml', RETENTION_YAML)]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `Created structured property ${RETENTION}\n`);
+    const stored = JSON.parse(await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(RETENTION)}/propertyDefinition`), 200)).propertyDefinition.value;
+    assert.equal(stored.valueType, 'urn:li:dataType:svc.number');
+    assert.deepEqual(stored.entityTypes, ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.dataFlow']);
+    assert.deepEqual(stored.allowedValues.map((a: { value: unknown }) => a.value), [{ double: 30 }, { double: 60 }, { double: 365 }]);
+
+    const got = await svc(['properties', 'get', '--urn', 'io.acryl.privacy.retentionTime']);
+    assert.equal(got.code, 0, got.stderr);
+    assert.deepEqual(JSON.parse(got.stdout), {
+      urn: RETENTION,
+      qualified_name: 'io.acryl.privacy.retentionTime',
+      type: 'urn:li:dataType:svc.number',
+      description: 'Retention Time is used to figure out how long to retain records in a dataset',
+      display_name: 'Retention Time',
+      entity_types: ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.dataFlow'],
+      cardinality: 'MULTIPLE',
+      allowed_values: [
+        { value: '30.0', description: '30 days, usually reserved for datasets that are ephemeral and contain pii' },
+        { value: '60.0', description: 'Use this for datasets that drive monthly reporting but contain pii' },
+        { value: '365.0', description: 'Use this for non-sensitive data that can be retained for longer' },
+      ],
+    });
+    const out = join(dir, 'got.yaml');
+    const toFile = await svc(['properties', 'get', '--urn', RETENTION, '--to-file', out]);
+    assert.equal(toFile.stdout, `Structured property yaml written to ${out}\n`);
+    assert.match(readFileSync(out, 'utf8'), /^- urn: urn:li:structuredProperty:io\.acryl\.privacy\.retentionTime\n/);
+  });
+
+  test('get of a property that does not exist: DataHub’s line, exit 1', async () => {
+    const r = await svc(['properties', 'get', '--urn', 'nothing.here']);
+    assert.deepEqual([r.code, r.stderr], [1, 'Structured property urn:li:structuredProperty:nothing.here does not exist\n']);
+  });
+
+  test('list shows the URNs, --details each property, --json machine output', async () => {
+    const r = await svc(['properties', 'list']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.split('\n').includes(RETENTION));
+    const json = await svc(['properties', 'list', '--json']);
+    assert.ok((JSON.parse(json.stdout) as string[]).includes(RETENTION));
+    const details = await svc(['properties', 'list', '--details', '--json']);
+    assert.equal((JSON.parse(details.stdout) as { urn: string; type: string }[]).find((p) => p.urn === RETENTION)?.type, 'urn:li:dataType:svc.number');
+  });
+
+  test('a server rejection prints the server’s message, exits 1, and applies none of the later entries', async () => {
+    const path = file(
+      'breaking.yaml',
+      `${RETENTION_YAML.replace('cardinality: MULTIPLE', 'cardinality: SINGLE')}- id: test.after.refusal
+  type: string
+  entity_types: [dataset]
+`,
+    );
+    const r = await svc(['properties', 'upsert', '-f', path]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /cardinality cannot be changed from MULTI to SINGLE/);
+    assert.equal(r.stdout, '');
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc('urn:li:structuredProperty:test.after.refusal')}/propertyDefinition`), 404);
+  });
+
+  test('file problems are usage errors naming the line: bad YAML, unknown keys, a bad type, urn and qualified name apart, no id', async () => {
+    const badYaml = await svc(['properties', 'upsert', '-f', file('bad.yaml', '- id: x\n  type: [number\n')]);
+    assert.equal(badYaml.code, 2);
+    assert.match(badYaml.stderr, /bad\.yaml:\d+: /);
+    const problems = await svc([
+      'properties',
+      'upsert',
+      '-f',
+      file('problems.yaml', `- id: a.b\n  type: NUMBER\n  colour: red\n- urn: urn:li:structuredProperty:c.d\n  qualified_name: other\n  type: decimal\n- type: string\n`),
+    ]);
+    assert.equal(problems.code, 2);
+    assert.match(problems.stderr, /^Structured property type should be lowercase\. Updated to number$/m);
+    assert.match(problems.stderr, /problems\.yaml:3: unknown key "colour" in property 1; the keys are id, urn, qualified_name/);
+    assert.match(problems.stderr, /problems\.yaml:4: property 2: ID in the urn and the qualified_name must match/);
+    assert.match(problems.stderr, /problems\.yaml:4: Type decimal is not allowed\. Allowed types are string, rich_text, number, date, urn/);
+    assert.match(problems.stderr, /problems\.yaml:7: property 3: id or urn is required/);
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc('urn:li:structuredProperty:a.b')}/propertyDefinition`), 404);
+    const notList = await svc(['properties', 'upsert', '-f', file('map.yaml', 'id: x\n')]);
+    assert.equal(notList.code, 2);
+    assert.match(notList.stderr, /expected a list of structured properties/);
+  });
+});
