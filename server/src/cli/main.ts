@@ -7,8 +7,11 @@
  *   svc properties upsert -f properties.yaml
  */
 import { Command, CommanderError } from 'commander';
+import { deleteCommand } from './commands/delete.ts';
 import { initCommand } from './commands/init.ts';
 import { propertiesCommand } from './commands/properties/index.ts';
+import { tasksCommand } from './commands/tasks/index.ts';
+import { timeseriesCommand } from './commands/timeseries/index.ts';
 import { CliError } from './errors.ts';
 
 export function program(): Command {
@@ -16,7 +19,10 @@ export function program(): Command {
     .description('Command-line client of the svc metadata catalog')
     .version(process.env.npm_package_version ?? '0.1.0')
     .addCommand(initCommand())
-    .addCommand(propertiesCommand());
+    .addCommand(propertiesCommand())
+    .addCommand(timeseriesCommand())
+    .addCommand(tasksCommand())
+    .addCommand(deleteCommand());
   // Usage errors of every command exit 2 (commander's own exit is 1).
   const exitOverride = (c: Command) => {
     c.exitOverride();

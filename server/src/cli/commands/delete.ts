@@ -1,0 +1,60 @@
+/**
+ * `svc delete --urn <urn> [--hard] [-f] [-n]`: a soft delete by default (its `status` set to removed,
+ * reversible); `--hard` removes the entity for good and asks first unless `-f` or a dry run. Prints
+ * DataHub's summary line.
+ */
+import { Command } from 'commander';
+import { createInterface } from 'node:readline/promises';
+import { Client, enc } from '../client.ts';
+import { loadConfig } from '../config.ts';
+import { CliError } from '../errors.ts';
+import { output } from '../output.ts';
+
+async function confirm(): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question('This will permanently delete data from svc. Do you want to continue? [y/N]: ')).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+export function deleteCommand(): Command {
+  return new Command('delete')
+    .description('Delete an entity: soft (reversible, status removed) by default, or --hard')
+    .requiredOption('--urn <urn>', 'the entity to delete')
+    .option('--hard', 'remove the entity and every aspect for good (for a structured property: its values everywhere)')
+    .option('-f, --force', 'do not ask before a hard delete')
+    .option('-n, --dry-run', 'say what would be deleted, delete nothing')
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', '\nExamples:\n  svc delete --urn urn:li:structuredProperty:io.acryl.privacy.retentionTime\n  svc delete --urn urn:li:structuredProperty:io.acryl.privacy.retentionTime --hard -f')
+    .action(async (opts: { urn: string; hard?: boolean; force?: boolean; dryRun?: boolean; json?: boolean }) => {
+      const out = output(Boolean(opts.json));
+      const type = /^urn:li:([A-Za-z]+):/.exec(opts.urn)?.[1];
+      if (!type) throw new CliError(`--urn must be a URN such as urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD), got ${opts.urn}`, 2);
+      const client = new Client(loadConfig());
+      const started = performance.now();
+      const a = await client.request('GET', `/openapi/v3/entity/${type}/${enc(opts.urn)}?systemMetadata=false`);
+      if (a.status === 400) throw new CliError(String((a.body as { error?: string; message?: string })?.message ?? (a.body as { error?: string })?.error ?? 'invalid URN'), 2);
+      if (a.status === 404) {
+        out.line(`Nothing deleted for ${opts.urn}`);
+        out.result({ urn: opts.urn, deleted: false });
+        return;
+      }
+      const aspects = Object.keys((a.body as Record<string, unknown>) ?? {}).filter((k) => k !== 'urn').length;
+      if (opts.hard && !opts.force && !opts.dryRun) {
+        if (!process.stdin.isTTY) throw new CliError('A hard delete asks for confirmation: pass -f (--force) to delete without a terminal', 2);
+        if (!(await confirm())) throw new CliError('Nothing deleted');
+      }
+      const kind = opts.hard ? 'Hard deleted' : 'Soft deleted';
+      const impact = opts.hard ? `impacts ${aspects} versioned rows and 0 timeseries aspect rows` : 'impacts 1 versioned rows and 0 timeseries aspect rows';
+      if (!opts.dryRun) {
+        if (opts.hard) await client.ok('DELETE', `/openapi/v3/entity/${type}/${enc(opts.urn)}`);
+        else await client.ok('POST', `/openapi/v3/entity/${type}/${enc(opts.urn)}/status?createIfNotExists=false`, { value: { removed: true } });
+      }
+      const seconds = ((performance.now() - started) / 1000).toFixed(2);
+      const summary = `${kind} 1 entities (${impact}) in ${seconds} seconds.`;
+      out.line(opts.dryRun ? `[Dry-run] Would ${kind.toLowerCase().replace(' deleted', ' delete')} 1 entities (${impact}).` : summary);
+      out.result({ urn: opts.urn, hard: Boolean(opts.hard), dryRun: Boolean(opts.dryRun), deleted: !opts.dryRun });
+    });
+}

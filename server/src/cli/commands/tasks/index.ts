@@ -1,0 +1,51 @@
+/** `svc tasks get <id>` and `svc tasks list`: background tasks (cleanups, rebuilds, truncations) and their progress. */
+import { Command } from 'commander';
+import { Client } from '../../client.ts';
+import { loadConfig } from '../../config.ts';
+import { CliError } from '../../errors.ts';
+import { output } from '../../output.ts';
+
+interface Task {
+  id: number;
+  kind: string;
+  subject: string;
+  state: string;
+  total: number | null;
+  done: number;
+  error: string | null;
+}
+
+const line = (t: Task) => `${t.id}\t${t.kind}\t${t.state}\t${t.done}/${t.total ?? '?'}\t${t.subject}${t.error ? `\t(last error: ${t.error})` : ''}`;
+
+export function tasksCommand(): Command {
+  const get = new Command('get')
+    .description('Show a task: state and progress')
+    .argument('<id>', 'the task id (the number of svc:<n>)')
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', '\nExample:\n  svc tasks get 42')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const out = output(Boolean(opts.json));
+      const n = id.replace(/^svc:/, '');
+      if (!/^[1-9][0-9]*$/.test(n)) throw new CliError(`A task id is a number such as 42 (or svc:42), got ${id}`, 2);
+      const a = await new Client(loadConfig()).request('GET', `/api/tasks/${n}`);
+      if (a.status === 404) throw new CliError(`No task with id ${n}`);
+      if (a.status !== 200) throw new CliError(`HTTP ${a.status}`);
+      out.line(JSON.stringify(a.body, null, 2));
+      out.result(a.body);
+    });
+  const list = new Command('list')
+    .description('List tasks, newest first (id, kind, state, done/total, subject)')
+    .option('--kind <kind>', 'only this kind, e.g. timeseries-truncate')
+    .option('--state <state>', 'only PENDING, RUNNING or SUCCEEDED')
+    .option('--subject <subject>', 'only tasks working on this subject')
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', '\nExample:\n  svc tasks list --kind timeseries-truncate')
+    .action(async (opts: { kind?: string; state?: string; subject?: string; json?: boolean }) => {
+      const out = output(Boolean(opts.json));
+      const q = new URLSearchParams(Object.entries({ kind: opts.kind, state: opts.state, subject: opts.subject }).filter((e): e is [string, string] => e[1] !== undefined));
+      const body = (await new Client(loadConfig()).ok('GET', `/api/tasks${q.size ? `?${q}` : ''}`)) as { tasks: Task[] };
+      for (const t of body.tasks) out.line(line(t));
+      out.result(body.tasks);
+    });
+  return new Command('tasks').description('Background tasks').addCommand(get).addCommand(list);
+}

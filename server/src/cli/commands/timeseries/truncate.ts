@@ -1,0 +1,82 @@
+/**
+ * `svc timeseries truncate`: deletes the entries of a time series aspect up to a time. A dry run
+ * (the server's message) unless `--execute`; then a progress bar follows the task until it
+ * completes, or `--no-wait` returns at once with its id.
+ */
+import { Command } from 'commander';
+import { SingleBar, Presets } from 'cli-progress';
+import ms from 'ms';
+import { Client } from '../../client.ts';
+import { loadConfig } from '../../config.ts';
+import { CliError } from '../../errors.ts';
+import { output } from '../../output.ts';
+
+interface Task {
+  state: string;
+  total: number | null;
+  done: number;
+}
+
+const integer = (name: string) => (v: string) => {
+  if (!/^-?[0-9]+$/.test(v)) throw new CliError(`--${name} must be an integer, got ${v}`, 2);
+  return Number(v);
+};
+
+export function truncateCommand(): Command {
+  return new Command('truncate')
+    .description('Delete the entries of a time series aspect at or before a time (a dry run unless --execute)')
+    .requiredOption('--entity-type <type>', 'entity type, e.g. dataset')
+    .requiredOption('--aspect <aspect>', 'time series aspect, e.g. datasetProfile')
+    .option('--older-than <age>', 'entries older than this age: 30d, 12h, 90 days, …')
+    .option('--end-time-millis <millis>', 'entries at or before this time (epoch milliseconds)', integer('end-time-millis'))
+    .option('--execute', 'delete (without it, only say what would be deleted)')
+    .option('--batch-size <n>', 'entries per batch (default 10000)', integer('batch-size'))
+    .option('--timeout <seconds>', 'stop after this many seconds', integer('timeout'))
+    .option('--no-wait', 'return once the task is queued, with its id')
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', '\nExamples:\n  svc timeseries truncate --entity-type dataset --aspect datasetProfile --older-than 90d\n  svc timeseries truncate --entity-type dataset --aspect datasetProfile --older-than 90d --execute')
+    .action(async (opts: { entityType: string; aspect: string; olderThan?: string; endTimeMillis?: number; execute?: boolean; batchSize?: number; timeout?: number; wait: boolean; json?: boolean }) => {
+      const out = output(Boolean(opts.json));
+      if ((opts.olderThan === undefined) === (opts.endTimeMillis === undefined)) throw new CliError('Give one of --older-than <age> (e.g. 30d) or --end-time-millis <millis>', 2);
+      let endTimeMillis = opts.endTimeMillis;
+      if (opts.olderThan !== undefined) {
+        const age = ms(opts.olderThan as ms.StringValue);
+        if (typeof age !== 'number' || !Number.isFinite(age) || age <= 0) throw new CliError(`--older-than must be an age such as 30d, 12h or 90 days, got ${opts.olderThan}`, 2);
+        endTimeMillis = Date.now() - age;
+      }
+      const client = new Client(loadConfig());
+      const body = {
+        entityType: opts.entityType,
+        aspect: opts.aspect,
+        endTimeMillis,
+        dryRun: !opts.execute,
+        ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}),
+        ...(opts.timeout !== undefined ? { timeoutSeconds: opts.timeout } : {}),
+      };
+      const { value } = (await client.ok('POST', '/gms/operations?action=truncateTimeseriesAspect', body)) as { value: string };
+      if (!opts.execute || !/^svc:\d+$/.test(value)) {
+        out.line(value);
+        out.result({ message: value, endTimeMillis });
+        return;
+      }
+      if (!opts.wait) {
+        out.line(`Truncation task ${value} queued: follow it with svc tasks get ${value.split(':')[1]}`);
+        out.result({ task: value, endTimeMillis });
+        return;
+      }
+      const bar = opts.json ? undefined : new SingleBar({ format: 'Truncating [{bar}] {value}/{total} entries', hideCursor: true }, Presets.shades_classic);
+      let task: Task;
+      for (;;) {
+        task = (await client.ok('GET', `/api/tasks/${value.split(':')[1]}`)) as Task;
+        if (bar && task.total !== null) {
+          if (!bar.isActive) bar.start(task.total, task.done);
+          bar.update(task.done);
+        }
+        if (task.state === 'SUCCEEDED') break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      bar?.stop();
+      out.line(`Truncation task ${value} completed: deleted ${task.done} of ${task.total ?? 0} entries`);
+      out.result({ task: value, endTimeMillis, total: task.total, deleted: task.done });
+    });
+}

@@ -1,0 +1,113 @@
+/**
+ * The `svc` binary's operations, run as a child process against a started server: `timeseries
+ * truncate` (dry run, --execute waiting for the task, --no-wait), `tasks get/list`, and `delete`
+ * (soft, hard with and without confirmation, dry run, a missing entity).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+
+const BIN = resolve(import.meta.dirname, '../../bin/svc.mjs');
+let s: TestServer;
+
+before(async () => {
+  s = await startTestServer();
+});
+after(() => s.close());
+
+function svc(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, SVC_GMS_URL: s.url, SVC_GMS_TOKEN: ADMIN_TOKEN, SVC_ENV_FILE: '/nonexistent/svcenv' } }, (err, stdout, stderr) =>
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const DATASET = 'urn:li:dataset:(urn:li:dataPlatform:hive,cli.profiled,PROD)';
+
+async function profile(t: number): Promise<void> {
+  await text(await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t } }) }), 200);
+}
+
+describe('svc timeseries truncate and svc tasks', () => {
+  before(async () => {
+    for (const t of [1000, 2000, 3000, 4000]) await profile(t);
+  });
+
+  test('a dry run unless --execute: the server’s message', async () => {
+    const r = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', '--end-time-millis', '2000']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'Delete 2 out of 4 rows (50.00%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute.\n');
+    const older = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', '--older-than', '30d', '--json']);
+    assert.match(JSON.parse(older.stdout).message, /^Delete 4 out of 4 rows \(100\.00%\)\. Reindexing/);
+  });
+
+  test('--execute follows the task to the end; --no-wait returns its id, which svc tasks shows', async () => {
+    const r = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', '--end-time-millis', '1000', '--execute']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^Truncation task svc:\d+ completed: deleted 1 of 1 entries\n$/);
+    const queued = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', '--end-time-millis', '2000', '--execute', '--no-wait', '--json']);
+    const task = JSON.parse(queued.stdout).task as string;
+    assert.match(task, /^svc:\d+$/);
+    const got = await svc(['tasks', 'get', task, '--json']);
+    assert.equal(got.code, 0, got.stderr);
+    assert.equal(JSON.parse(got.stdout).kind, 'timeseries-truncate');
+    const listed = await svc(['tasks', 'list', '--kind', 'timeseries-truncate']);
+    assert.ok(listed.stdout.split('\n').some((l) => l.startsWith(`${task.split(':')[1]}\ttimeseries-truncate\t`)), listed.stdout);
+    const missing = await svc(['tasks', 'get', '999999']);
+    assert.deepEqual([missing.code, missing.stderr], [1, 'No task with id 999999\n']);
+  });
+
+  test('usage errors: no time, a bad age, a bad number, a bad aspect from the server', async () => {
+    const none = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile']);
+    assert.deepEqual([none.code, none.stderr], [2, 'Give one of --older-than <age> (e.g. 30d) or --end-time-millis <millis>\n']);
+    const age = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', '--older-than', 'soon']);
+    assert.equal(age.code, 2);
+    assert.match(age.stderr, /--older-than must be an age such as 30d/);
+    const number = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', '--end-time-millis', 'x']);
+    assert.equal(number.code, 2);
+    const aspect = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'status', '--end-time-millis', '1']);
+    assert.equal(aspect.code, 1);
+    assert.match(aspect.stderr, /status is not a time series aspect of dataset/);
+  });
+});
+
+describe('svc delete', () => {
+  const PROPERTY = 'urn:li:structuredProperty:cli.doomed';
+
+  before(async () => {
+    await text(
+      await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROPERTY)}/propertyDefinition?createIfNotExists=false`, {
+        method: 'POST',
+        body: JSON.stringify({ value: { qualifiedName: 'cli.doomed', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] } }),
+      }),
+      200,
+    );
+  });
+
+  test('soft by default: the status says removed, and the summary line', async () => {
+    const dry = await svc(['delete', '--urn', PROPERTY, '-n']);
+    assert.equal(dry.stdout, '[Dry-run] Would soft delete 1 entities (impacts 1 versioned rows and 0 timeseries aspect rows).\n');
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROPERTY)}/status`), 404);
+    const r = await svc(['delete', '--urn', PROPERTY]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^Soft deleted 1 entities \(impacts 1 versioned rows and 0 timeseries aspect rows\) in \d+\.\d\d seconds\.\n$/);
+    const status = JSON.parse(await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROPERTY)}/status`), 200));
+    assert.deepEqual(status.status.value, { removed: true });
+  });
+
+  test('--hard asks first: without a terminal it needs -f; with -f the entity is gone', async () => {
+    const asked = await svc(['delete', '--urn', PROPERTY, '--hard']);
+    assert.deepEqual([asked.code, asked.stderr], [2, 'A hard delete asks for confirmation: pass -f (--force) to delete without a terminal\n']);
+    const r = await svc(['delete', '--urn', PROPERTY, '--hard', '-f']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^Hard deleted 1 entities \(impacts 3 versioned rows and 0 timeseries aspect rows\) in /);
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROPERTY)}/propertyDefinition`), 404);
+    const again = await svc(['delete', '--urn', PROPERTY, '--hard', '-f']);
+    assert.deepEqual([again.code, again.stdout], [0, `Nothing deleted for ${PROPERTY}\n`]);
+    const bad = await svc(['delete', '--urn', 'not-a-urn']);
+    assert.equal(bad.code, 2);
+  });
+});
