@@ -7,6 +7,7 @@
  *   svc properties upsert -f properties.yaml
  */
 import { Command, CommanderError } from 'commander';
+import { datasetCommand } from './commands/dataset/index.ts';
 import { deleteCommand } from './commands/delete.ts';
 import { initCommand } from './commands/init.ts';
 import { propertiesCommand } from './commands/properties/index.ts';
@@ -20,6 +21,7 @@ export function program(): Command {
     .version(process.env.npm_package_version ?? '0.1.0')
     .addCommand(initCommand())
     .addCommand(propertiesCommand())
+    .addCommand(datasetCommand())
     .addCommand(timeseriesCommand())
     .addCommand(tasksCommand())
     .addCommand(deleteCommand());

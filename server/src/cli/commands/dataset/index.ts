@@ -1,0 +1,94 @@
+/**
+ * `svc dataset upsert -f <file>` and `svc dataset get --urn <urn> [--to-file f]`: datasets with their
+ * dataset-level and field-level structured properties.
+ */
+import { Command } from 'commander';
+import { writeFileSync } from 'node:fs';
+import { stringify } from 'yaml';
+import { Client, enc } from '../../client.ts';
+import { loadConfig } from '../../config.ts';
+import { CliError } from '../../errors.ts';
+import { output } from '../../output.ts';
+import { readDatasetFile, type Assignment } from '../../datasetFile.ts';
+
+const printed = (v: { string: string } | { double: number }) => ('double' in v ? v.double : v.string);
+const keyed = (props: Assignment[] | undefined) => Object.fromEntries((props ?? []).map((a) => [a.propertyUrn, a.values.map(printed)]));
+
+export function datasetCommand(): Command {
+  const upsert = new Command('upsert')
+    .description('Create or update the datasets of a YAML file, with their structured properties')
+    .requiredOption('-f, --file <file.yaml>', 'a dataset or a list of them (id + platform or urn, description, structured_properties, schema.fields, …)')
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', '\nExample:\n  svc dataset upsert -f dataset.yaml')
+    .action(async (opts: { file: string; json?: boolean }) => {
+      const out = output(Boolean(opts.json));
+      const specs = readDatasetFile(opts.file);
+      const client = new Client(loadConfig());
+      for (const spec of specs) {
+        try {
+          await client.ok('POST', '/openapi/v3/entity/dataset?async=false', [{ urn: spec.urn, ...spec.aspects }]);
+          if (spec.fields.length) {
+            // A field exists once its status is written; its structured properties go with it.
+            await client.ok(
+              'POST',
+              '/openapi/v3/entity/schemaField?async=false',
+              spec.fields.map((f) => ({ urn: f.urn, status: { value: { removed: false } }, structuredProperties: { value: { properties: f.properties } } })),
+            );
+          }
+        } catch (err) {
+          if (err instanceof CliError && err.exitCode === 1) throw new CliError(`Update failed for id ${spec.urn}. due to ${err.message}`);
+          throw err;
+        }
+        out.line(`Update succeeded for urn ${spec.urn}.`);
+      }
+      out.result(specs.map((s) => ({ urn: s.urn })));
+    });
+  const get = new Command('get')
+    .description('Show a dataset with its dataset-level and field-level structured properties')
+    .requiredOption('--urn <urn>', 'the dataset URN')
+    .option('--to-file <file>', 'write it as YAML to this file')
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', '\nExample:\n  svc dataset get --urn "urn:li:dataset:(urn:li:dataPlatform:hive,orders,PROD)"')
+    .action(async (opts: { urn: string; toFile?: string; json?: boolean }) => {
+      const out = output(Boolean(opts.json));
+      const client = new Client(loadConfig());
+      const a = await client.request('GET', `/openapi/v3/entity/dataset/${enc(opts.urn)}`);
+      if (a.status === 404) throw new CliError(`Dataset ${opts.urn} does not exist`);
+      if (a.status !== 200) throw new CliError(String((a.body as { message?: string; error?: string })?.message ?? (a.body as { error?: string })?.error ?? `HTTP ${a.status}`), a.status === 400 ? 2 : 1);
+      const body = a.body as Record<string, { value: any } | string>;
+      const v = (k: string) => (body[k] as { value: any } | undefined)?.value;
+      // The fields with structured properties: the schemaField entities under this dataset.
+      const fields: { id: string; urn: string; structured_properties: Record<string, unknown> }[] = [];
+      const prefix = `urn:li:schemaField:(${opts.urn},`;
+      let scrollId: string | null = null;
+      do {
+        const page = (await client.ok('GET', `/openapi/v3/entity/schemaField?count=1000&aspects=structuredProperties&query=${encodeURIComponent('*')}${scrollId ? `&scrollId=${encodeURIComponent(scrollId)}` : ''}`)) as {
+          entities: { urn: string; structuredProperties?: { value: { properties: Assignment[] } } }[];
+          scrollId: string | null;
+        };
+        for (const e of page.entities) {
+          if (e.urn.startsWith(prefix) && e.structuredProperties?.value.properties.length) {
+            fields.push({ id: e.urn.slice(prefix.length, -1), urn: e.urn, structured_properties: keyed(e.structuredProperties.value.properties) });
+          }
+        }
+        scrollId = page.scrollId;
+      } while (scrollId);
+      const model = Object.fromEntries(
+        Object.entries({
+          urn: opts.urn,
+          name: v('datasetProperties')?.name,
+          description: v('datasetProperties')?.description,
+          properties: v('datasetProperties')?.customProperties,
+          subtypes: v('subTypes')?.typeNames,
+          structured_properties: v('structuredProperties') ? keyed(v('structuredProperties').properties) : undefined,
+          schema: fields.length ? { fields } : undefined,
+        }).filter(([, x]) => x !== undefined),
+      );
+      if (opts.toFile) {
+        writeFileSync(opts.toFile, stringify(model));
+        out.line(`Dataset yaml written to ${opts.toFile}`);
+      } else out.line(JSON.stringify(model, null, 2));
+      out.result(model);
+    });
+  return new Command('dataset').description('Datasets and their structured properties').addCommand(upsert).addCommand(get);
+}
