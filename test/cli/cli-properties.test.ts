@@ -145,6 +145,14 @@ describe('svc properties', () => {
     assert.match(readFileSync(out, 'utf8'), /^- urn: urn:li:structuredProperty:io\.acryl\.privacy\.retentionTime\n/);
   });
 
+  test('type_qualifier keeps the entity types that exist and skips the others with DataHub’s warning', async () => {
+    const r = await svc(['properties', 'upsert', '-f', file('owner.yaml', `- id: test.owner\n  type: urn\n  entity_types: [dataset]\n  type_qualifier:\n    allowed_types: [corpuser, corpGroup, nothingAtAll]\n`)]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, 'Input urn:li:entityType:svc.nothingAtAll is not a valid entity type urn. Skipping.\n');
+    const stored = JSON.parse(await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc('urn:li:structuredProperty:test.owner')}/propertyDefinition`), 200)).propertyDefinition.value;
+    assert.deepEqual(stored.typeQualifier, { allowedTypes: ['urn:li:entityType:svc.corpuser', 'urn:li:entityType:svc.corpGroup'] });
+  });
+
   test('get of a property that does not exist: DataHub’s line, exit 1', async () => {
     const r = await svc(['properties', 'get', '--urn', 'nothing.here']);
     assert.deepEqual([r.code, r.stderr], [1, 'Structured property urn:li:structuredProperty:nothing.here does not exist\n']);

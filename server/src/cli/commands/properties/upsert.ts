@@ -17,6 +17,17 @@ export function upsertCommand(): Command {
       const client = new Client(loadConfig());
       const done: string[] = [];
       for (const spec of specs) {
+        // DataHub's CLI keeps only the allowed types that exist, warning about the others.
+        const qualifier = spec.definition.typeQualifier as { allowedTypes: string[] } | undefined;
+        if (qualifier) {
+          const kept: string[] = [];
+          for (const t of qualifier.allowedTypes) {
+            const a = await client.request('HEAD', `/openapi/v3/entity/entityType/${enc(t)}`);
+            if (a.status === 204 || a.status === 200) kept.push(t);
+            else out.warn(`Input ${t} is not a valid entity type urn. Skipping.`);
+          }
+          qualifier.allowedTypes = kept;
+        }
         await client.ok('POST', `/openapi/v3/entity/structuredProperty/${enc(spec.urn)}/propertyDefinition?createIfNotExists=false`, { value: spec.definition });
         done.push(spec.urn);
         out.line(`Created structured property ${spec.urn}`);
