@@ -36,6 +36,11 @@ describe('svc timeseries truncate and svc tasks', () => {
     for (const t of [1000, 2000, 3000, 4000]) await profile(t);
   });
 
+  test('tasks list says so when there are none of a kind', async () => {
+    const r = await svc(['tasks', 'list', '--kind', 'no-such-kind']);
+    assert.deepEqual([r.code, r.stdout], [0, 'No tasks\n']);
+  });
+
   test('a dry run unless --execute: the server’s message', async () => {
     const r = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', '--end-time-millis', '2000']);
     assert.equal(r.code, 0, r.stderr);

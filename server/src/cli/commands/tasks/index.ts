@@ -44,6 +44,7 @@ export function tasksCommand(): Command {
       const out = output(Boolean(opts.json));
       const q = new URLSearchParams(Object.entries({ kind: opts.kind, state: opts.state, subject: opts.subject }).filter((e): e is [string, string] => e[1] !== undefined));
       const body = (await new Client(loadConfig()).ok('GET', `/api/tasks${q.size ? `?${q}` : ''}`)) as { tasks: Task[] };
+      if (body.tasks.length === 0) out.line('No tasks');
       for (const t of body.tasks) out.line(line(t));
       out.result(body.tasks);
     });
