@@ -8,15 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createDataset, datasetUrn, definitionOf, propertyUrn, retentionTimeDefinition, setValues, writeDefinition, type Assignment } from '../support/structuredProperties.ts';
 import { gqlData, gqlError } from '../support/graphql.ts';
+import { searchBackends } from '../support/searchBackends.ts';
 import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
-const OPENSEARCH_URL = process.env.OPENSEARCH_URL;
-if (!OPENSEARCH_URL) throw new Error('OPENSEARCH_URL is not set: run through `npm test`, which starts OpenSearch');
-
-const BACKENDS: { name: string; env: Record<string, string> }[] = [
-  { name: 'postgres', env: { SEARCH_BACKEND: 'postgres' } },
-  { name: 'opensearch', env: { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL } },
-];
+const BACKENDS = searchBackends();
 
 const RETENTION = 'io.acryl.privacy.retentionTime';
 const RETENTION02 = 'io.acryl.privacy.retentionTime02';

@@ -11,16 +11,11 @@ import assert from 'node:assert/strict';
 import { SYSTEM } from '../../server/src/auth/authorize.ts';
 import type { Criterion } from '../../server/src/search/expr.ts';
 import { addOp, createDataset, datasetUrn, patchValues, propertyUrn, retentionTimeDefinition, setValues, writeDefinition, type Assignment } from '../support/structuredProperties.ts';
+import { searchBackends } from '../support/searchBackends.ts';
 import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
 
-const OPENSEARCH_URL = process.env.OPENSEARCH_URL;
-if (!OPENSEARCH_URL) throw new Error('OPENSEARCH_URL is not set: run through `npm test`, which starts OpenSearch');
-
-const BACKENDS: { name: string; env: Record<string, string> }[] = [
-  { name: 'postgres', env: { SEARCH_BACKEND: 'postgres' } },
-  { name: 'opensearch', env: { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL } },
-];
+const BACKENDS = searchBackends();
 
 const RETENTION = 'io.acryl.privacy.retentionTime';
 const TIER = 'test.tier';

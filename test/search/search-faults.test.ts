@@ -14,9 +14,9 @@ import { startOpenSearch } from '../harness/opensearch.ts';
 import { pollUntil } from '../support/poll.ts';
 import { startChildServer } from '../support/childServer.ts';
 import { createTestDatabase, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { opensearchUrl } from '../support/searchBackends.ts';
 
-const OPENSEARCH_URL = process.env.OPENSEARCH_URL;
-if (!OPENSEARCH_URL) throw new Error('OPENSEARCH_URL is not set: run through `npm test`, which starts OpenSearch');
+const OPENSEARCH_URL = opensearchUrl();
 
 /** A TCP proxy to OpenSearch that can be cut (connections dropped, nothing accepted) and restored. */
 class Proxy {
@@ -58,7 +58,7 @@ const TIER = propertyUrn('faults.tier');
 describe('search faults on opensearch', () => {
   const prefix = `f${randomBytes(4).toString('hex')}`;
   const client = new Client({ node: OPENSEARCH_URL });
-  const proxy = new Proxy(new URL(OPENSEARCH_URL!));
+  const proxy = new Proxy(new URL(OPENSEARCH_URL));
   let env: Record<string, string>;
 
   before(async () => {

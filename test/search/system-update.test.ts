@@ -17,9 +17,9 @@ import { startChildServer, type ChildServer } from '../support/childServer.ts';
 import { createDataset, datasetUrn, propertyUrn, setValues, writeDefinition } from '../support/structuredProperties.ts';
 import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
 import { createTestDatabase, enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { opensearchUrl } from '../support/searchBackends.ts';
 
-const OPENSEARCH_URL = process.env.OPENSEARCH_URL;
-if (!OPENSEARCH_URL) throw new Error('OPENSEARCH_URL is not set: run through `npm test`, which starts OpenSearch');
+const OPENSEARCH_URL = opensearchUrl();
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /** Runs `npm run system-update` (its entry, directly) with `env`; resolves with its exit code and output. */
@@ -46,7 +46,7 @@ describe('system-update on opensearch', () => {
     env = {
       DATABASE_URL: await createTestDatabase(),
       SEARCH_BACKEND: 'opensearch',
-      OPENSEARCH_URL: OPENSEARCH_URL!,
+      OPENSEARCH_URL: OPENSEARCH_URL,
       INDEX_PREFIX: prefix,
       ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0',
       ENABLE_STRUCTURED_PROPERTIES_SYSTEM_UPDATE: 'true',
@@ -115,7 +115,7 @@ describe('system-update with both switches after a hard delete, on opensearch', 
     const env = {
       DATABASE_URL: await createTestDatabase(),
       SEARCH_BACKEND: 'opensearch',
-      OPENSEARCH_URL: OPENSEARCH_URL!,
+      OPENSEARCH_URL: OPENSEARCH_URL,
       INDEX_PREFIX: prefix,
       ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0',
     };

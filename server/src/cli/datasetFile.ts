@@ -12,10 +12,10 @@
  *         - id: customer_id
  *           structured_properties: {io.acryl.dataManagement.deprecationDate: "2023-01-01"}
  */
-import { readFileSync } from 'node:fs';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
+import { isMap, isSeq, type YAMLMap } from 'yaml';
 import { CliError } from './errors.ts';
 import { propertyUrn } from './propertyFile.ts';
+import { readYamlFile } from './yamlFile.ts';
 
 const KEYS = ['id', 'platform', 'env', 'urn', 'name', 'description', 'properties', 'subtype', 'subtypes', 'schema', 'structured_properties', 'downstreams'];
 const FIELD_KEYS = ['id', 'urn', 'type', 'description', 'structured_properties'];
@@ -48,35 +48,20 @@ export function assignments(map: unknown, where: string, problem: (m: string) =>
 }
 
 export function readDatasetFile(path: string): DatasetSpec[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new CliError(`Cannot read ${path}: ${(err as Error).message}`, 2);
-  }
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
-  if (doc.errors.length) throw new CliError(doc.errors.map((e) => `${path}:${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`).join('\n'), 2);
-  const lineOf = (n: unknown) => ((n as Node | undefined)?.range ? lines.linePos((n as Node).range![0]).line : 1);
-  const items = isSeq(doc.contents) ? doc.contents.items : isMap(doc.contents) ? [doc.contents] : undefined;
+  const { contents, lineOf, unknownKeys } = readYamlFile(path);
+  const items = isSeq(contents) ? contents.items : isMap(contents) ? [contents] : undefined;
   if (!items) throw new CliError(`${path}:1: expected a dataset (id, platform, …) or a list of them`, 2);
   const problems: string[] = [];
-  const unknownKeys = (m: YAMLMap, known: string[], what: string) => {
-    for (const pair of m.items) {
-      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-      if (!known.includes(key)) problems.push(`${path}:${lineOf(pair.key)}: unknown key "${key}" in ${what}; the keys are ${known.join(', ')}`);
-    }
-  };
   const specs = items.map((item, i) => {
     const at = `${path}:${lineOf(item)}`;
     if (!isMap(item)) {
       problems.push(`${at}: dataset ${i + 1} must be a mapping of keys (id, platform, …)`);
       return undefined;
     }
-    unknownKeys(item as YAMLMap, KEYS, `dataset ${i + 1}`);
+    problems.push(...unknownKeys(item as YAMLMap, KEYS, `dataset ${i + 1}`));
     const schemaNode = (item as YAMLMap).get('schema', true);
     const fieldsNode = isMap(schemaNode) ? (schemaNode as YAMLMap).get('fields', true) : undefined;
-    if (isSeq(fieldsNode)) fieldsNode.items.forEach((f, j) => isMap(f) && unknownKeys(f as YAMLMap, FIELD_KEYS, `field ${j + 1} of dataset ${i + 1}`));
+    if (isSeq(fieldsNode)) fieldsNode.items.forEach((f, j) => isMap(f) && problems.push(...unknownKeys(f as YAMLMap, FIELD_KEYS, `field ${j + 1} of dataset ${i + 1}`)));
     const d = (item as YAMLMap).toJSON() as Record<string, any>;
     const problem = (m: string) => problems.push(`${at}: ${m}`);
     let urn: string;

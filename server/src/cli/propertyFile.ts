@@ -9,9 +9,9 @@
  *     entity_types: [dataset, dataFlow]
  *     allowed_values: [{value: 30, description: 30 days}, {value: 365}]
  */
-import { readFileSync } from 'node:fs';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
+import { isMap, isSeq, type Node, type YAMLMap } from 'yaml';
 import { CliError } from './errors.ts';
+import { readYamlFile } from './yamlFile.ts';
 
 const KEYS = ['id', 'urn', 'qualified_name', 'type', 'cardinality', 'version', 'display_name', 'description', 'entity_types', 'allowed_values', 'type_qualifier', 'immutable'];
 const TYPES = ['string', 'rich_text', 'number', 'date', 'urn'];
@@ -39,32 +39,18 @@ export const propertyUrn = (idOrUrn: string) => (idOrUrn.startsWith(PROPERTY_PRE
  * type) go to `warn`.
  */
 export function readPropertyFile(path: string, warn: (line: string) => void): PropertySpec[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new CliError(`Cannot read ${path}: ${(err as Error).message}`, 2);
-  }
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
-  const lineOf = (n: Node | null | undefined) => (n?.range ? lines.linePos(n.range[0]).line : 1);
-  if (doc.errors.length) {
-    throw new CliError(doc.errors.map((e) => `${path}:${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`).join('\n'), 2);
-  }
-  if (!isSeq(doc.contents)) throw new CliError(`${path}:${lineOf(doc.contents as Node)}: expected a list of structured properties (- id: …)`, 2);
+  const { contents, lineOf, unknownKeys } = readYamlFile(path);
+  if (!isSeq(contents)) throw new CliError(`${path}:${lineOf(contents)}: expected a list of structured properties (- id: …)`, 2);
   const problems: string[] = [];
   const specs: PropertySpec[] = [];
-  doc.contents.items.forEach((item, i) => {
+  contents.items.forEach((item, i) => {
     const line = lineOf(item as Node);
     const at = (n: Node | null | undefined) => `${path}:${lineOf(n ?? (item as Node))}`;
     if (!isMap(item)) {
       problems.push(`${at(item as Node)}: property ${i + 1} must be a mapping of keys (id, type, …)`);
       return;
     }
-    for (const pair of (item as YAMLMap).items) {
-      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-      if (!KEYS.includes(key)) problems.push(`${at(pair.key as Node)}: unknown key "${key}" in property ${i + 1}; the keys are ${KEYS.join(', ')}`);
-    }
+    problems.push(...unknownKeys(item as YAMLMap, KEYS, `property ${i + 1}`));
     const p = (item as YAMLMap).toJSON() as Json;
     const before = problems.length;
     const spec = toSpec(p, i, line, (m) => problems.push(`${at(item as Node)}: ${m}`), warn);

@@ -140,12 +140,15 @@ export class TimeseriesService {
    */
   async taskStatus(principal: Principal, params: { task?: unknown; nodeId?: unknown; taskId?: unknown }): Promise<Record<string, unknown>> {
     authorize(principal, 'GET_TASK_STATUS');
-    const task = compositeTask(params);
-    return this.statusOf(task);
+    return this.statusOf(principal, compositeTask(params));
   }
 
-  /** The status of a task given as `node:number`; `{error}` when there is none such. VALIDATION for a malformed id. */
-  async statusOf(taskId: string, message = 'Task should be in the form nodeId:taskId e.g. aB1cdEf2GHIJKLMnoPQr3S:123456'): Promise<Record<string, unknown>> {
+  /**
+   * The status of a task given as `node:number`; `{error}` when there is none such. VALIDATION for a
+   * malformed id (`message` says what form is expected: the two DataHub routes word it apart).
+   */
+  async statusOf(principal: Principal, taskId: string, message = 'Task should be in the form nodeId:taskId e.g. aB1cdEf2GHIJKLMnoPQr3S:123456'): Promise<Record<string, unknown>> {
+    authorize(principal, 'GET_TASK_STATUS');
     if (!TASK_ID.test(taskId) || /:0+$/.test(taskId)) throw SvcError.validation([`${message} (got ${taskId})`]);
     const [node, number] = taskId.split(':') as [string, string];
     const id = Number(number);

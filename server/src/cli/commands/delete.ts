@@ -5,7 +5,7 @@
  */
 import { Command } from 'commander';
 import { createInterface } from 'node:readline/promises';
-import { Client, enc } from '../client.ts';
+import { Client, enc, messageOf } from '../client.ts';
 import { loadConfig } from '../config.ts';
 import { CliError } from '../errors.ts';
 import { output } from '../output.ts';
@@ -35,7 +35,7 @@ export function deleteCommand(): Command {
       const client = new Client(loadConfig());
       const started = performance.now();
       const a = await client.request('GET', `/openapi/v3/entity/${type}/${enc(opts.urn)}?systemMetadata=false`);
-      if (a.status === 400) throw new CliError(String((a.body as { error?: string; message?: string })?.message ?? (a.body as { error?: string })?.error ?? 'invalid URN'), 2);
+      if (a.status === 400) throw new CliError(messageOf(a.body) ?? 'invalid URN', 2);
       if (a.status === 404) {
         out.line(`Nothing deleted for ${opts.urn}`);
         out.result({ urn: opts.urn, deleted: false });

@@ -5,7 +5,7 @@
 import { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
-import { Client, enc } from '../../client.ts';
+import { Client, enc, messageOf } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { output } from '../../output.ts';
@@ -54,7 +54,7 @@ export function datasetCommand(): Command {
       const client = new Client(loadConfig());
       const a = await client.request('GET', `/openapi/v3/entity/dataset/${enc(opts.urn)}`);
       if (a.status === 404) throw new CliError(`Dataset ${opts.urn} does not exist`);
-      if (a.status !== 200) throw new CliError(String((a.body as { message?: string; error?: string })?.message ?? (a.body as { error?: string })?.error ?? `HTTP ${a.status}`), a.status === 400 ? 2 : 1);
+      if (a.status !== 200) throw new CliError(messageOf(a.body) ?? `HTTP ${a.status}`, a.status === 400 ? 2 : 1);
       const body = a.body as Record<string, { value: any } | string>;
       const v = (k: string) => (body[k] as { value: any } | undefined)?.value;
       // The fields with structured properties: the schemaField entities under this dataset.

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
-import { Client, enc } from '../../client.ts';
+import { Client, enc, messageOf } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { output } from '../../output.ts';
@@ -21,7 +21,7 @@ export function getCommand(): Command {
       const client = new Client(loadConfig());
       const a = await client.request('GET', `/openapi/v3/entity/structuredProperty/${enc(urn)}/propertyDefinition`);
       if (a.status === 404) throw new CliError(`Structured property ${urn} does not exist`);
-      if (a.status !== 200) throw new CliError(String((a.body as { message?: string })?.message ?? `HTTP ${a.status}`));
+      if (a.status !== 200) throw new CliError(messageOf(a.body) ?? `HTTP ${a.status}`, a.status === 400 ? 2 : 1);
       const model = snakeCase(urn, (a.body as { propertyDefinition: { value: Record<string, unknown> } }).propertyDefinition.value);
       if (opts.toFile) {
         writeFileSync(opts.toFile, stringify([model]));
