@@ -28,7 +28,10 @@ import { SearchOutbox } from './search/outbox.ts';
 import { PostgresBackend } from './search/postgresBackend.ts';
 import { SearchService } from './search/searchService.ts';
 import { INDEX_REBUILD_TASK, indexRebuild } from './search/indexRebuild.ts';
-import { TimeseriesService, TRUNCATE_TASK, truncationTask } from './timeseries/timeseriesService.ts';
+import { TimeseriesService } from './timeseries/timeseriesService.ts';
+import { OpenSearchTimeseriesStore } from './timeseries/opensearchStore.ts';
+import { PostgresTimeseriesStore } from './timeseries/postgresStore.ts';
+import { TRUNCATE_TASK, type TimeseriesStore } from './timeseries/store.ts';
 
 /** What the catalog needs of the configuration. */
 export type CatalogConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas'>;
@@ -72,13 +75,14 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
     if (applied.length) log.info({ applied }, 'migrations applied');
     const root = rootToken(config.adminToken, config.dataDir);
     const scrollIds = new ScrollIds(await loadScrollSecret(pool));
-    const entities = new EntityService(pool, scrollIds);
-    const searchOutbox = new SearchOutbox(pool, entities, backend, log, database.url);
+    const timeseries = timeseriesStore(config, backend, pool, log);
+    const entities = new EntityService(pool, scrollIds, timeseries);
+    const searchOutbox = new SearchOutbox(pool, entities, backend, log, database.url, timeseries instanceof OpenSearchTimeseriesStore ? timeseries : undefined);
     const runner = new TaskRunner(pool, log, { listenUrl: database.url });
     for (const hook of structuredPropertyHooks()) entities.addHook(hook);
     runner.register(HARD_DELETE_TASK, hardDeleteCleanup(pool, entities));
     runner.register(STALE_VALUES_TASK, staleValuesCleanup(pool, entities));
-    runner.register(TRUNCATE_TASK, truncationTask(pool));
+    runner.register(TRUNCATE_TASK, timeseries.taskHandler());
     if (backend instanceof OpenSearchBackend) runner.register(INDEX_REBUILD_TASK, indexRebuild(pool, backend, log));
     await entities.write(SYSTEM, bootstrapAspects(), 'upsert');
     if (opts.background !== false) {
@@ -90,7 +94,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       entities,
       properties: new PropertyService(entities),
       tasks: new TaskService(pool),
-      timeseries: new TimeseriesService(pool, scrollIds),
+      timeseries: new TimeseriesService(timeseries, scrollIds),
       tokens: new TokenService(pool, root.token),
       search: new SearchService(pool, backend, entities, scrollIds),
       searchOutbox,
@@ -124,4 +128,10 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
 export function searchBackend(config: Pick<Config, 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas'>, pool: Pool, log: Logger): SearchBackend {
   if (config.searchBackend === 'postgres') return new PostgresBackend(pool);
   return new OpenSearchBackend(config.opensearchUrl!, { prefix: config.indexPrefix, shards: config.indexShards, replicas: config.indexReplicas }, pool, log);
+}
+
+/** The time series store of the search backend (timeseries/store.ts). */
+function timeseriesStore(config: Pick<Config, 'indexPrefix' | 'indexShards' | 'indexReplicas'>, backend: SearchBackend, pool: Pool, log: Logger): TimeseriesStore {
+  if (!(backend instanceof OpenSearchBackend)) return new PostgresTimeseriesStore(pool);
+  return new OpenSearchTimeseriesStore(pool, backend.client, { prefix: config.indexPrefix, shards: config.indexShards, replicas: config.indexReplicas }, log);
 }

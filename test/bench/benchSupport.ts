@@ -1,6 +1,6 @@
 /**
  * What the benchmarks share: a Postgres (DATABASE_URL, or Debian's PostgreSQL 15 through the test
- * harness), fresh databases, an svc server in its own process, a wrk driver for HTTP load (a C load
+ * harness), an OpenSearch (OPENSEARCH_URL, or the harness's), fresh databases, an svc server in its own process, a wrk driver for HTTP load (a C load
  * generator: a Node client would take as much CPU as the server on a small machine) and a `pg`
  * driver for the raw side.
  */
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { freePort, type Component } from '../harness/component.ts';
+import { startOpenSearch } from '../harness/opensearch.ts';
 import { startDebianPostgres } from '../harness/postgres.ts';
 import { createTestDatabase } from '../support/testServer.ts';
 
@@ -28,6 +29,23 @@ export async function benchPostgres(): Promise<BenchPostgres> {
   return { adminUrl: c.env.DATABASE_URL!, label: 'Debian 15 (harness, tmpfs)', stop: () => c.stop() };
 }
 
+export interface BenchOpenSearch {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** OPENSEARCH_URL, or an OpenSearch provisioned and started by the test harness. */
+export async function benchOpenSearch(): Promise<BenchOpenSearch> {
+  if (process.env.OPENSEARCH_URL) return { url: process.env.OPENSEARCH_URL, stop: async () => undefined };
+  const provisioned = execFileSync('bash', [resolve(ROOT, 'test/infra/provision.sh'), 'opensearch'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  for (const line of provisioned.split('\n')) {
+    const m = line.match(/^([A-Z_][A-Z0-9_]*)=(.*)$/);
+    if (m) process.env[m[1]!] = m[2]!;
+  }
+  const node = await startOpenSearch();
+  return { url: node.env.OPENSEARCH_URL!, stop: () => node.stop() };
+}
+
 /** A fresh, empty database on the cluster of `adminUrl`. */
 export const createDb = (adminUrl: string): Promise<string> => createTestDatabase(adminUrl);
 
@@ -37,14 +55,15 @@ export interface BenchServer {
 }
 
 /**
- * Starts `server/src/main.ts` on `databaseUrl` in its own process, as in production. Node options for
+ * Starts `server/src/main.ts` on `databaseUrl` in its own process, as in production (`env` adds to its
+ * environment, e.g. `SEARCH_BACKEND`). Node options for
  * the server (e.g. `--cpu-prof` to profile it) come from `SVC_BENCH_SERVER_NODE_ARGS`.
  */
-export async function startBenchServer(databaseUrl: string, poolSize: number): Promise<BenchServer> {
+export async function startBenchServer(databaseUrl: string, poolSize: number, env: Record<string, string> = {}): Promise<BenchServer> {
   const port = await freePort();
   const nodeArgs = (process.env.SVC_BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SVC_ADMIN_TOKEN: BENCH_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_DB_POOL_SIZE: String(poolSize) },
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SVC_ADMIN_TOKEN: BENCH_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_DB_POOL_SIZE: String(poolSize), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;

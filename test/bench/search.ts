@@ -18,18 +18,16 @@
  * or one started through the harness (after `bash test/infra/provision.sh opensearch`).
  */
 import { parseArgs } from 'node:util';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Client } from '@opensearch-project/opensearch';
 import pg from 'pg';
 import pino from 'pino';
 import { SYSTEM } from '../../server/src/auth/authorize.ts';
 import { createCatalog, type Catalog } from '../../server/src/catalog.ts';
 import { loadConfig } from '../../server/src/config.ts';
-import { startOpenSearch } from '../harness/opensearch.ts';
-import { benchPostgres, createDb } from './benchSupport.ts';
+import { benchOpenSearch, benchPostgres, createDb } from './benchSupport.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,7 +41,6 @@ const N = Number(args.entities);
 const ITERATIONS = Number(args.iterations);
 const WRITE_SECONDS = Number(args['write-seconds']);
 const WRITE_RATE = Number(args['write-rate']);
-const ROOT = resolve(import.meta.dirname, '../..');
 
 const P = (name: string) => `urn:li:structuredProperty:bench.${name}`;
 const urnOf = (i: number) => `urn:li:dataset:(urn:li:dataPlatform:bench,db.t${String(i).padStart(6, '0')},PROD)`;
@@ -69,18 +66,7 @@ function valuesOf(i: number, retention = (i * 7919) % 3650 + 1) {
 
 const log = pino({ level: 'warn' });
 const pgc = await benchPostgres();
-let os: { url: string; stop(): Promise<void> };
-if (process.env.OPENSEARCH_URL) {
-  os = { url: process.env.OPENSEARCH_URL, stop: async () => undefined };
-} else {
-  const provisioned = execFileSync('bash', [resolve(ROOT, 'test/infra/provision.sh'), 'opensearch'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  for (const line of provisioned.split('\n')) {
-    const m = line.match(/^([A-Z_][A-Z0-9_]*)=(.*)$/);
-    if (m) process.env[m[1]!] = m[2]!;
-  }
-  const node = await startOpenSearch();
-  os = { url: node.env.OPENSEARCH_URL!, stop: () => node.stop() };
-}
+const os = await benchOpenSearch();
 const databaseUrl = await createDb(pgc.adminUrl);
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-search-'));
 const prefix = `bench${Date.now()}`;

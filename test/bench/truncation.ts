@@ -1,21 +1,30 @@
 /**
- * Time series truncation on Postgres: svc's truncateTimeseriesAspect over 1,000,000 entries (half of
- * them at or before the boundary) against a raw SQL `DELETE` of the same entries from a plain table
- * of the same rows and indexes (svc's former, unpartitioned layout) on the same Postgres, in one run;
- * and the dry run's latency against the raw count it stands for.
+ * Time series truncation, svc against the raw engine underneath, in one run:
  *
- *   npm run bench:truncation -- [--entries 1000000] [--batch-size 10000] [--iterations 20]
+ * - Postgres: svc's truncateTimeseriesAspect over 1,000,000 entries (half of them at or before the
+ *   boundary) against a raw SQL `DELETE` of the same entries from a plain table of the same rows and
+ *   indexes (svc's former, unpartitioned layout) on the same Postgres; the dry run against the raw count.
+ * - OpenSearch: the same entries shipped by svc's outbox into its index (against a raw `_bulk` load of
+ *   the same documents into a plain index), then svc's truncation (a delete-by-query task) against a
+ *   raw `_delete_by_query` of the same entries on the same node; the dry run against the raw counts.
  *
- * svc's side: the entries are written into its partitions (one month each), the truncation queued
- * with dryRun=false and timed until its task completes (polled every 20 ms). The OpenSearch side
- * (svc's delete-by-query against a raw one) waits for the time series store in OpenSearch.
+ *   npm run bench:truncation -- [--entries 1000000] [--batch-size 10000] [--iterations 20] [--only postgres|opensearch]
+ *
+ * svc's side: the truncation is queued with dryRun=false and timed until its task completes (polled
+ * every 20 ms). OpenSearch is OPENSEARCH_URL, or one the harness provisions and starts.
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { benchPostgres, call, createDb, startBenchServer } from './benchSupport.ts';
+import { Client } from '@opensearch-project/opensearch';
+import { benchOpenSearch, benchPostgres, call, createDb, startBenchServer, type BenchPostgres } from './benchSupport.ts';
 
 const { values: args } = parseArgs({
-  options: { entries: { type: 'string', default: '1000000' }, 'batch-size': { type: 'string', default: '10000' }, iterations: { type: 'string', default: '20' } },
+  options: {
+    entries: { type: 'string', default: '1000000' },
+    'batch-size': { type: 'string', default: '10000' },
+    iterations: { type: 'string', default: '20' },
+    only: { type: 'string' },
+  },
 });
 const N = Number(args.entries);
 const BATCH = Number(args['batch-size']);
@@ -41,79 +50,175 @@ async function time<T>(f: () => Promise<T>): Promise<[number, T]> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const pgc = await benchPostgres();
-const svcDb = await createDb(pgc.adminUrl);
-const rawDb = await createDb(pgc.adminUrl);
-const server = await startBenchServer(svcDb, 8);
-const svcSql = new pg.Client({ connectionString: svcDb });
-const raw = new pg.Client({ connectionString: rawDb });
-await svcSql.connect();
-await raw.connect();
-try {
-  // svc: the dataset through the API, then the entries into their monthly partitions.
-  await call(server.base, 'POST', `/openapi/v3/entity/dataset/${encodeURIComponent(URN)}/status?createIfNotExists=false`, { value: { removed: false } });
-  await svcSql.query(
-    `SELECT svc_timeseries_partition($1, m) FROM (SELECT DISTINCT ON (date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) t AS m
-       FROM (SELECT $2::bigint + i * $3::bigint AS t FROM generate_series(0, $4::int - 1) AS i) x ORDER BY date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) months`,
-    [INDEX, START, STEP, N],
-  );
-  await svcSql.query(rows('timeseries_entries', true), [URN, START, STEP, N]);
-  // Raw: the same rows in one plain table with the same indexes.
-  await raw.query(`CREATE TABLE timeseries_raw (
-      id bigserial PRIMARY KEY, entity_type text NOT NULL, aspect text NOT NULL, urn text COLLATE "C" NOT NULL, timestamp_millis bigint NOT NULL,
-      metadata json NOT NULL, system_metadata jsonb NOT NULL DEFAULT '{}', created_on timestamptz NOT NULL DEFAULT now(), created_by text NOT NULL)`);
-  await raw.query('CREATE INDEX ON timeseries_raw (entity_type, aspect, timestamp_millis)');
-  await raw.query('CREATE INDEX ON timeseries_raw (urn, aspect, timestamp_millis DESC)');
-  await raw.query(rows('timeseries_raw', false), [URN, START, STEP, N]);
-  for (const c of [svcSql, raw]) {
-    await c.query('VACUUM ANALYZE');
-    await c.query('CHECKPOINT');
-  }
+const dryRun = (base: string) => call(base, 'POST', '/gms/operations?action=truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: BOUNDARY });
 
-  // Dry runs against the raw count they stand for, alternating.
-  const dry: number[] = [];
-  const rawCount: number[] = [];
-  let message = '';
-  for (let k = 0; k < ITERATIONS; k++) {
-    const [d, r] = await time(() => call(server.base, 'POST', '/gms/operations?action=truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: BOUNDARY }));
-    dry.push(d);
-    message = (r as { value: string }).value;
-    const [c] = await time(() =>
-      raw.query(`SELECT count(*) FILTER (WHERE timestamp_millis <= $3) AS n, count(*) AS total FROM timeseries_raw WHERE entity_type = $1 AND aspect = $2`, ['dataset', 'datasetProfile', BOUNDARY]),
+/** svc's truncation, from the request to its task's `completed` (polled every 20 ms). */
+async function truncateAndWait(base: string): Promise<{ status: { deleted: number } }> {
+  const r = (await call(base, 'POST', '/gms/operations?action=truncateTimeseriesAspect', {
+    entityType: 'dataset',
+    aspect: 'datasetProfile',
+    endTimeMillis: BOUNDARY,
+    dryRun: false,
+    batchSize: BATCH,
+  })) as { value: string };
+  for (;;) {
+    const status = JSON.parse(((await call(base, 'POST', '/gms/operations?action=getEsTaskStatus', { task: r.value })) as { value: string }).value);
+    if (status.completed) return status;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+}
+
+async function onPostgres(pgc: BenchPostgres): Promise<void> {
+  const svcDb = await createDb(pgc.adminUrl);
+  const rawDb = await createDb(pgc.adminUrl);
+  const server = await startBenchServer(svcDb, 8);
+  const svcSql = new pg.Client({ connectionString: svcDb });
+  const raw = new pg.Client({ connectionString: rawDb });
+  await svcSql.connect();
+  await raw.connect();
+  try {
+    // svc: the dataset through the API, then the entries into their monthly partitions.
+    await call(server.base, 'POST', `/openapi/v3/entity/dataset/${encodeURIComponent(URN)}/status?createIfNotExists=false`, { value: { removed: false } });
+    await svcSql.query(
+      `SELECT svc_timeseries_partition($1, m) FROM (SELECT DISTINCT ON (date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) t AS m
+         FROM (SELECT $2::bigint + i * $3::bigint AS t FROM generate_series(0, $4::int - 1) AS i) x ORDER BY date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) months`,
+      [INDEX, START, STEP, N],
     );
-    rawCount.push(c);
-  }
-
-  // The truncation itself: svc until its task completes, then the raw DELETE.
-  const [svcMs, task] = await time(async () => {
-    const r = (await call(server.base, 'POST', '/gms/operations?action=truncateTimeseriesAspect', {
-      entityType: 'dataset',
-      aspect: 'datasetProfile',
-      endTimeMillis: BOUNDARY,
-      dryRun: false,
-      batchSize: BATCH,
-    })) as { value: string };
-    for (;;) {
-      const status = JSON.parse(((await call(server.base, 'POST', '/gms/operations?action=getEsTaskStatus', { task: r.value })) as { value: string }).value);
-      if (status.completed) return status as { status: { deleted: number } };
-      await new Promise((res) => setTimeout(res, 20));
+    await svcSql.query(rows('timeseries_entries', true), [URN, START, STEP, N]);
+    // Raw: the same rows in one plain table with the same indexes.
+    await raw.query(`CREATE TABLE timeseries_raw (
+        id bigserial PRIMARY KEY, entity_type text NOT NULL, aspect text NOT NULL, urn text COLLATE "C" NOT NULL, timestamp_millis bigint NOT NULL,
+        metadata json NOT NULL, system_metadata jsonb NOT NULL DEFAULT '{}', created_on timestamptz NOT NULL DEFAULT now(), created_by text NOT NULL)`);
+    await raw.query('CREATE INDEX ON timeseries_raw (entity_type, aspect, timestamp_millis)');
+    await raw.query('CREATE INDEX ON timeseries_raw (urn, aspect, timestamp_millis DESC)');
+    await raw.query(rows('timeseries_raw', false), [URN, START, STEP, N]);
+    for (const c of [svcSql, raw]) {
+      await c.query('VACUUM ANALYZE');
+      await c.query('CHECKPOINT');
     }
-  });
-  const [rawMs, rawResult] = await time(() => raw.query('DELETE FROM timeseries_raw WHERE entity_type = $1 AND aspect = $2 AND timestamp_millis <= $3', ['dataset', 'datasetProfile', BOUNDARY]));
-  const [left] = (await svcSql.query('SELECT count(*)::int AS n FROM timeseries_entries WHERE index_name = $1', [INDEX])).rows as { n: number }[];
-  if (task.status.deleted !== N / 2 || rawResult.rowCount !== N / 2 || left!.n !== N / 2) {
-    throw new Error(`not the same work: svc deleted ${task.status.deleted} (left ${left!.n}), raw ${rawResult.rowCount}`);
-  }
 
-  console.log(`\nTruncation on Postgres (${pgc.label}): ${N} entries of one aspect, ${N / 2} at or before the boundary, batches of ${BATCH}`);
-  console.log(`dry-run message: ${message}`);
-  console.log('| pass | svc | raw SQL | svc / raw |');
-  console.log('|---|---|---|---|');
-  console.log(`| dry run (${ITERATIONS} alternating calls, medians; raw: the count) | ${median(dry).toFixed(1)} ms | ${median(rawCount).toFixed(1)} ms | ${(median(dry) / median(rawCount)).toFixed(2)} |`);
-  console.log(`| truncation (svc: queued → task completed; raw: one DELETE) | ${(svcMs / 1000).toFixed(2)} s | ${(rawMs / 1000).toFixed(2)} s | ${(svcMs / rawMs).toFixed(2)} |`);
+    // Dry runs against the raw count they stand for, alternating.
+    const dry: number[] = [];
+    const rawCount: number[] = [];
+    let message = '';
+    for (let k = 0; k < ITERATIONS; k++) {
+      const [d, r] = await time(() => dryRun(server.base));
+      dry.push(d);
+      message = (r as { value: string }).value;
+      const [c] = await time(() =>
+        raw.query(`SELECT count(*) FILTER (WHERE timestamp_millis <= $3) AS n, count(*) AS total FROM timeseries_raw WHERE entity_type = $1 AND aspect = $2`, ['dataset', 'datasetProfile', BOUNDARY]),
+      );
+      rawCount.push(c);
+    }
+
+    // The truncation itself: svc until its task completes, then the raw DELETE.
+    const [svcMs, task] = await time(() => truncateAndWait(server.base));
+    const [rawMs, rawResult] = await time(() => raw.query('DELETE FROM timeseries_raw WHERE entity_type = $1 AND aspect = $2 AND timestamp_millis <= $3', ['dataset', 'datasetProfile', BOUNDARY]));
+    const [left] = (await svcSql.query('SELECT count(*)::int AS n FROM timeseries_entries WHERE index_name = $1', [INDEX])).rows as { n: number }[];
+    if (task.status.deleted !== N / 2 || rawResult.rowCount !== N / 2 || left!.n !== N / 2) {
+      throw new Error(`not the same work: svc deleted ${task.status.deleted} (left ${left!.n}), raw ${rawResult.rowCount}`);
+    }
+
+    console.log(`\nTruncation on Postgres (${pgc.label}): ${N} entries of one aspect, ${N / 2} at or before the boundary, batches of ${BATCH}`);
+    console.log(`dry-run message: ${message}`);
+    console.log('| pass | svc | raw SQL | svc / raw |');
+    console.log('|---|---|---|---|');
+    console.log(`| dry run (${ITERATIONS} alternating calls, medians; raw: the count) | ${median(dry).toFixed(1)} ms | ${median(rawCount).toFixed(1)} ms | ${(median(dry) / median(rawCount)).toFixed(2)} |`);
+    console.log(`| truncation (svc: queued → task completed; raw: one DELETE) | ${(svcMs / 1000).toFixed(2)} s | ${(rawMs / 1000).toFixed(2)} s | ${(svcMs / rawMs).toFixed(2)} |`);
+  } finally {
+    await svcSql.end();
+    await raw.end();
+    await server.stop();
+  }
+}
+
+async function onOpenSearch(pgc: BenchPostgres): Promise<void> {
+  const os = await benchOpenSearch();
+  const client = new Client({ node: os.url });
+  const prefix = `bench${Date.now()}`;
+  const svcDb = await createDb(pgc.adminUrl);
+  const server = await startBenchServer(svcDb, 8, { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: os.url, INDEX_PREFIX: prefix, ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0' });
+  const svcSql = new pg.Client({ connectionString: svcDb });
+  await svcSql.connect();
+  const alias = `${prefix}_${INDEX}`;
+  const rawIndex = `${prefix}_raw_timeseries`;
+  try {
+    // svc: the entries committed to its outbox, timed until shipped to OpenSearch.
+    await call(server.base, 'POST', `/openapi/v3/entity/dataset/${encodeURIComponent(URN)}/status?createIfNotExists=false`, { value: { removed: false } });
+    await svcSql.query(
+      `SELECT svc_timeseries_partition($1, m) FROM (SELECT DISTINCT ON (date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) t AS m
+         FROM (SELECT $2::bigint + i * $3::bigint AS t FROM generate_series(0, $4::int - 1) AS i) x ORDER BY date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) months`,
+      [INDEX, START, STEP, N],
+    );
+    const [shipMs] = await time(async () => {
+      await svcSql.query(rows('timeseries_entries', true), [URN, START, STEP, N]);
+      for (;;) {
+        const [r] = (await svcSql.query('SELECT count(*)::int AS n FROM timeseries_entries')).rows as { n: number }[];
+        if (r!.n === 0) return;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    });
+    await svcSql.query('VACUUM ANALYZE timeseries_entries');
+    // Raw: the same documents, bulk-loaded in batches of the outbox's size into an index of the same mappings.
+    const mappings = Object.values((await client.indices.getMapping({ index: alias })).body as Record<string, { mappings: unknown }>)[0]!.mappings;
+    await client.indices.create({ index: rawIndex, body: { settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '500ms' }, mappings } as never });
+    const [bulkMs] = await time(async () => {
+      for (let from = 0; from < N; from += 5000) {
+        const body: unknown[] = [];
+        for (let i = from; i < Math.min(N, from + 5000); i++) {
+          const t = START + i * STEP;
+          body.push({ index: { _index: rawIndex, _id: String(i + 1) } }, { urn: URN, timestampMillis: t, '@timestamp': t, event: { timestampMillis: t, rowCount: i, columnCount: 12 }, systemMetadata: {}, entryId: i + 1 });
+        }
+        const res = await client.bulk({ body: body as never, refresh: true });
+        if (res.body.errors) throw new Error('raw bulk load failed');
+      }
+    });
+    await client.indices.refresh({ index: `${alias},${rawIndex}` });
+    await client.indices.forcemerge({ index: `${alias},${rawIndex}`, max_num_segments: 1 });
+
+    const dry: number[] = [];
+    const rawCount: number[] = [];
+    let message = '';
+    for (let k = 0; k < ITERATIONS; k++) {
+      const [d, r] = await time(() => dryRun(server.base));
+      dry.push(d);
+      message = (r as { value: string }).value;
+      const [c] = await time(() =>
+        client.search({ index: rawIndex, body: { size: 0, track_total_hits: true, aggs: { old: { filter: { range: { timestampMillis: { lte: BOUNDARY } } } } } } as never }),
+      );
+      rawCount.push(c);
+    }
+
+    const [svcMs, task] = await time(() => truncateAndWait(server.base));
+    const [rawMs, rawResult] = await time(() =>
+      client.deleteByQuery({ index: rawIndex, conflicts: 'proceed', refresh: true, scroll_size: BATCH, body: { query: { range: { timestampMillis: { lte: BOUNDARY } } } } as never }),
+    );
+    const left = (await client.count({ index: alias })).body.count;
+    const rawDeleted = (rawResult.body as { deleted?: number }).deleted;
+    if (task.status.deleted !== N / 2 || rawDeleted !== N / 2 || left !== N / 2) {
+      throw new Error(`not the same work: svc deleted ${task.status.deleted} (left ${left}), raw ${rawDeleted}`);
+    }
+
+    console.log(`\nTruncation on OpenSearch (${os.url.includes('127.0.0.1') ? 'one local node' : 'OPENSEARCH_URL'}): ${N} entries of one aspect, ${N / 2} at or before the boundary, batches of ${BATCH}`);
+    console.log(`dry-run message: ${message}`);
+    console.log('| pass | svc | raw OpenSearch | svc / raw |');
+    console.log('|---|---|---|---|');
+    console.log(`| loading (svc: committed to the outbox → shipped; raw: _bulk of 5,000) | ${(shipMs / 1000).toFixed(1)} s | ${(bulkMs / 1000).toFixed(1)} s | ${(shipMs / bulkMs).toFixed(2)} |`);
+    console.log(`| dry run (${ITERATIONS} alternating calls, medians; raw: the two counts) | ${median(dry).toFixed(1)} ms | ${median(rawCount).toFixed(1)} ms | ${(median(dry) / median(rawCount)).toFixed(2)} |`);
+    console.log(`| truncation (svc: queued → task completed; raw: _delete_by_query, waiting) | ${(svcMs / 1000).toFixed(2)} s | ${(rawMs / 1000).toFixed(2)} s | ${(svcMs / rawMs).toFixed(2)} |`);
+  } finally {
+    await svcSql.end();
+    await server.stop();
+    await client.indices.delete({ index: `${prefix}_*`, expand_wildcards: 'all', ignore_unavailable: true }).catch(() => undefined);
+    await client.close();
+    await os.stop();
+  }
+}
+
+const pgc = await benchPostgres();
+try {
+  if (args.only !== 'opensearch') await onPostgres(pgc);
+  if (args.only !== 'postgres') await onOpenSearch(pgc);
 } finally {
-  await svcSql.end();
-  await raw.end();
-  await server.stop();
   await pgc.stop();
 }

@@ -123,7 +123,7 @@ describe('search faults on opensearch', () => {
     }
   });
 
-  test('SIGKILL with undelivered changes: they are delivered after the restart', async () => {
+  test('SIGKILL with undelivered changes (entities and time series entries): they are delivered after the restart', async () => {
     const databaseUrl = await createTestDatabase();
     await proxy.cut();
     const server = await startChildServer({ ...env, DATABASE_URL: databaseUrl });
@@ -131,11 +131,17 @@ describe('search faults on opensearch', () => {
       const remote = server.remote as TestServer;
       await text(await writeDefinition(remote, TIER, { qualifiedName: 'faults.tier', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
       const urns: string[] = [];
+      const entries: [string, number][] = [];
       for (let i = 0; i < 10; i++) {
         const urn = await createDataset(remote, `killed${i}`);
         await text(await setValues(remote, urn, [{ propertyUrn: TIER, values: [{ string: 'killed' }] }]), 200);
+        // A time series entry too: it waits in the outbox of the time series store.
+        const profile = await remote.request(`/openapi/v3/entity/dataset/${encodeURIComponent(urn)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: 1000 + i, rowCount: i } }) });
+        await text(profile, 200);
+        entries.push([urn, 1000 + i]);
         urns.push(urn);
       }
+      assert.deepEqual(await sql(databaseUrl, 'SELECT count(*)::int AS n FROM timeseries_entries'), [{ n: 10 }]);
       const n = (await sql<{ n: number }>(databaseUrl, 'SELECT count(*)::int AS n FROM search_outbox'))[0]!.n;
       assert.ok(n >= 10, `changes wait in the outbox (${n})`);
       await server.kill();
@@ -145,6 +151,14 @@ describe('search faults on opensearch', () => {
         await pollUntil('the undelivered changes delivered', () => found(s, 'structuredProperties.faults_tier:killed'), (got) => got.length === urns.length);
         assert.deepEqual(await found(s, 'structuredProperties.faults_tier:killed'), urns.sort());
         assert.deepEqual(await sql(databaseUrl, 'SELECT count(*)::int AS n FROM search_outbox'), [{ n: 0 }]);
+        // The time series entries are in OpenSearch's index, and shipped out of the outbox.
+        await s.svc.catalog.searchOutbox.deliverAll();
+        assert.deepEqual(await sql(databaseUrl, 'SELECT count(*)::int AS n FROM timeseries_entries'), [{ n: 0 }]);
+        const shipped = await client.search({ index: `${prefix}_dataset_datasetprofileaspect_v1`, body: { size: 100, sort: [{ timestampMillis: 'asc' }] } as never });
+        assert.deepEqual(
+          (shipped.body.hits.hits as unknown as { _source: { urn: string; timestampMillis: number } }[]).map((h) => [h._source.urn, h._source.timestampMillis]),
+          entries,
+        );
       } finally {
         await s.svc.close();
       }

@@ -17,10 +17,8 @@ import {
   aspectVersion,
   deleteAspectRows,
   deleteEntityRows,
-  deleteLatestTimeseries,
   insertTimeseries,
   latestAspects,
-  latestTimeseries,
   lockAndRead,
   readForWrite,
   scrollUrns,
@@ -39,6 +37,8 @@ import { isRemoved } from './softDelete.ts';
 import { WriteBatcher, type WriteBatchStats } from './writeBatcher.ts';
 import { StatementGroup, type Pending } from '../db/statementGroup.ts';
 import { isMissingPartition, TimeseriesPartitions } from '../timeseries/partitions.ts';
+import { PostgresTimeseriesStore } from '../timeseries/postgresStore.ts';
+import type { TimeseriesStore } from '../timeseries/store.ts';
 import type { ScrollIds } from './scrollIds.ts';
 import type { AspectHook, PendingWrite, WriteIntent, WriteKind } from './aspectHooks.ts';
 
@@ -146,6 +146,8 @@ export class EntityService {
   constructor(
     private readonly pool: Pool,
     private readonly scrollIds: ScrollIds,
+    /** Where time series entries are read and deleted (they are written to `timeseries_entries` in both stores). */
+    private readonly timeseries: TimeseriesStore = new PostgresTimeseriesStore(pool),
   ) {
     this.batcher = new WriteBatcher(pool);
     this.partitions = new TimeseriesPartitions(pool);
@@ -217,7 +219,13 @@ export class EntityService {
     const timeseries = (wanted ?? registry.aspectsOf(spec)).filter((a) => a.timeseries).map((a) => a.name);
     // The key aspect is read even when not asked for: it is what says the entity exists.
     const names = versioned && [...new Set([...versioned, spec.keyAspect])];
-    const rows = [...(await latestAspects(this.pool, urns, names)), ...(await latestTimeseries(this.pool, urns, timeseries))];
+    const series = await this.timeseries.latest(this.pool, spec.name, urns, timeseries).catch((err: unknown) => {
+      // Every aspect asked for, and the store of time series (OpenSearch) does not answer: the entity
+      // is read without them rather than not at all. Asked for by name, they are a 503.
+      if (wanted === undefined && err instanceof SvcError && err.code === 'UNAVAILABLE') return [];
+      throw err;
+    });
+    const rows = [...(await latestAspects(this.pool, urns, names)), ...series];
     await this.filterRead(rows);
     const byUrn = new Map<string, Map<string, StoredAspect>>();
     for (const row of rows) {
@@ -262,7 +270,7 @@ export class EntityService {
     let stored: StoredAspect | undefined;
     if (aspect.timeseries) {
       if (version !== 0) throw SvcError.validation([`version: time series aspect ${aspect.name} has no versions`]);
-      stored = (await latestTimeseries(this.pool, [target.urn], [aspect.name]))[0];
+      stored = (await this.timeseries.latest(this.pool, target.spec.name, [target.urn], [aspect.name]))[0];
     } else {
       stored = await aspectVersion(this.pool, target.urn, aspect.name, version);
     }
@@ -608,7 +616,10 @@ export class EntityService {
       for (const aspect of registry.aspectsOf(target.spec)) {
         for (const h of this.hooksFor(aspect.name)) await h.onDelete?.(target, tx, true);
       }
-      const aspects = await deleteEntityRows(tx, target.urn);
+      const rows = await deleteEntityRows(tx, target.urn);
+      // Entries kept outside Postgres (the opensearch store) are deleted too.
+      const elsewhere = (await this.timeseries.deleteEntity(tx, target.spec.name, target.urn)).filter((a) => !rows.includes(a));
+      const aspects = elsewhere.length ? [...rows, ...elsewhere].sort() : rows;
       return aspects.map((aspect) => ({ urn: target.urn, aspect, version: 0, outcome: 'deleted' as const }));
     });
   }
@@ -626,7 +637,7 @@ export class EntityService {
       const results: WriteResult[] = [];
       for (const aspect of aspects) {
         if (aspect.timeseries) {
-          if (await deleteLatestTimeseries(tx, target.urn, aspect.name)) results.push({ urn: target.urn, aspect: aspect.name, version: 0, outcome: 'deleted' });
+          if (await this.timeseries.deleteLatest(tx, target.spec.name, target.urn, aspect.name)) results.push({ urn: target.urn, aspect: aspect.name, version: 0, outcome: 'deleted' });
           continue;
         }
         for (const h of this.hooksFor(aspect.name)) await h.onDelete?.(target, tx, false);

@@ -28,6 +28,14 @@ const BATCH = 500;
 const POLL_MS = 1_000;
 const MAX_BACKOFF_MS = 10_000;
 
+/** What the dispatcher needs of a time series store that lives outside Postgres. */
+export interface TimeseriesShipper {
+  /** Ships a batch of time series writes and deletions in the dispatcher's transaction; the number handled. */
+  ship(tx: Tx): Promise<number>;
+  /** Makes what was shipped visible to searches. */
+  refresh(): Promise<void>;
+}
+
 export interface OutboxStats {
   /** Entities whose documents were applied (or removed). */
   delivered: number;
@@ -63,6 +71,8 @@ export class SearchOutbox {
     private readonly backend: SearchBackend,
     private readonly log: Logger,
     private readonly listenUrl?: string,
+    /** In `opensearch` mode, the time series entries to ship (timeseries/opensearchStore.ts), in the same steps. */
+    private readonly timeseries?: TimeseriesShipper,
   ) {}
 
   start(): void {
@@ -100,7 +110,10 @@ export class SearchOutbox {
         await sleep(200);
         continue;
       }
-      if (result === 'idle') return this.backend.refresh();
+      if (result === 'idle') {
+        await this.timeseries?.refresh();
+        return this.backend.refresh();
+      }
       if (Date.now() > deadline) throw new Error(`the search outbox was not delivered within ${timeoutMs} ms (${result})`);
       if (result === 'busy') await sleep(50);
     }
@@ -151,7 +164,8 @@ export class SearchOutbox {
       const [lock] = await query<{ ok: boolean }>(tx, "SELECT pg_try_advisory_xact_lock(hashtextextended('search:dispatcher', 0)) AS ok", []);
       if (!lock!.ok) return 'busy';
       const rows = await query<{ id: string; urn: string }>(tx, 'SELECT id, urn FROM search_outbox ORDER BY id LIMIT $1', [BATCH]);
-      if (rows.length === 0) return 'idle';
+      const shipped = (await this.timeseries?.ship(tx)) ?? 0;
+      if (rows.length === 0) return shipped > 0 ? 'more' : 'idle';
       const urns = [...new Set(rows.map((r) => r.urn))];
       await this.propertiesChanged(tx, urns.filter((u) => u.startsWith(STRUCTURED_PROPERTY)));
       const { docs, gone } = await buildDocuments(this.entities, this.pool, urns);

@@ -1,0 +1,368 @@
+/**
+ * Time series on both stores (the postgres tables, and OpenSearch's indices fed through the outbox)
+ * and T1 with the operations actions (`/gms/operations?action=…`): the dry-run message for 0, 1,
+ * exactly half and more than half of the entries and for none at all, the inclusive boundary, the
+ * flag check, parameters and their errors in Rest.li's shape, real runs (a rebuild and a delete by
+ * query) followed to `completed` through getEsTaskStatus, the OpenAPI status route and `/api/tasks`,
+ * the listing, latest entries on reads and their deletes, index sizes, and 401/403. What the stores
+ * hold is read from them directly (SQL, or OpenSearch's own search).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Client as OpenSearchClient } from '@opensearch-project/opensearch';
+import { datasetUrn } from '../support/structuredProperties.ts';
+import { searchBackends } from '../support/searchBackends.ts';
+import { enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { pollUntil } from '../support/poll.ts';
+
+const T0 = 1_700_000_000_000;
+
+for (const backend of searchBackends()) {
+  describe(`time series on ${backend.name}`, () => {
+    let s: TestServer;
+    let os: OpenSearchClient | undefined;
+    const prefix = `ts${randomBytes(4).toString('hex')}`;
+    const opensearch = backend.name === 'opensearch';
+    before(async () => {
+      s = await startTestServer({ ...backend.env, INDEX_PREFIX: prefix });
+      if (opensearch) os = new OpenSearchClient({ node: backend.env.OPENSEARCH_URL });
+    });
+    after(async () => {
+      await os?.close();
+      await s.close();
+    });
+
+    /** Ships what waits in the outbox (the opensearch store) and makes it searchable. */
+    const settle = () => s.svc.catalog.searchOutbox.deliverAll();
+
+    /**
+     * Writes `n` entries of a time series aspect of one dataset, `step` ms apart from `start` (the first
+     * through the API, which makes its partition; the rest in one statement, after making theirs). In
+     * `opensearch` mode they are then shipped to OpenSearch.
+     */
+    async function profiles(name: string, n: number, aspect = 'datasetProfile', start = T0, step = 1): Promise<void> {
+      const urn = datasetUrn(name);
+      await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/${aspect}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: start } }) }), 200);
+      if (n > 1) {
+        const index = `dataset_${aspect.toLowerCase()}aspect_v1`;
+        await sql(s.databaseUrl, `SELECT svc_timeseries_partition($1, m) FROM (SELECT DISTINCT ON (date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) t AS m FROM (SELECT $2::bigint + i * $3::bigint AS t FROM generate_series(1, $4::int) AS i) x ORDER BY date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) months`, [index, start, step, n - 1]);
+        await sql(
+          s.databaseUrl,
+          `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, created_by)
+           SELECT $5, 'dataset', $1, $2, $3::bigint + i * $6::bigint, json_build_object('timestampMillis', $3::bigint + i * $6::bigint), 'urn:li:corpuser:test' FROM generate_series(1, $4::int) AS i`,
+          [aspect, urn, start, n - 1, index, step],
+        );
+      }
+      await settle();
+    }
+
+    /** The times of an aspect's entries where the store keeps them (Postgres, or OpenSearch's index, read directly), ascending. */
+    async function stored(aspect = 'datasetProfile'): Promise<number[]> {
+      if (!os) return (await sql<{ t: string }>(s.databaseUrl, 'SELECT timestamp_millis AS t FROM timeseries_entries WHERE aspect = $1 ORDER BY 1', [aspect])).map((r) => Number(r.t));
+      await settle();
+      const staged = await sql<{ n: number }>(s.databaseUrl, 'SELECT count(*)::int AS n FROM timeseries_entries', []);
+      assert.equal(staged[0]!.n, 0, 'the outbox is shipped');
+      const res = await os.search({ index: `${prefix}_dataset_${aspect.toLowerCase()}aspect_v1`, body: { size: 10_000, sort: [{ timestampMillis: 'asc' }], query: { match_all: {} } } as never }, { ignore: [404] });
+      if (res.statusCode === 404) return [];
+      return (res.body.hits.hits as unknown as { _source: { timestampMillis: number } }[]).map((h) => h._source.timestampMillis);
+    }
+
+    async function operation(action: string, body: unknown, token?: string | null): Promise<{ status: number; body: any; restli: string | null }> {
+      const res = await s.request(`/gms/operations?action=${action}`, { method: 'POST', body: JSON.stringify(body), ...(token !== undefined ? { token } : {}) });
+      return { status: res.status, body: JSON.parse(await res.text()), restli: res.headers.get('x-restli-error-response') };
+    }
+
+    const truncate = (body: Record<string, unknown>) => operation('truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetProfile', ...body });
+    const count = async (aspect = 'datasetProfile') => (await stored(aspect)).length;
+    const completed = (task: string) => pollUntil('the truncation task completes', async () => JSON.parse((await operation('getEsTaskStatus', { task })).body.value), (st) => st.completed === true);
+    /** The svc task of a truncation, once it has seen its work done. */
+    const svcTask = (subject: string) =>
+      pollUntil(
+        'the svc task of the truncation succeeds',
+        async () => (JSON.parse(await text(await s.request(`/api/tasks?kind=timeseries-truncate&subject=${subject}`), 200)).tasks as any[]).sort((a, b) => b.id - a.id)[0],
+        (t) => t?.state === 'SUCCEEDED',
+      );
+
+    describe('truncateTimeseriesAspect', () => {
+      test('no entries: NaN%, a delete by query, a dry run by default', async () => {
+        const r = await truncate({ endTimeMillis: T0 });
+        assert.equal(r.status, 200);
+        assert.deepEqual(r.body, { value: 'Delete 0 out of 0 rows (NaN%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute.' });
+      });
+
+      test('dry runs over 201 entries: 0, 1, exactly half (integer division) and more than half; the boundary is inclusive', async () => {
+        await profiles('ts.dry', 201);
+        const dry = async (end: number) => (await truncate({ endTimeMillis: end, dryRun: true })).body.value;
+        assert.equal(await dry(T0 - 1), 'Delete 0 out of 201 rows (0.00%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute.');
+        assert.equal(await dry(T0), 'Delete 1 out of 201 rows (0.50%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute.');
+        assert.equal(await dry(T0 + 99), 'Delete 100 out of 201 rows (49.75%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute.');
+        assert.equal(await dry(T0 + 100), 'Delete 101 out of 201 rows (50.25%). Reindexing the aspect without the deleted records. This was a dry run. Run with dryRun = false to execute.');
+        assert.equal(
+          (await truncate({ endTimeMillis: T0 + 100, forceDeleteByQuery: true })).body.value,
+          'Delete 101 out of 201 rows (50.25%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute.',
+        );
+        assert.equal(
+          (await truncate({ endTimeMillis: T0, forceReindex: true })).body.value,
+          'Delete 1 out of 201 rows (0.50%). Reindexing the aspect without the deleted records. This was a dry run. Run with dryRun = false to execute.',
+        );
+        // The aspect name is taken in any case, as DataHub's index names lowercase it.
+        assert.equal((await truncate({ aspect: 'datasetprofile', endTimeMillis: T0 })).body.value.slice(0, 27), 'Delete 1 out of 201 rows (0');
+        assert.equal(await count(), 201, 'a dry run deletes nothing');
+      });
+
+      test('both flags alike: DataHub’s line, HTTP 200, nothing done', async () => {
+        for (const flags of [{ forceDeleteByQuery: true, forceReindex: true }, { forceDeleteByQuery: false, forceReindex: false }]) {
+          const r = await truncate({ endTimeMillis: T0 + 500, dryRun: false, ...flags });
+          assert.deepEqual([r.status, r.body], [200, { value: 'please only set forceReindex OR forceDeleteByQuery flags' }]);
+        }
+        assert.equal(await count(), 201);
+      });
+
+      test('a real run returns a node:number task id, followed to completed; exactly the entries at or before the boundary go (most of them: the rest is copied anew)', async () => {
+        const r = await truncate({ endTimeMillis: T0 + 149, dryRun: false, batchSize: 20 });
+        assert.equal(r.status, 200);
+        const task = r.body.value as string;
+        // svc's own task in postgres mode; OpenSearch's reindex task in opensearch mode.
+        assert.match(task, opensearch ? /^(?!svc:)[a-zA-Z0-9-_]+:[1-9][0-9]*$/ : /^svc:[1-9][0-9]*$/);
+        const status = await completed(task);
+        assert.equal(status.taskId, task);
+        if (opensearch) {
+          // A reindex of the 51 entries kept into a new index behind the alias.
+          assert.deepEqual([status.status.total, status.status.created], [51, 51]);
+        } else {
+          assert.deepEqual([status.status.total, status.status.deleted, status.status.batches], [150, 150, 8]);
+        }
+        assert.equal(status.status.version_conflicts, 0);
+        assert.equal(typeof status.runTimeNanos, 'number');
+        const left = await stored();
+        assert.deepEqual([left[0], left.length], [T0 + 150, 51]);
+
+        // The same task as node + number, and through the OpenAPI route.
+        const [node, number] = task.split(':');
+        const split = JSON.parse((await operation('getEsTaskStatus', { nodeId: node, taskId: Number(number) })).body.value);
+        assert.equal(split.completed, true);
+        const openapi = (await (await s.request(`/openapi/operations/elasticSearch/getTaskStatus?task=${encodeURIComponent(task)}`)).json()) as { completed: boolean; taskId: string };
+        assert.deepEqual([openapi.completed, openapi.taskId], [true, task]);
+        // The task resource in /api/tasks counts the entries removed, in both modes.
+        const resource = await svcTask('dataset_datasetprofileaspect_v1');
+        assert.deepEqual([resource.kind, resource.total, resource.done], ['timeseries-truncate', 150, 150]);
+        if (!opensearch) assert.equal(`svc:${resource.id}`, task);
+        if (opensearch) {
+          // The old index is gone once the reindex is done: one index behind the alias.
+          await pollUntil('the old index is deleted', async () => Object.keys((await os!.indices.getAlias({ name: `${prefix}_dataset_datasetprofileaspect_v1` })).body as object).length + Object.keys((await os!.cat.indices({ index: `${prefix}_dataset_datasetprofileaspect_v1_*`, format: 'json' } as never)).body as object).length, (n) => n === 2);
+        }
+      });
+
+      test('fewer than half: a delete by query in batches', async () => {
+        // 10 of the 51 left go, and two entries written just now (shipped or not yet).
+        const urn = datasetUrn('ts.dry');
+        for (const t of [T0 + 152, T0 + 153]) {
+          await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t, rowCount: 1 } }) }), 200);
+        }
+        const r = await truncate({ endTimeMillis: T0 + 159, dryRun: false, batchSize: 3 });
+        const status = await completed(r.body.value);
+        assert.deepEqual([status.status.deleted >= 10, status.status.batches >= 4], [true, true], JSON.stringify(status));
+        const left = await stored();
+        assert.deepEqual([left[0], left.length], [T0 + 160, 41]);
+        const resource = await svcTask('dataset_datasetprofileaspect_v1');
+        assert.deepEqual([resource.total, resource.done], [12, 12]);
+      });
+
+      // Partitions are the postgres store's.
+      if (!opensearch) test('months wholly before the boundary are dropped with their partitions; the boundary month is deleted from', async () => {
+        const DAY = 86_400_000;
+        const start = Date.UTC(2024, 0, 1);
+        await profiles('ts.months', 91, 'datasetUsageStatistics', start, DAY); // 2024-01-01 … 2024-03-31, one a day
+        const partitions = async () =>
+          (await sql<{ name: string }>(s.databaseUrl, "SELECT relname AS name FROM pg_class WHERE relkind = 'r' AND relname LIKE 'ts_dataset_datasetusagestatisticsaspect_v1_%' ORDER BY relname")).map((r) => r.name);
+        assert.deepEqual(await partitions(), ['ts_dataset_datasetusagestatisticsaspect_v1_202401', 'ts_dataset_datasetusagestatisticsaspect_v1_202402', 'ts_dataset_datasetusagestatisticsaspect_v1_202403']);
+        const end = Date.UTC(2024, 2, 10); // 2024-03-10 00:00, inclusive
+        const r = await operation('truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetUsageStatistics', endTimeMillis: end, dryRun: false, batchSize: 3 });
+        const task = r.body.value as string;
+        const status = await pollUntil('the truncation completes', async () => JSON.parse((await operation('getEsTaskStatus', { task })).body.value), (st) => st.completed === true);
+        assert.deepEqual([status.status.total, status.status.deleted], [31 + 29 + 10, 70]);
+        assert.deepEqual(await partitions(), ['ts_dataset_datasetusagestatisticsaspect_v1_202403']);
+        const left = await sql<{ min: string; n: string }>(s.databaseUrl, "SELECT min(timestamp_millis) AS min, count(*) AS n FROM timeseries_entries WHERE aspect = 'datasetUsageStatistics'");
+        assert.deepEqual([Number(left[0]!.min), Number(left[0]!.n)], [end + DAY, 21]);
+        // A write into a dropped month makes its partition again.
+        await text(
+          await s.request(`/openapi/v3/entity/dataset/${enc(datasetUrn('ts.months'))}/datasetUsageStatistics?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: start + 5 * DAY } }) }),
+          200,
+        );
+        assert.equal((await partitions()).length, 2);
+        await sql(s.databaseUrl, "DELETE FROM timeseries_entries WHERE aspect = 'datasetUsageStatistics'");
+      });
+
+      test('an entity type or aspect that is not a time series is a 400 in Rest.li’s shape', async () => {
+        const notSeries = await truncate({ aspect: 'status', endTimeMillis: T0 });
+        assert.equal(notSeries.status, 400);
+        assert.equal(notSeries.restli, 'true');
+        assert.deepEqual(notSeries.body, { message: 'status is not a time series aspect of dataset; its time series aspects are ' + notSeries.body.message.split('are ')[1], status: 400 });
+        assert.match(notSeries.body.message, /datasetProfile/);
+        const unknown = await truncate({ entityType: 'nothing', endTimeMillis: T0 });
+        assert.equal(unknown.status, 400);
+        assert.match(unknown.body.message, /Unknown entity type "nothing"/);
+      });
+
+      test('missing and mistyped parameters are named, 400', async () => {
+        const r = await operation('truncateTimeseriesAspect', { entityType: 'dataset', dryRun: 'no' });
+        assert.equal(r.status, 400);
+        assert.equal(r.restli, 'true');
+        assert.equal(r.body.message, "Parameter 'aspect' is required; Parameter 'endTimeMillis' is required; Parameter 'dryRun' must be true or false, got \"no\"");
+        const noAction = await s.request('/gms/operations', { method: 'POST', body: '{}' });
+        assert.equal(noAction.status, 400);
+        const badAction = await s.request('/gms/operations?action=restoreIndices', { method: 'POST', body: '{}' });
+        assert.equal(badAction.status, 400);
+      });
+
+      test('the same action at /operations and /api/gms/operations', async () => {
+        for (const path of ['/operations', '/api/gms/operations']) {
+          const res = await s.request(`${path}?action=truncateTimeseriesAspect`, { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: 0 }) });
+          assert.equal(res.status, 200, path);
+          assert.match(((await res.json()) as { value: string }).value, /^Delete 0 out of 41 rows/);
+        }
+      });
+    });
+
+    describe('GET /openapi/v2/timeseries/{entity}/{aspect}', () => {
+      test('lists entries newest first between inclusive bounds, page by page with the scrollId', async () => {
+        const urn = datasetUrn('ts.listed');
+        for (const t of [1000, 2000, 3000, 4000, 5000]) {
+          // The first three shipped (opensearch), the last two perhaps not yet: the listing merges both.
+          if (t === 4000) await settle();
+          await text(
+            await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/operation?createIfNotExists=false`, {
+              method: 'POST',
+              body: JSON.stringify({ value: { timestampMillis: t, operationType: 'INSERT', lastUpdatedTimestamp: t, messageId: `m${t}` } }),
+            }),
+            200,
+          );
+        }
+        const seen: number[] = [];
+        let scrollId: string | null = null;
+        let first: any;
+        do {
+          const page: any = JSON.parse(
+            await text(await s.request(`/openapi/v2/timeseries/dataset/operation?count=2&startTimeMillis=2000&endTimeMillis=5000${scrollId ? `&scrollId=${encodeURIComponent(scrollId)}` : ''}`), 200),
+          );
+          first ??= page.results[0];
+          seen.push(...page.results.map((r: { timestampMillis: number }) => r.timestampMillis));
+          scrollId = page.scrollId;
+        } while (scrollId);
+        assert.deepEqual(seen, [5000, 4000, 3000, 2000]);
+        assert.deepEqual(first, { urn, messageId: 'm5000', timestampMillis: 5000, event: { timestampMillis: 5000, operationType: 'INSERT', lastUpdatedTimestamp: 5000, messageId: 'm5000' } });
+        const withMeta: any = JSON.parse(await text(await s.request('/openapi/v2/timeseries/dataset/operation?count=1&systemMetadata=true'), 200));
+        assert.equal(typeof withMeta.results[0].systemMetadata, 'object');
+      });
+
+      test('an aspect that is not a time series, or a bad scroll id, is a 400', async () => {
+        const res = await s.request('/openapi/v2/timeseries/dataset/status');
+        assert.equal(res.status, 400);
+        assert.match(((await res.json()) as { message: string }).message, /status is not a time series aspect of dataset/);
+        const bad = await s.request('/openapi/v2/timeseries/dataset/operation?scrollId=nonsense');
+        assert.equal(bad.status, 400);
+      });
+    });
+
+    describe('time series entries on entity reads and deletes', () => {
+      test('the latest entry shows on reads, shipped or not; DELETE of the aspect removes the latest entry; a hard delete removes them all', async () => {
+        const urn = datasetUrn('ts.read');
+        const write = (t: number) =>
+          s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t, rowCount: t } }) }).then((r) => text(r, 200));
+        const latest = async () => {
+          const res = await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile`);
+          return res.status === 404 ? undefined : JSON.parse(await text(res, 200)).datasetProfile.value.timestampMillis;
+        };
+        await write(1000);
+        await write(3000);
+        await settle();
+        await write(2000); // older than the latest, perhaps not shipped yet
+        assert.equal(await latest(), 3000);
+        const entity = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}?aspects=datasetProfile`), 200));
+        assert.equal(entity.datasetProfile.value.timestampMillis, 3000);
+        // DataHub's DELETE of a time series aspect: the latest entry goes, the one before shows.
+        await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile`, { method: 'DELETE' }), 200);
+        assert.equal(await latest(), 2000);
+        await settle();
+        assert.equal(await latest(), 2000);
+        assert.deepEqual((await stored()).filter((t) => t <= 3000), [1000, 2000]);
+        // A hard delete of the entity: none of its entries remain, wherever they were.
+        await write(4000);
+        await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' }), 200);
+        assert.equal(await latest(), undefined);
+        assert.deepEqual((await stored()).filter((t) => t <= 4000), []);
+        // Entries written after the delete are kept.
+        await write(5000);
+        assert.equal(await latest(), 5000);
+        assert.deepEqual((await stored()).filter((t) => t <= 5000), [5000]);
+        await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' }), 200);
+      });
+    });
+
+    describe('getEsTaskStatus', () => {
+      test('DataHub’s rules and messages for the parameters', async () => {
+        const msg = async (body: unknown) => {
+          const r = await operation('getEsTaskStatus', body);
+          assert.equal(r.status, 400, JSON.stringify(r.body));
+          return r.body.message;
+        };
+        assert.equal(await msg({}), 'Please specify either Node ID + task ID OR composite task parameters');
+        assert.equal(await msg({ nodeId: 'svc' }), 'Please specify either Node ID + task ID OR composite task parameters');
+        assert.equal(await msg({ task: 'svc:1', nodeId: 'svc', taskId: 2 }), 'Please specify only one of Node ID + task ID OR composite task parameters');
+        for (const bad of ['hello', '123456:aB1', ':123', 'svc:0']) {
+          assert.equal(await msg({ task: bad }), `Task should be in the form nodeId:taskId e.g. aB1cdEf2GHIJKLMnoPQr3S:123456 (got ${bad})`);
+        }
+      });
+
+      test('a task that does not exist: HTTP 200 with an error inside the value; 404 on the OpenAPI route', async () => {
+        for (const task of ['qhxGdzytQS-pQek8CwBCZg:54654', 'svc:999999']) {
+          const r = await operation('getEsTaskStatus', { task });
+          assert.equal(r.status, 200);
+          assert.deepEqual(JSON.parse(r.body.value), { error: `Could not get task status for ${task}` });
+        }
+        const res = await s.request('/openapi/operations/elasticSearch/getTaskStatus?task=svc%3A999999');
+        assert.equal(res.status, 404);
+        const bad = await s.request('/openapi/operations/elasticSearch/getTaskStatus?task=hello');
+        assert.equal(bad.status, 400);
+        assert.match(((await bad.json()) as { message: string }).message, /^Task ID should be in the form nodeId:taskId e.g. aB1cdEf2GHI-JKLMnoPQr3:123456 \(got hello\)$/);
+      });
+    });
+
+    describe('getIndexSizes and authorization', () => {
+      test('index sizes per aspect, named as DataHub names the indices', async () => {
+        await profiles('ts.usage', 10, 'datasetUsageStatistics');
+        const r = await operation('getIndexSizes', {});
+        assert.equal(r.status, 200);
+        const sizes = r.body.value.indexSizes as { indexName: string; entityName: string; aspectName: string; sizeMb: number }[];
+        const byName = new Map(sizes.map((x) => [x.indexName, x]));
+        // In opensearch mode the names carry the index prefix, as DataHub's do.
+        const name = (index: string) => (opensearch ? `${prefix}_${index}` : index);
+        const profile = byName.get(name('dataset_datasetprofileaspect_v1'))!;
+        const usage = byName.get(name('dataset_datasetusagestatisticsaspect_v1'))!;
+        assert.deepEqual([profile.entityName, profile.aspectName, usage.aspectName], ['dataset', 'datasetprofile', 'datasetusagestatistics'], JSON.stringify(sizes));
+        // Sizes on disk in kilobytes: tables and their indexes in pages of 8 KB, or the indices' primary store.
+        assert.ok(profile.sizeMb >= (opensearch ? 1 : 8.192) && usage.sizeMb >= (opensearch ? 1 : 8.192), JSON.stringify(sizes));
+      });
+
+      test('the actions need the admin role (DataHub’s lines) and a token', async () => {
+        const created = await s.request('/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'ts-writer', role: 'writer' }) });
+        const writer = ((await created.json()) as { token: string }).token;
+        const cases: [string, unknown, string][] = [
+          ['truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: 0 }, 'User is unauthorized to truncate timeseries index'],
+          ['getEsTaskStatus', { task: 'svc:1' }, 'User is unauthorized to get ES task status'],
+          ['getIndexSizes', {}, 'User is unauthorized to get index sizes.'],
+        ];
+        for (const [action, body, message] of cases) {
+          const r = await operation(action, body, writer);
+          assert.deepEqual([r.status, r.body, r.restli], [403, { message, status: 403 }, 'true'], action);
+          const anonymous = await operation(action, body, null);
+          assert.equal(anonymous.status, 401, action);
+        }
+        const openapi = await s.request('/openapi/operations/elasticSearch/getTaskStatus?task=svc%3A1', { token: writer });
+        assert.equal(openapi.status, 403);
+        assert.equal(((await openapi.json()) as { error: string }).error, 'urn:li:corpuser:ts-writer is not authorized to get ElasticSearch task status');
+      });
+    });
+  });
+}
