@@ -426,7 +426,16 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
       'SELECT id, index_name, urn, aspect, timestamp_millis, metadata, system_metadata, created_on, created_by FROM timeseries_entries ORDER BY id LIMIT $1',
       [SHIP_BATCH],
     );
-    const deletes = await query<DeleteRow>(tx, 'SELECT id, kind, index_name, urn, entry_ids FROM timeseries_deletes ORDER BY id LIMIT $1', [SHIP_BATCH]);
+    // Deletions wait while a reindex copies their index (the copy reads a snapshot and would bring the
+    // entries back); reads keep hiding them meanwhile. A hard delete of an entity waits for any reindex.
+    const deletes = await query<DeleteRow>(
+      tx,
+      `WITH reindexing AS (SELECT subject FROM tasks WHERE kind = $2 AND state <> 'SUCCEEDED' AND params ? 'opensearchTask' AND (params->>'reindex')::boolean)
+       SELECT id, kind, index_name, urn, entry_ids FROM timeseries_deletes d
+        WHERE NOT EXISTS (SELECT 1 FROM reindexing r WHERE d.kind = 'entity' OR r.subject = d.index_name)
+        ORDER BY id LIMIT $1`,
+      [SHIP_BATCH, TRUNCATE_TASK],
+    );
     if (entries.length === 0 && deletes.length === 0) return 0;
     // Only up to where both lists are complete, so that order holds across them.
     let cut = Infinity;
