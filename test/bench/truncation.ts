@@ -68,6 +68,27 @@ async function truncateAndWait(base: string): Promise<{ status: { deleted: numbe
   }
 }
 
+/** Dry runs of svc against the raw count they stand for, alternating (times in ms). */
+async function dryRuns(base: string, rawCount: () => Promise<unknown>): Promise<{ dry: number[]; rawCount: number[]; message: string }> {
+  const out = { dry: [] as number[], rawCount: [] as number[], message: '' };
+  for (let k = 0; k < ITERATIONS; k++) {
+    const [d, r] = await time(() => dryRun(base));
+    out.dry.push(d);
+    out.message = (r as { value: string }).value;
+    out.rawCount.push((await time(rawCount))[0]);
+  }
+  return out;
+}
+
+/** The monthly partitions of svc's entries (made before they are written, as the write path does). */
+async function makePartitions(svcSql: pg.Client): Promise<void> {
+  await svcSql.query(
+    `SELECT svc_timeseries_partition($1, m) FROM (SELECT DISTINCT ON (date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) t AS m
+       FROM (SELECT $2::bigint + i * $3::bigint AS t FROM generate_series(0, $4::int - 1) AS i) x ORDER BY date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) months`,
+    [INDEX, START, STEP, N],
+  );
+}
+
 async function onPostgres(pgc: BenchPostgres): Promise<void> {
   const svcDb = await createDb(pgc.adminUrl);
   const rawDb = await createDb(pgc.adminUrl);
@@ -79,11 +100,7 @@ async function onPostgres(pgc: BenchPostgres): Promise<void> {
   try {
     // svc: the dataset through the API, then the entries into their monthly partitions.
     await call(server.base, 'POST', `/openapi/v3/entity/dataset/${encodeURIComponent(URN)}/status?createIfNotExists=false`, { value: { removed: false } });
-    await svcSql.query(
-      `SELECT svc_timeseries_partition($1, m) FROM (SELECT DISTINCT ON (date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) t AS m
-         FROM (SELECT $2::bigint + i * $3::bigint AS t FROM generate_series(0, $4::int - 1) AS i) x ORDER BY date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) months`,
-      [INDEX, START, STEP, N],
-    );
+    await makePartitions(svcSql);
     await svcSql.query(rows('timeseries_entries', true), [URN, START, STEP, N]);
     // Raw: the same rows in one plain table with the same indexes.
     await raw.query(`CREATE TABLE timeseries_raw (
@@ -97,19 +114,7 @@ async function onPostgres(pgc: BenchPostgres): Promise<void> {
       await c.query('CHECKPOINT');
     }
 
-    // Dry runs against the raw count they stand for, alternating.
-    const dry: number[] = [];
-    const rawCount: number[] = [];
-    let message = '';
-    for (let k = 0; k < ITERATIONS; k++) {
-      const [d, r] = await time(() => dryRun(server.base));
-      dry.push(d);
-      message = (r as { value: string }).value;
-      const [c] = await time(() =>
-        raw.query(`SELECT count(*) FILTER (WHERE timestamp_millis <= $3) AS n, count(*) AS total FROM timeseries_raw WHERE entity_type = $1 AND aspect = $2`, ['dataset', 'datasetProfile', BOUNDARY]),
-      );
-      rawCount.push(c);
-    }
+    const { dry, rawCount, message } = await dryRuns(server.base, () => raw.query(`SELECT count(*) FILTER (WHERE timestamp_millis <= $3) AS n, count(*) AS total FROM timeseries_raw WHERE entity_type = $1 AND aspect = $2`, ['dataset', 'datasetProfile', BOUNDARY]));
 
     // The truncation itself: svc until its task completes, then the raw DELETE.
     const [svcMs, task] = await time(() => truncateAndWait(server.base));
@@ -145,11 +150,7 @@ async function onOpenSearch(pgc: BenchPostgres): Promise<void> {
   try {
     // svc: the entries committed to its outbox, timed until shipped to OpenSearch.
     await call(server.base, 'POST', `/openapi/v3/entity/dataset/${encodeURIComponent(URN)}/status?createIfNotExists=false`, { value: { removed: false } });
-    await svcSql.query(
-      `SELECT svc_timeseries_partition($1, m) FROM (SELECT DISTINCT ON (date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) t AS m
-         FROM (SELECT $2::bigint + i * $3::bigint AS t FROM generate_series(0, $4::int - 1) AS i) x ORDER BY date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) months`,
-      [INDEX, START, STEP, N],
-    );
+    await makePartitions(svcSql);
     const [shipMs] = await time(async () => {
       await svcSql.query(rows('timeseries_entries', true), [URN, START, STEP, N]);
       for (;;) {
@@ -176,18 +177,7 @@ async function onOpenSearch(pgc: BenchPostgres): Promise<void> {
     await client.indices.refresh({ index: `${alias},${rawIndex}` });
     await client.indices.forcemerge({ index: `${alias},${rawIndex}`, max_num_segments: 1 });
 
-    const dry: number[] = [];
-    const rawCount: number[] = [];
-    let message = '';
-    for (let k = 0; k < ITERATIONS; k++) {
-      const [d, r] = await time(() => dryRun(server.base));
-      dry.push(d);
-      message = (r as { value: string }).value;
-      const [c] = await time(() =>
-        client.search({ index: rawIndex, body: { size: 0, track_total_hits: true, aggs: { old: { filter: { range: { timestampMillis: { lte: BOUNDARY } } } } } } as never }),
-      );
-      rawCount.push(c);
-    }
+    const { dry, rawCount, message } = await dryRuns(server.base, () => client.search({ index: rawIndex, body: { size: 0, track_total_hits: true, aggs: { old: { filter: { range: { timestampMillis: { lte: BOUNDARY } } } } } } as never }));
 
     const [svcMs, task] = await time(() => truncateAndWait(server.base));
     const [rawMs, rawResult] = await time(() =>
