@@ -1,7 +1,8 @@
 /**
  * The project's CRDs (`crds/`) on the real kube-apiserver (`KUBECONFIG`): they install and become
- * Established, their defaults apply, their validation rules reject invalid objects with the
- * documented messages, and their short names clash with no built-in resource.
+ * Established, their defaults apply, their validation rules accept the short forms people write by
+ * hand and reject invalid objects with the documented messages, every field has a description for
+ * `kubectl explain`, and their short names clash with no built-in resource.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -9,7 +10,14 @@ import { request, type RequestOptions } from 'node:https';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ApiException, PatchStrategy, loadYaml, setHeaderOptions, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiException,
+  PatchStrategy,
+  loadYaml,
+  setHeaderOptions,
+  type V1CustomResourceDefinition,
+  type V1JSONSchemaProps,
+} from '@kubernetes/client-node';
 import { kubeClients } from '../support/kubeClients.ts';
 
 const { kc, extensions, objects } = kubeClients();
@@ -87,6 +95,19 @@ async function getJson<T>(path: string, accept = 'application/json'): Promise<T>
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * Paths of the fields under `schema` that have no description, e.g. `spec.allowedValues[].stringValue`
+ * (`[]` for an array's items). kubectl explain prints `<no description>` for each.
+ */
+function undescribed(schema: V1JSONSchemaProps, path = ''): string[] {
+  const missing = path && !schema.description ? [path] : [];
+  for (const [name, field] of Object.entries(schema.properties ?? {})) {
+    missing.push(...undescribed(field, path ? `${path}.${name}` : name));
+  }
+  if (schema.items) missing.push(...undescribed(schema.items as V1JSONSchemaProps, `${path}[]`));
+  return missing;
 }
 
 function property(spec: Record<string, unknown>, name = uniqueName('sp')) {
@@ -219,6 +240,38 @@ describe('CRDs', () => {
     );
   });
 
+  it('describe every field', () => {
+    const missing = crds.flatMap((crd) =>
+      undescribed(crd.spec.versions[0]!.schema!.openAPIV3Schema!)
+        // The API server refuses a description on metadata (only `type: object` is allowed there) and
+        // publishes ObjectMeta's own; the next test checks that.
+        .filter((path) => path !== 'metadata')
+        .map((path) => `${crd.spec.names.kind} ${path}`),
+    );
+    assert.deepEqual(missing, []);
+  });
+
+  it('publish a description of every field for kubectl explain', async () => {
+    type Published = { components: { schemas: Record<string, V1JSONSchemaProps> } };
+    const kinds = crds.map((c) => c.spec.names.kind);
+    const missing = async () => {
+      const doc = await getJson<Published>(`/openapi/v3/apis/${apiVersion}`).catch(() => undefined);
+      if (!doc) return [`/openapi/v3/apis/${apiVersion} (not published)`];
+      return kinds.flatMap((kind) => {
+        const schema = doc.components.schemas[`dev.svc.catalog.${version}.${kind}`];
+        return schema ? undescribed(schema).map((path) => `${kind} ${path}`) : [`${kind} (not published)`];
+      });
+    };
+    // The API server publishes the group version, and rebuilds it, a moment after a CRD changes.
+    const deadline = Date.now() + 30_000;
+    let last = await missing();
+    while (last.length && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      last = await missing();
+    }
+    assert.deepEqual(last, []);
+  });
+
   describe('StructuredProperty', () => {
     it('applies defaults: cardinality SINGLE, deletionPolicy Soft, immutable left unset', async () => {
       const obj = await createProperty(property({}));
@@ -276,11 +329,52 @@ describe('CRDs', () => {
       );
     });
 
-    it('rejects valueType and entityTypes that are not URNs', async () => {
-      const type = await rejectedProperty({ valueType: 'number' });
-      assert.match(type.message, /valueType must be a data type URN/);
-      const entities = await rejectedProperty({ entityTypes: ['dataset'] });
-      assert.match(entities.message, /spec\.entityTypes\[0\]: Invalid value: .*must be an entity type URN/);
+    it('accepts the short forms of valueType and entityTypes the server accepts', async () => {
+      const numbers = await createProperty(
+        property({
+          valueType: 'number',
+          entityTypes: ['dataset', 'dataFlow'],
+          allowedValues: [{ numberValue: 30 }, { numberValue: 90 }],
+        }),
+      );
+      assert.equal(numbers.spec.valueType, 'number');
+      assert.deepEqual(numbers.spec.entityTypes, ['dataset', 'dataFlow']);
+      const numberForms = ['NUMBER', 'urn:li:dataType:number', 'urn:li:dataType:NUMBER', 'urn:li:dataType:svc.number'];
+      for (const valueType of numberForms) {
+        const obj = await createProperty(property({ valueType, allowedValues: [{ numberValue: 1 }] }));
+        assert.equal(obj.spec.valueType, valueType);
+      }
+      const entityTypes = ['urn:li:entityType:dataset', 'urn:li:entityType:svc.dataFlow', 'DATASET'];
+      const urns = await createProperty(property({ valueType: 'urn:li:dataType:number', entityTypes }));
+      assert.deepEqual(urns.spec.entityTypes, entityTypes);
+      const strings = await createProperty(
+        property({ valueType: 'string', allowedValues: [{ stringValue: 'PII' }] }),
+      );
+      assert.equal(strings.spec.valueType, 'string');
+    });
+
+    it('rejects valueType and entityTypes that are neither type URNs nor short forms', async () => {
+      for (const valueType of ['not a type!', 'urn:li:dataType:', 'urn:li:entityType:svc.dataset', 'svc:number']) {
+        const { code, message } = await rejectedProperty({ valueType });
+        assert.equal(code, 422, valueType);
+        assert.match(
+          message,
+          /spec\.valueType: Invalid value: .*valueType must be a data type such as number or urn:li:dataType:svc.number/,
+          valueType,
+        );
+      }
+      for (const entityType of ['urn:li:dataset:x', 'data set', 'urn:li:entityType:', 'urn:li:dataType:svc.string']) {
+        const { code, message } = await rejectedProperty({ entityTypes: ['dataset', entityType] });
+        assert.equal(code, 422, entityType);
+        assert.match(
+          message,
+          new RegExp(
+            'spec\\.entityTypes\\[1\\]: Invalid value: .*' +
+              'each entityTypes item must be an entity type such as dataset or urn:li:entityType:svc\\.dataset',
+          ),
+          entityType,
+        );
+      }
       const none = await rejectedProperty({ entityTypes: [] });
       assert.match(none.message, /spec\.entityTypes: Invalid value: .*should have at least 1 items/);
     });
@@ -293,21 +387,32 @@ describe('CRDs', () => {
       );
       const neither = await rejectedProperty({ allowedValues: [{ description: 'no value' }] });
       assert.match(neither.message, /exactly one of stringValue or numberValue/);
-      const wrong = await rejectedProperty({
-        valueType: 'urn:li:dataType:svc.number',
-        allowedValues: [{ stringValue: '1' }],
-      });
-      assert.match(wrong.message, /allowedValues of a number property must use numberValue/);
-      const shortForm = await rejectedProperty({
-        valueType: 'urn:li:dataType:NUMBER',
-        allowedValues: [{ stringValue: '1' }],
-      });
-      assert.match(shortForm.message, /allowedValues of a number property must use numberValue/);
-      const wrongString = await rejectedProperty({ allowedValues: [{ numberValue: 1 }] });
-      assert.match(
-        wrongString.message,
-        /allowedValues of a number property must use numberValue; of any other type, stringValue/,
-      );
+      const numberTypes = [
+        'number',
+        'NUMBER',
+        'svc.number',
+        'urn:li:dataType:number',
+        'urn:li:dataType:NUMBER',
+        'urn:li:dataType:svc.number',
+        'urn:li:dataType:svc.Number',
+      ];
+      for (const valueType of numberTypes) {
+        const wrong = await rejectedProperty({ valueType, allowedValues: [{ stringValue: '1' }] });
+        assert.equal(wrong.code, 422, valueType);
+        assert.match(
+          wrong.message,
+          /spec: Invalid value: .*allowedValues of a number property must use numberValue/,
+          valueType,
+        );
+      }
+      for (const valueType of ['urn:li:dataType:svc.string', 'string', 'date', 'urn:li:dataType:svc.numbers']) {
+        const wrongString = await rejectedProperty({ valueType, allowedValues: [{ numberValue: 1 }] });
+        assert.match(
+          wrongString.message,
+          /allowedValues of a number property must use numberValue; of any other type, stringValue/,
+          valueType,
+        );
+      }
     });
 
     it('refuses to change qualifiedName but accepts other changes', async () => {
@@ -331,7 +436,8 @@ describe('CRDs', () => {
     it('takes status through the subresource and shows it in the printer columns', async () => {
       const obj = await createProperty(property({ version: '20250101000000' }));
       const urn = `urn:li:structuredProperty:${String(obj.spec.qualifiedName)}`;
-      await objects.patchNamespacedCustomObjectStatus(
+      const entityTypes = ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.dataFlow'];
+      const written = (await objects.patchNamespacedCustomObjectStatus(
         {
           ...props,
           name: obj.metadata.name,
@@ -339,6 +445,8 @@ describe('CRDs', () => {
             status: {
               observedGeneration: 1,
               urn,
+              valueType: 'urn:li:dataType:svc.string',
+              entityTypes,
               version: '20250101000000',
               lastSyncTime: '2026-01-01T00:00:00Z',
               conditions: [
@@ -355,7 +463,9 @@ describe('CRDs', () => {
           },
         },
         merge,
-      );
+      )) as Obj;
+      assert.equal(written.status?.valueType, 'urn:li:dataType:svc.string');
+      assert.deepEqual(written.status?.entityTypes, entityTypes);
       const badCondition = await rejection(
         objects.patchNamespacedCustomObjectStatus(
           {
@@ -420,13 +530,13 @@ describe('CRDs', () => {
       assert.equal('schedule' in obj.spec, false);
     });
 
-    it('accepts a fixed cut-off run once and a relative one on a schedule', async () => {
+    it('accepts a fixed cut-off run once and a relative one on a schedule of five or six fields', async () => {
       const once = await createJob(
         job({ endTimeMillis: 1_718_352_000_000, dryRun: false, batchSize: 500, timeoutSeconds: 600 }),
       );
       assert.equal(once.spec.endTimeMillis, 1_718_352_000_000);
       assert.equal(once.spec.dryRun, false);
-      for (const schedule of ['0 3 * * *', '*/15 * * * 1-5', '@daily']) {
+      for (const schedule of ['0 3 * * *', '*/15 * * * 1-5', '@daily', '*/5 * * * * *', '30 0 3 * * 1-5']) {
         const scheduled = await createJob(job({ olderThan: '720h', schedule }));
         assert.equal(scheduled.spec.schedule, schedule);
       }
@@ -447,10 +557,16 @@ describe('CRDs', () => {
           /olderThan must be a positive whole number followed by s, m, h, d or w/,
         );
       }
-      for (const schedule of ['every day', '0 3 * *', '@sometimes']) {
+      for (const schedule of ['every day', '0 3 * *', '0 0 3 * * * 2026', '@sometimes']) {
+        const { code, message } = await rejectedJob({ olderThan: '1d', schedule });
+        assert.equal(code, 422, schedule);
         assert.match(
-          (await rejectedJob({ olderThan: '1d', schedule })).message,
-          /schedule must be a cron expression with five fields/,
+          message,
+          new RegExp(
+            'spec\\.schedule: Invalid value: .*' +
+              'schedule must be a cron expression with five fields, or six with a leading seconds field, or @hourly',
+          ),
+          schedule,
         );
       }
       assert.match(
