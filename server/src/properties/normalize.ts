@@ -1,7 +1,8 @@
 /**
  * Short forms accepted on input and stored in full: `number` or `urn:li:dataType:number` become
  * `urn:li:dataType:svc.number`; `dataset` or `urn:li:entityType:dataset` become
- * `urn:li:entityType:svc.dataset` (the forms the seed shows for GraphQL and the CLI file).
+ * `urn:li:entityType:svc.dataset`; `svc.number` and `svc.dataset` gain the URN prefix (the forms the seed shows
+ * for GraphQL and the CLI file, and that people write in a StructuredProperty by hand).
  */
 import { registry } from '../registry/registry.ts';
 import { DATA_TYPES, NAMESPACE, type PropertyDefinition } from './types.ts';
@@ -11,14 +12,16 @@ const ENTITY_TYPE = 'urn:li:entityType:';
 
 export function normalizeDataType(input: string): string {
   const id = input.startsWith(DATA_TYPE) ? input.slice(DATA_TYPE.length) : input.includes(':') ? undefined : input;
-  if (id === undefined || id.startsWith(NAMESPACE)) return input;
+  if (id === undefined) return input;
+  if (id.startsWith(NAMESPACE)) return `${DATA_TYPE}${id}`;
   const known = DATA_TYPES.find((t) => t.id === id.toLowerCase());
   return known ? `${DATA_TYPE}${NAMESPACE}${known.id}` : input;
 }
 
 export function normalizeEntityType(input: string): string {
   const id = input.startsWith(ENTITY_TYPE) ? input.slice(ENTITY_TYPE.length) : input.includes(':') ? undefined : input;
-  if (id === undefined || id.startsWith(NAMESPACE)) return input;
+  if (id === undefined) return input;
+  if (id.startsWith(NAMESPACE)) return `${ENTITY_TYPE}${id}`;
   const known = registry.findEntity(id);
   return known ? `${ENTITY_TYPE}${NAMESPACE}${known.name}` : input;
 }
