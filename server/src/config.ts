@@ -39,14 +39,16 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-function bool(name: string, raw: string | undefined, dflt: boolean): boolean {
+/** A boolean setting: true/1/yes or false/0/no; unset or empty is the default. */
+export function bool(name: string, raw: string | undefined, dflt: boolean): boolean {
   if (raw === undefined || raw === '') return dflt;
   if (/^(true|1|yes)$/i.test(raw)) return true;
   if (/^(false|0|no)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
-function int(name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
+/** An integer setting within [min, max]; unset or empty is the default. */
+export function int(name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) {
