@@ -50,13 +50,14 @@ function infraNeeds(file: string): ComponentName[] {
 
 function suites(selected: string[] | undefined): Suite[] {
   const pick = (files: string[]) => (selected ? files.filter((f) => selected.includes(f)) : files);
-  const unit = pick(findTests('server'));
+  const unit = pick([...findTests('server'), ...findTests('operator')]);
   const server = pick(findTests('test/server'));
   const embedded = pick(findTests('test/embedded'));
   const search = pick(findTests('test/search'));
   const graphql = pick(findTests('test/graphql'));
   const cli = pick(findTests('test/cli'));
   const infra = pick(findTests('test/infra'));
+  const operator = pick(findTests('test/operator'));
   const out: Suite[] = [];
   if (unit.length) out.push({ name: 'unit', files: unit, needs: [] });
   if (server.length) {
@@ -69,6 +70,8 @@ function suites(selected: string[] | undefined): Suite[] {
   if (graphql.length) out.push({ name: 'graphql on Postgres and OpenSearch', files: graphql, needs: ['postgres', 'opensearch'] });
   // The svc binary, run as a child process against a started server.
   if (cli.length) out.push({ name: 'cli', files: cli, needs: ['postgres'] });
+  // The operator against a real kube-apiserver and a real svc server (on Debian Postgres).
+  if (operator.length) out.push({ name: 'operator', files: operator, needs: ['postgres', 'kube'] });
   if (embedded.length) out.push({ name: 'embedded default', files: embedded, needs: [] });
   const byNeeds = new Map<string, string[]>();
   for (const f of infra) {

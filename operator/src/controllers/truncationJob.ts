@@ -1,0 +1,179 @@
+/**
+ * TruncationJob: runs the server's truncation (T1) of a time series aspect once, or at each time of a
+ * cron schedule, and follows the task it starts. The status is the job's memory: a run is started only
+ * after `lastRun` records it, its task id is kept as soon as the server gives it, and a reconcile
+ * after a restart resumes polling that task instead of starting another run. One reconcile per key
+ * at a time and the leader Lease make two runs of one job at once impossible.
+ *
+ * A run: a dry run first (the server's message and counts), then, unless `dryRun`, the real run and
+ * polling of its task (`requeueAfter`, never blocking a worker) until it completes or fails.
+ */
+import { CronTime } from 'cron';
+import ms from 'ms';
+import type { Logger } from '../../../server/src/log.ts';
+import { Catalog, CatalogError } from '../catalog.ts';
+import { CustomResources, isManaged, keyOf, type TruncationJob, type TruncationJobStatus } from '../resources.ts';
+import type { ConditionUpdate } from '../runtime/conditions.ts';
+import type { ReconcileResult } from '../runtime/controller.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { Informer } from '../runtime/informer.ts';
+
+export interface TruncationJobDeps {
+  resources: CustomResources<TruncationJob>;
+  informer: Informer<TruncationJob>;
+  catalog: Catalog;
+  events: EventRecorder;
+  log: Logger;
+  /** How soon a running task is polled again. */
+  pollMs: number;
+  now?: () => number;
+}
+
+/** The next time of a cron schedule (five fields, or six with seconds first; UTC) after `from`. */
+export function nextRunOf(schedule: string, from: Date): Date {
+  const time = new CronTime(schedule, 'UTC');
+  // sendAt() counts from the real clock; the schedule's next time after `from` is what a run is due at.
+  const next = time.getNextDateFrom(from, 'UTC');
+  return next.toJSDate();
+}
+
+/** The counts in the server's dry-run message: "Delete 10 out of 201 rows (4.98%). …". */
+export function countsOf(message: string): { toDelete: number; total: number } | undefined {
+  const m = /^Delete (\d+) out of (\d+) rows/.exec(message);
+  return m ? { toDelete: Number(m[1]), total: Number(m[2]) } : undefined;
+}
+
+export class TruncationJobReconciler {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: TruncationJobDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    const job = this.deps.informer.get(key);
+    if (!job || job.metadata.deletionTimestamp || !isManaged(job)) return;
+    const status = job.status ?? {};
+    try {
+      // A run in progress (also one found after a restart) is followed, never started again.
+      if (status.taskId && !status.lastRun?.completionTime) return await this.poll(job, status.taskId);
+      const due = this.due(job);
+      if ('invalid' in due) {
+        await this.writeStatus(job, {}, [{ type: 'Ready', status: 'False', reason: 'InvalidSchedule', message: due.invalid }]);
+        return;
+      }
+      if (due.waitMs !== undefined) {
+        await this.writeStatus(job, { nextRun: due.nextRun }, [{ type: 'Ready', status: 'True', reason: 'Scheduled', message: `next run at ${due.nextRun}` }]);
+        return { requeueAfterMs: due.waitMs };
+      }
+      if (!due.run) return;
+      return await this.start(job);
+    } catch (err) {
+      if (!(err instanceof CatalogError)) throw err;
+      if (err.kind === 'rejected') return this.fail(job, 'Rejected', err.message);
+      await this.writeStatus(job, {}, [{ type: 'Ready', status: 'Unknown', reason: err.kind === 'unauthorized' ? 'Unauthorized' : 'ServerUnavailable', message: err.message }]).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * Whether a run is due now: a job without schedule runs once per generation; a scheduled one when
+   * its `nextRun` has come (the first `nextRun` is computed when the job is first seen, or changed).
+   */
+  private due(job: TruncationJob): { run: boolean; waitMs?: undefined } | { waitMs: number; nextRun: string } | { invalid: string } {
+    const status = job.status ?? {};
+    const sameGeneration = status.observedGeneration === job.metadata.generation;
+    if (!job.spec.schedule) return { run: !(sameGeneration && status.lastRun?.startTime) };
+    let nextRun = sameGeneration ? status.nextRun : undefined;
+    if (!nextRun) {
+      try {
+        nextRun = nextRunOf(job.spec.schedule, new Date(this.now())).toISOString();
+      } catch (err) {
+        return { invalid: `schedule ${job.spec.schedule} is not a cron expression: ${(err as Error).message}` };
+      }
+    }
+    const wait = Date.parse(nextRun) - this.now();
+    return wait > 0 ? { waitMs: wait, nextRun } : { run: true };
+  }
+
+  /** Starts a run: the dry run, and the real one unless `dryRun`. */
+  private async start(cached: TruncationJob): Promise<ReconcileResult | void> {
+    // The cache may not have seen this operator's last status write yet: decide on the live object.
+    let job = await this.deps.resources.read(cached);
+    if (!job || job.metadata.deletionTimestamp) return;
+    if (job.metadata.resourceVersion !== cached.metadata.resourceVersion) return { requeueAfterMs: 100 };
+    const startTime = new Date(this.now()).toISOString();
+    const endTimeMillis = job.spec.endTimeMillis ?? this.now() - ms(job.spec.olderThan as ms.StringValue);
+    const dryRun = job.spec.dryRun ?? true;
+    const request = { entityType: job.spec.entityType, aspect: job.spec.aspect, endTimeMillis, batchSize: job.spec.batchSize, timeoutSeconds: job.spec.timeoutSeconds };
+    const message = await this.deps.catalog.truncate({ ...request, dryRun: true });
+    const counts = countsOf(message);
+    if (!counts) return this.fail(job, 'Rejected', message);
+    const lastRun = { startTime, endTimeMillis, dryRun, message };
+    if (dryRun) {
+      return this.finish(job, { lastRun, counts: { ...counts, deleted: 0 }, taskId: undefined }, 'DryRun', `dry run: ${message.trim()}`);
+    }
+    // The run is recorded before it starts: a restart finds it and does not run the job twice.
+    job = (await this.writeStatus(job, { lastRun, counts: { ...counts, deleted: 0 }, taskId: undefined, nextRun: undefined }, [{ type: 'Ready', status: 'True', reason: 'Running', message: `truncating ${counts.toDelete} of ${counts.total} entries at or before ${endTimeMillis}` }])) ?? job;
+    if (counts.toDelete === 0) return this.finish(job, { lastRun, counts: { ...counts, deleted: 0 } }, 'NothingToDelete', 'no entry at or before the cut-off');
+    const taskId = await this.deps.catalog.truncate({ ...request, dryRun: false });
+    await this.writeStatus(job, { lastRun, taskId }, []);
+    await this.deps.events.record(job, 'Normal', 'Started', 'Truncate', `task ${taskId}: deleting ${counts.toDelete} of ${counts.total} entries of ${job.spec.entityType}/${job.spec.aspect}`);
+    this.deps.log.info({ key: keyOf(job), taskId, endTimeMillis }, 'truncation started');
+    return { requeueAfterMs: this.deps.pollMs };
+  }
+
+  private async poll(job: TruncationJob, taskId: string): Promise<ReconcileResult | void> {
+    let progress;
+    try {
+      progress = await this.deps.catalog.task(taskId);
+    } catch (err) {
+      if (err instanceof CatalogError && err.kind === 'rejected') return this.fail(job, 'TaskLost', `task ${taskId}: ${err.message}`);
+      throw err;
+    }
+    const counts = { ...job.status?.counts, deleted: progress.deleted };
+    if (progress.error) return this.fail(job, 'TaskFailed', `task ${taskId}: ${progress.error}`, { counts });
+    if (!progress.completed) {
+      await this.writeStatus(job, { counts }, []);
+      return { requeueAfterMs: this.deps.pollMs };
+    }
+    return this.finish(job, { counts }, 'Completed', `task ${taskId} deleted ${progress.deleted} entries`);
+  }
+
+  /** A run ended well: Complete=True, and the next time of a schedule. */
+  private async finish(job: TruncationJob, facts: Partial<TruncationJobStatus>, reason: string, message: string): Promise<ReconcileResult | void> {
+    const completionTime = new Date(this.now()).toISOString();
+    const lastRun = { ...(facts.lastRun ?? job.status?.lastRun), completionTime };
+    const next = job.spec.schedule ? nextRunOf(job.spec.schedule, new Date(this.now())).toISOString() : undefined;
+    await this.writeStatus(job, { ...facts, lastRun, nextRun: next }, [
+      { type: 'Complete', status: 'True', reason, message },
+      { type: 'Failed', status: 'False', reason, message },
+      { type: 'Ready', status: 'True', reason: next ? 'Scheduled' : reason, message: next ? `${message}; next run at ${next}` : message },
+    ]);
+    await this.deps.events.record(job, 'Normal', reason, 'Truncate', message);
+    this.deps.log.info({ key: keyOf(job), reason }, 'truncation run finished');
+    return next ? { requeueAfterMs: Math.max(0, Date.parse(next) - this.now()) } : undefined;
+  }
+
+  /** A run ended badly, or could not start: Failed=True, a Warning; a scheduled job still runs at its next time. */
+  private async fail(job: TruncationJob, reason: string, message: string, facts: Partial<TruncationJobStatus> = {}): Promise<ReconcileResult | void> {
+    const lastRun = { ...job.status?.lastRun, ...facts.lastRun, completionTime: new Date(this.now()).toISOString() };
+    let next: string | undefined;
+    try {
+      next = job.spec.schedule ? nextRunOf(job.spec.schedule, new Date(this.now())).toISOString() : undefined;
+    } catch {
+      next = undefined;
+    }
+    await this.writeStatus(job, { ...facts, lastRun, nextRun: next }, [
+      { type: 'Complete', status: 'False', reason, message },
+      { type: 'Failed', status: 'True', reason, message },
+      { type: 'Ready', status: 'False', reason, message },
+    ]);
+    await this.deps.events.record(job, 'Warning', reason, 'Truncate', message);
+    return next ? { requeueAfterMs: Math.max(0, Date.parse(next) - this.now()) } : undefined;
+  }
+
+  private writeStatus(job: TruncationJob, facts: Partial<TruncationJobStatus>, updates: ConditionUpdate[]): Promise<TruncationJob | undefined> {
+    return this.deps.resources.updateStatus(job, facts, updates);
+  }
+}

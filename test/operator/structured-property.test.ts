@@ -1,0 +1,242 @@
+/**
+ * The StructuredProperty controller against the real kube-apiserver and a real svc server (Postgres):
+ * create, update, drift repair, breaking changes, adoption, each deletion policy, the unmanaged
+ * annotation, two objects claiming one qualified name, and a server outage.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { FINALIZER, type StructuredProperty } from '../../operator/src/resources.ts';
+import type { Operator } from '../../operator/src/operator.ts';
+import { pollUntil } from '../support/poll.ts';
+import { createEntity, createProperty, datasetUrn, propertyUrn, readValues, setValues, writeDefinition, definitionOf } from '../support/structuredProperties.ts';
+import { enc, startTestServer, type TestServer } from '../support/testServer.ts';
+import {
+  condition,
+  createNamespace,
+  createObject,
+  deleteObject,
+  eventReasons,
+  getObject,
+  installCrds,
+  patchObject,
+  readyNow,
+  startTestOperator,
+  waitProperty,
+} from '../support/operator.ts';
+
+const SP = 'structuredproperties';
+let server: TestServer;
+let operator: Operator;
+let ns: string;
+let seq = 0;
+const qn = () => `op.test.p${++seq}.${Date.now()}`;
+
+/** The definition the server holds (undefined when it has none) and whether it is soft deleted. */
+async function stored(qualifiedName: string): Promise<{ definition?: Record<string, unknown>; removed: boolean } | undefined> {
+  const res = await server.request(`/openapi/v3/entity/structuredProperty/${enc(propertyUrn(qualifiedName))}?systemMetadata=false`);
+  if (res.status === 404) return undefined;
+  assert.equal(res.status, 200, await res.clone().text());
+  const body = (await res.json()) as { propertyDefinition?: { value: Record<string, unknown> }; status?: { value: { removed?: boolean } } };
+  return { definition: body.propertyDefinition?.value, removed: body.status?.value.removed === true };
+}
+
+function property(name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): Promise<StructuredProperty> {
+  return createObject<StructuredProperty>(ns, SP, { metadata: { name, ...metadata }, spec });
+}
+
+before(async () => {
+  await installCrds();
+  server = await startTestServer();
+  ns = await createNamespace('sp');
+  // Resync every second, so that drift is repaired within the test's patience.
+  operator = await startTestOperator(server.url, ns, { SVC_OPERATOR_RESYNC_SECONDS: '1' });
+});
+
+after(async () => {
+  await operator?.stop();
+  await server?.close();
+});
+
+describe('StructuredProperty', () => {
+  test('creates the definition from short forms, with the finalizer first and the normalised URNs in status', async () => {
+    const name = qn();
+    await property('retention', {
+      qualifiedName: name,
+      valueType: 'number',
+      cardinality: 'MULTIPLE',
+      entityTypes: ['dataset', 'dataFlow'],
+      allowedValues: [{ numberValue: 30, description: '30 days' }, { numberValue: 365 }],
+      displayName: 'Retention Time',
+    });
+    const o = await waitProperty(ns, 'retention', 'Ready', readyNow);
+    assert.deepEqual(o.metadata.finalizers, [FINALIZER]);
+    assert.equal(o.status!.urn, propertyUrn(name));
+    assert.equal(o.status!.valueType, 'urn:li:dataType:svc.number');
+    assert.deepEqual(o.status!.entityTypes, ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.dataFlow']);
+    assert.equal(condition(o, 'Synced')?.reason, 'Created');
+    const s = await stored(name);
+    assert.deepEqual(s?.definition, {
+      qualifiedName: name,
+      valueType: 'urn:li:dataType:svc.number',
+      cardinality: 'MULTIPLE',
+      entityTypes: ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.dataFlow'],
+      allowedValues: [{ value: { double: 30 }, description: '30 days' }, { value: { double: 365 } }],
+      displayName: 'Retention Time',
+    });
+    assert.ok((await eventReasons(ns, 'retention')).includes('Created'));
+  });
+
+  test('a spec change is written, and observedGeneration follows it', async () => {
+    const name = qn();
+    await property('renamed', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], displayName: 'Before' });
+    const first = await waitProperty(ns, 'renamed', 'Ready', readyNow);
+    const readySince = condition(first, 'Ready')!.lastTransitionTime;
+    await patchObject(ns, SP, 'renamed', { spec: { displayName: 'After', entityTypes: ['dataset', 'chart'] } });
+    const o = await waitProperty(ns, 'renamed', 'generation 2 synced', (x) => readyNow(x) && x.status!.observedGeneration === 2);
+    assert.equal(condition(o, 'Ready')!.lastTransitionTime, readySince, 'Ready stayed True: its transition time does not move');
+    const s = await stored(name);
+    assert.equal(s?.definition?.displayName, 'After');
+    assert.deepEqual(s?.definition?.entityTypes, ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.chart']);
+  });
+
+  test('a definition changed through the API is put back to the spec (drift)', async () => {
+    const name = qn();
+    await property('drift', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], description: 'from git' });
+    await waitProperty(ns, 'drift', 'Ready', readyNow);
+    const res = await writeDefinition(server, propertyUrn(name), definitionOf(name, { description: 'changed by hand' }));
+    assert.equal(res.status, 200, await res.text());
+    await pollUntil('drift repaired', () => stored(name), (s) => s?.definition?.description === 'from git', 20_000);
+    // Soft deleted through the API: restored too.
+    const del = await server.request(`/openapi/v3/entity/structuredProperty/${enc(propertyUrn(name))}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed: true } }) });
+    assert.equal(del.status, 200, await del.text());
+    await pollUntil('soft delete undone', () => stored(name), (s) => s?.removed === false, 20_000);
+  });
+
+  test('adopts a property that already exists under the same qualified name', async () => {
+    const name = qn();
+    await createProperty(server, name, { description: 'made before the operator' });
+    await property('adopted', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], description: 'now from git' });
+    const o = await waitProperty(ns, 'adopted', 'Ready', readyNow);
+    assert.equal(condition(o, 'Synced')?.reason, 'Adopted');
+    assert.equal((await stored(name))?.definition?.description, 'now from git');
+  });
+
+  test('the Soft policy soft-deletes the definition, and re-creating the object restores it', async () => {
+    const name = qn();
+    await property('soft', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'] });
+    await waitProperty(ns, 'soft', 'Ready', readyNow);
+    await deleteObject(ns, SP, 'soft');
+    await pollUntil('object gone', () => getObject(ns, SP, 'soft'), (o) => o === undefined);
+    const s = await stored(name);
+    assert.equal(s?.removed, true);
+    assert.ok(s?.definition, 'a soft delete keeps the definition');
+    await property('soft', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'] });
+    await waitProperty(ns, 'soft', 'Ready', readyNow);
+    assert.equal((await stored(name))?.removed, false);
+  });
+
+  test('the Hard policy removes the definition and its values before the object goes', async () => {
+    const name = qn();
+    await property('hard', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], deletionPolicy: 'Hard' });
+    await waitProperty(ns, 'hard', 'Ready', readyNow);
+    const dataset = await createEntity(server, 'dataset', datasetUrn(`hard_${seq}`));
+    const set = await setValues(server, dataset, [{ propertyUrn: propertyUrn(name), values: [{ string: 'x' }] }]);
+    assert.equal(set.status, 200, await set.text());
+    await deleteObject(ns, SP, 'hard');
+    await pollUntil('object gone', () => getObject(ns, SP, 'hard'), (o) => o === undefined, 30_000);
+    assert.equal(await stored(name), undefined, 'the definition is gone');
+    const tasks = (await (await server.request(`/api/tasks?subject=${enc(propertyUrn(name))}`)).json()) as { tasks: { state: string }[] };
+    assert.ok(tasks.tasks.length > 0 && tasks.tasks.every((t) => t.state === 'SUCCEEDED'), JSON.stringify(tasks));
+    assert.deepEqual(await readValues(server, dataset), [], 'the values were cleaned up');
+  });
+
+  test('the Orphan policy leaves the definition as it is', async () => {
+    const name = qn();
+    await property('orphan', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], deletionPolicy: 'Orphan' });
+    await waitProperty(ns, 'orphan', 'Ready', readyNow);
+    await deleteObject(ns, SP, 'orphan');
+    await pollUntil('object gone', () => getObject(ns, SP, 'orphan'), (o) => o === undefined);
+    assert.deepEqual(await stored(name), { definition: definitionOf(name), removed: false });
+  });
+
+  test('managed: "false" releases the property: no writes, and deletion has no side effect', async () => {
+    const name = qn();
+    await property('released', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], description: 'one' });
+    await waitProperty(ns, 'released', 'Ready', readyNow);
+    await patchObject(ns, SP, 'released', { metadata: { annotations: { 'catalog.svc.dev/managed': 'false' } }, spec: { description: 'two' } });
+    const o = await waitProperty(ns, 'released', 'Unmanaged', (x) => condition(x, 'Ready')?.reason === 'Unmanaged');
+    assert.deepEqual(o.metadata.finalizers ?? [], []);
+    assert.equal((await stored(name))?.definition?.description, 'one');
+    await deleteObject(ns, SP, 'released');
+    await pollUntil('object gone', () => getObject(ns, SP, 'released'), (x) => x === undefined);
+    assert.deepEqual(await stored(name), { definition: definitionOf(name, { description: 'one' }), removed: false });
+  });
+
+  test('of two objects with one qualified name, the older keeps it; the newer takes over when it goes', async () => {
+    const name = qn();
+    await property('first', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], description: 'first', deletionPolicy: 'Orphan' });
+    await waitProperty(ns, 'first', 'Ready', readyNow);
+    await property('second', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], description: 'second' });
+    const second = await waitProperty(ns, 'second', 'conflict', (x) => condition(x, 'Ready')?.reason === 'ResourceConflict');
+    assert.equal(condition(second, 'Ready')!.status, 'False');
+    assert.match(condition(second, 'Ready')!.message, new RegExp(`${ns}/first`));
+    assert.ok((await eventReasons(ns, 'second')).includes('ResourceConflict'));
+    assert.equal((await stored(name))?.definition?.description, 'first', 'nothing written by the newer object');
+    await deleteObject(ns, SP, 'first');
+    await waitProperty(ns, 'second', 'took over', readyNow);
+    assert.equal((await stored(name))?.definition?.description, 'second');
+  });
+});
+
+describe('StructuredProperty, one object at a time', () => {
+  let own: Operator;
+  let ns2: string;
+  before(async () => {
+    ns2 = await createNamespace('sp-alone');
+    own = await startTestOperator(server.url, ns2, { SVC_OPERATOR_RESYNC_SECONDS: '600' });
+  });
+  after(() => own?.stop());
+
+  const reconciles = async () => {
+    const text = (await own.metrics.expose()).body;
+    return [...text.matchAll(/^controller_runtime_reconcile_total\{controller="structuredproperty",result="[a-z_]+"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  };
+
+  test('a breaking change is refused once, not retried in a loop, and accepted with a greater version', async () => {
+    const name = qn();
+    await createObject(ns2, SP, { metadata: { name: 'typed' }, spec: { qualifiedName: name, valueType: 'number', entityTypes: ['dataset'] } });
+    await waitProperty(ns2, 'typed', 'Ready', readyNow);
+    await patchObject(ns2, SP, 'typed', { spec: { valueType: 'string' } });
+    const refused = await waitProperty(ns2, 'typed', 'refused', (x) => condition(x, 'Ready')?.reason === 'BreakingChangeRejected' && x.status!.observedGeneration === 2);
+    assert.equal(condition(refused, 'Ready')!.status, 'False');
+    assert.match(condition(refused, 'Ready')!.message, /Value type cannot be changed as this is a backwards incompatible change/);
+    assert.ok((await eventReasons(ns2, 'typed')).includes('BreakingChangeRejected'));
+    assert.equal((await stored(name))?.definition?.valueType, 'urn:li:dataType:svc.number');
+    const before = await reconciles();
+    await new Promise((r) => setTimeout(r, 3_000));
+    assert.equal(await reconciles(), before, 'no reconcile while nothing changes');
+    await patchObject(ns2, SP, 'typed', { spec: { version: '20260101000000' } });
+    const accepted = await waitProperty(ns2, 'typed', 'accepted', (x) => readyNow(x) && x.status!.observedGeneration === 3);
+    assert.equal(accepted.status!.version, '20260101000000');
+    assert.equal((await stored(name))?.definition?.valueType, 'urn:li:dataType:svc.string');
+  });
+
+  test('a server outage leaves Ready=Unknown, and the change lands once the server is back', async () => {
+    const name = qn();
+    await createObject(ns2, SP, { metadata: { name: 'outage' }, spec: { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], description: 'before' } });
+    await waitProperty(ns2, 'outage', 'Ready', readyNow);
+    const port = new URL(server.url).port;
+    const databaseUrl = server.databaseUrl;
+    await server.close();
+    try {
+      await patchObject(ns2, SP, 'outage', { spec: { description: 'during' } });
+      const down = await waitProperty(ns2, 'outage', 'Unknown', (x) => condition(x, 'Ready')?.status === 'Unknown');
+      assert.equal(condition(down, 'Ready')!.reason, 'ServerUnavailable');
+      assert.match(condition(down, 'Ready')!.message, /cannot reach the server/);
+    } finally {
+      server = await startTestServer({ PORT: port, DATABASE_URL: databaseUrl });
+    }
+    await waitProperty(ns2, 'outage', 'Ready again', (x) => readyNow(x) && x.status!.observedGeneration === 2, 60_000);
+    assert.equal((await stored(name))?.definition?.description, 'during');
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * The TruncationJob controller against the real kube-apiserver and a real svc server (Postgres): a
+ * dry run, a run once, a schedule (six-field cron, every two seconds), and a run interrupted by an
+ * operator restart that resumes from the task id in status without starting again.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { TruncationJob } from '../../operator/src/resources.ts';
+import type { Operator } from '../../operator/src/operator.ts';
+import { datasetUrn } from '../support/structuredProperties.ts';
+import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { condition, createNamespace, createObject, deleteObject, eventReasons, getObject, installCrds, objects, merge, startTestOperator, waitJob } from '../support/operator.ts';
+import { GROUP, VERSION } from '../../operator/src/resources.ts';
+
+const TJ = 'truncationjobs';
+const DAY = 86_400_000;
+let server: TestServer;
+let operator: Operator;
+let ns: string;
+let seq = 0;
+
+/** Writes `old` datasetProfile entries 100 days old and `recent` ones from today, on a dataset of its own; returns the aspect. */
+async function entries(old: number, recent: number, aspect = 'datasetProfile'): Promise<void> {
+  const urn = datasetUrn(`tj_${++seq}_${Date.now()}`);
+  const now = Date.now();
+  const times = [...Array.from({ length: old }, (_, i) => now - 100 * DAY + i), ...Array.from({ length: recent }, (_, i) => now - 1000 + i)];
+  for (const t of times) {
+    await text(await server.request(`/openapi/v3/entity/dataset/${enc(urn)}/${aspect}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t } }) }), 200);
+  }
+}
+
+/** How many entries of the aspect the server holds: the dry run's total. */
+async function total(aspect = 'datasetProfile'): Promise<number> {
+  const res = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect, endTimeMillis: 0, dryRun: true }) });
+  const value = (JSON.parse(await text(res, 200)) as { value: string }).value;
+  return Number(/out of (\d+) rows/.exec(value)![1]);
+}
+
+async function truncationTasks(): Promise<{ id: number; state: string }[]> {
+  return ((await (await server.request('/api/tasks?kind=timeseries-truncate')).json()) as { tasks: { id: number; state: string }[] }).tasks;
+}
+
+function job(name: string, spec: Record<string, unknown>, namespace = ns): Promise<TruncationJob> {
+  return createObject<TruncationJob>(namespace, TJ, { metadata: { name }, spec: { entityType: 'dataset', ...spec } });
+}
+
+before(async () => {
+  await installCrds();
+  server = await startTestServer();
+  ns = await createNamespace('tj');
+  operator = await startTestOperator(server.url, ns);
+});
+
+after(async () => {
+  await operator?.stop();
+  await server?.close();
+});
+
+describe('TruncationJob', () => {
+  test('a dry run (the default) reports the server message and counts, and deletes nothing', async () => {
+    await entries(6, 4, 'datasetUsageStatistics');
+    const before = await total('datasetUsageStatistics');
+    await job('dry', { aspect: 'datasetUsageStatistics', olderThan: '30d' });
+    const o = await waitJob(ns, 'dry', 'Complete', (x) => condition(x, 'Complete')?.status === 'True');
+    assert.equal(condition(o, 'Complete')!.reason, 'DryRun');
+    assert.equal(o.status!.counts!.toDelete, 6);
+    assert.equal(o.status!.counts!.total, before);
+    assert.equal(o.status!.counts!.deleted, 0);
+    assert.match(o.status!.lastRun!.message!, /^Delete 6 out of \d+ rows \(.*\)\. .*This was a dry run/);
+    assert.equal(o.status!.taskId, undefined);
+    assert.ok(o.status!.lastRun!.endTimeMillis! < Date.now() - 29 * DAY && o.status!.lastRun!.endTimeMillis! > Date.now() - 31 * DAY);
+    assert.equal(await total('datasetUsageStatistics'), before);
+  });
+
+  test('a run deletes the entries older than the cut-off once, following its task to completion', async () => {
+    await entries(5, 3);
+    const before = await total();
+    const tasksBefore = (await truncationTasks()).length;
+    await job('once', { aspect: 'datasetProfile', olderThan: '30d', dryRun: false, batchSize: 2 });
+    const o = await waitJob(ns, 'once', 'Complete', (x) => condition(x, 'Complete')?.status === 'True');
+    assert.equal(condition(o, 'Complete')!.reason, 'Completed');
+    assert.equal(condition(o, 'Failed')!.status, 'False');
+    assert.match(o.status!.taskId!, /^svc:\d+$/);
+    assert.equal(o.status!.counts!.toDelete, 5);
+    assert.equal(o.status!.counts!.deleted, 5);
+    assert.ok(o.status!.lastRun!.completionTime);
+    assert.equal(await total(), before - 5);
+    assert.ok((await eventReasons(ns, 'once')).includes('Completed'));
+    // Once means once: a later look does not run it again.
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.equal((await truncationTasks()).length, tasksBefore + 1);
+    assert.equal((await getObject<TruncationJob>(ns, TJ, 'once'))!.status!.lastRun!.startTime, o.status!.lastRun!.startTime);
+  });
+
+  test('a scheduled job runs at each time of its schedule, with nextRun in status', async () => {
+    await entries(2, 1, 'datasetProfile');
+    await job('every2s', { aspect: 'datasetProfile', olderThan: '30d', dryRun: false, schedule: '*/2 * * * * *' });
+    const first = await waitJob(ns, 'every2s', 'a first run', (x) => condition(x, 'Complete')?.status === 'True' && x.status?.nextRun !== undefined, 20_000);
+    assert.ok(Date.parse(first.status!.nextRun!) > Date.parse(first.status!.lastRun!.startTime!));
+    await entries(3, 0, 'datasetProfile');
+    const second = await waitJob(ns, 'every2s', 'a later run', (x) => x.status?.lastRun?.startTime !== first.status!.lastRun!.startTime && condition(x, 'Complete')?.status === 'True', 20_000);
+    assert.ok(Date.parse(second.status!.lastRun!.startTime!) >= Date.parse(first.status!.nextRun!), 'not before its time');
+    const oldLeft = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: Date.now() - 30 * DAY, dryRun: true }) });
+    assert.match(JSON.parse(await text(oldLeft, 200)).value, /^Delete 0 out of/);
+    // Stopped here so that its runs do not touch the entries of the next tests.
+    await deleteObject(ns, TJ, 'every2s');
+  });
+
+  test('an invalid cron expression is reported, not retried', async () => {
+    await job('badcron', { aspect: 'datasetProfile', olderThan: '30d', schedule: '99 * * * *' });
+    const o = await waitJob(ns, 'badcron', 'InvalidSchedule', (x) => condition(x, 'Ready')?.reason === 'InvalidSchedule');
+    assert.equal(condition(o, 'Ready')!.status, 'False');
+  });
+});
+
+describe('TruncationJob across an operator restart', () => {
+  test('a run found in status with its task id is followed, not started again', async () => {
+    const ns2 = await createNamespace('tj-restart');
+    await entries(4, 1, 'datasetProfile');
+    const endTimeMillis = Date.now() - 30 * DAY;
+    // The run the previous operator started: its task on the server, its id in status.
+    const res = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis, dryRun: false }) });
+    const taskId = (JSON.parse(await text(res, 200)) as { value: string }).value;
+    const tasksBefore = (await truncationTasks()).length;
+    const created = await job('resumed', { aspect: 'datasetProfile', endTimeMillis, dryRun: false }, ns2);
+    await objects.patchNamespacedCustomObjectStatus(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: ns2,
+        plural: TJ,
+        name: 'resumed',
+        body: { status: { observedGeneration: created.metadata.generation, taskId, counts: { toDelete: 4, total: 99 }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'started before the restart' } } },
+      },
+      merge,
+    );
+    const restarted = await startTestOperator(server.url, ns2);
+    try {
+      const o = await waitJob(ns2, 'resumed', 'Complete', (x) => condition(x, 'Complete')?.status === 'True');
+      assert.equal(o.status!.taskId, taskId);
+      assert.equal(condition(o, 'Complete')!.reason, 'Completed');
+      assert.equal(o.status!.lastRun!.message, 'started before the restart');
+      assert.equal((await truncationTasks()).length, tasksBefore, 'no second run');
+    } finally {
+      await restarted.stop();
+    }
+  });
+});
