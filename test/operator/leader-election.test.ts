@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { connect, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import { CoordinationV1Api, KubeConfig, type V1Lease } from '@kubernetes/client-node';
@@ -13,6 +12,7 @@ import { LeaderElector, type LeaderElectionOptions } from '../../operator/src/ru
 import { OperatorMetrics } from '../../operator/src/runtime/metrics.ts';
 import { createLogger } from '../../server/src/log.ts';
 import { kubeClients } from '../support/kubeClients.ts';
+import { kubeProxy } from '../support/kubeProxy.ts';
 
 const { kc } = kubeClients();
 const leases = kc.makeApiClient(CoordinationV1Api);
@@ -96,40 +96,6 @@ async function leaderOf(a: Replica, b: Replica): Promise<{ leader: Replica; foll
   await until('one replica leads', () => a.elector.isLeader() || b.elector.isLeader(), 15_000);
   assert.ok(!(a.elector.isLeader() && b.elector.isLeader()), 'both replicas lead');
   return a.elector.isLeader() ? { leader: a, follower: b } : { leader: b, follower: a };
-}
-
-/**
- * A TCP proxy to the API server and a KubeConfig that goes through it; `cut()` drops its connections
- * and refuses new ones, as a network partition between one replica and the API server.
- */
-async function partitionableKubeConfig(): Promise<{ config: KubeConfig; cut(): void }> {
-  const target = new URL(kc.getCurrentCluster()!.server);
-  const sockets = new Set<Socket>();
-  const proxy = createServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => socket.destroy());
-      socket.on('close', () => sockets.delete(socket));
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const { port } = proxy.address() as { port: number };
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: kc.clusters.map((c) => (c.name === kc.getCurrentCluster()!.name ? { ...c, server: `https://127.0.0.1:${port}` } : c)),
-    users: kc.users,
-    contexts: kc.contexts,
-    currentContext: kc.getCurrentContext(),
-  });
-  return {
-    config,
-    cut() {
-      proxy.close();
-      for (const socket of sockets) socket.destroy();
-    },
-  };
 }
 
 function readLease(name: string): Promise<V1Lease> {
@@ -223,22 +189,26 @@ describe('leader election on a Lease', () => {
 
   it('makes a leader cut off from the API server step down by its renew deadline, before the other takes over', async () => {
     const lease = newLeaseName();
-    const partition = await partitionableKubeConfig();
-    const cutOff = startReplica(lease, 'cut-off', FAST, partition.config);
-    await until('the replica behind the proxy leads', () => cutOff.elector.isLeader(), 15_000);
-    const other = startReplica(lease, 'other', FAST);
-    const check = neverBothLead(cutOff, other);
-    await sleep(500);
-    assert.ok(cutOff.elector.isLeader() && !other.elector.isLeader());
+    const partition = await kubeProxy(kc);
+    try {
+      const cutOff = startReplica(lease, 'cut-off', FAST, partition.config);
+      await until('the replica behind the proxy leads', () => cutOff.elector.isLeader(), 15_000);
+      const other = startReplica(lease, 'other', FAST);
+      const check = neverBothLead(cutOff, other);
+      await sleep(500);
+      assert.ok(cutOff.elector.isLeader() && !other.elector.isLeader());
 
-    partition.cut();
-    await until('the cut-off leader steps down', () => cutOff.ran, 15_000);
-    assert.ok(!cutOff.elector.isLeader());
-    assert.equal(cutOff.stopped, 1);
-    assert.equal(await leaderStatus(cutOff, lease), '0');
-    await until('the other replica takes the expired lease', () => other.elector.isLeader(), 15_000);
-    assert.equal((await readLease(lease)).spec?.holderIdentity, other.identity);
-    check.stop();
+      partition.cut();
+      await until('the cut-off leader steps down', () => cutOff.ran, 15_000);
+      assert.ok(!cutOff.elector.isLeader());
+      assert.equal(cutOff.stopped, 1);
+      assert.equal(await leaderStatus(cutOff, lease), '0');
+      await until('the other replica takes the expired lease', () => other.elector.isLeader(), 15_000);
+      assert.equal((await readLease(lease)).spec?.holderIdentity, other.identity);
+      check.stop();
+    } finally {
+      await partition.close();
+    }
   });
 
   it('rejects timings under which two replicas could lead at once', () => {

@@ -60,8 +60,8 @@ export async function createNamespace(prefix: string): Promise<string> {
 }
 
 /** Starts the operator in this process against `server`, watching `namespace`; leader election off unless `env` turns it on. */
-export async function startTestOperator(server: string, namespace: string, env: Record<string, string> = {}): Promise<Operator> {
-  const config = loadOperatorConfig({
+export async function startTestOperator(server: string, namespace: string, env: Record<string, string> = {}, config = kc): Promise<Operator> {
+  const settings = loadOperatorConfig({
     SVC_GMS_URL: server,
     SVC_GMS_TOKEN: ADMIN_TOKEN,
     SVC_OPERATOR_NAMESPACE: namespace,
@@ -71,7 +71,7 @@ export async function startTestOperator(server: string, namespace: string, env: 
     SVC_OPERATOR_POLL_SECONDS: '0.2',
     ...env,
   });
-  return startOperator(config, pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? 'silent' }), kc);
+  return startOperator(settings, pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? 'silent' }), config);
 }
 
 export interface OperatorProcess {
