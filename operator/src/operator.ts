@@ -8,6 +8,7 @@ import { AppsV1Api, BatchV1Api, KubeConfig, type KubernetesObject, type V1Deploy
 import type { Server } from 'node:http';
 import type { Logger } from '../../server/src/log.ts';
 import { Catalog } from './catalog.ts';
+import { keepAliveKubeConfig } from './kubeConfig.ts';
 import type { OperatorConfig } from './config.ts';
 import { StructuredPropertyReconciler } from './controllers/structuredProperty.ts';
 import { FOR_LABEL, SystemUpdateReconciler } from './controllers/systemUpdate.ts';
@@ -39,7 +40,9 @@ function worthReconciling(event: InformerEvent, obj: KubernetesObject, previous:
   return a.generation !== b.generation || a.deletionTimestamp !== b.deletionTimestamp || !sameJson(a.annotations, b.annotations) || !sameJson(a.finalizers, b.finalizers);
 }
 
-export async function startOperator(config: OperatorConfig, log: Logger, kc = defaultKubeConfig()): Promise<Operator> {
+export async function startOperator(config: OperatorConfig, log: Logger, kubeConfig = defaultKubeConfig()): Promise<Operator> {
+  const connections = keepAliveKubeConfig(kubeConfig);
+  const kc = connections.kc;
   const metrics = new OperatorMetrics();
   const catalog = new Catalog({ server: config.server, token: config.token });
   const events = new EventRecorder(kc, 'catalog.svc.dev/svc-operator', config.identity, log);
@@ -156,7 +159,10 @@ export async function startOperator(config: OperatorConfig, log: Logger, kc = de
         if (stopping) return;
         // As controller-runtime: a replica that lost the Lease stops acting at once and exits.
         log.error({ identity: config.identity }, 'leadership lost; stopping');
-        void halt().then(() => settle('lost-leadership'));
+        void halt().then(() => {
+          connections.close();
+          settle('lost-leadership');
+        });
       },
     });
     void elector.run();
@@ -180,6 +186,7 @@ export async function startOperator(config: OperatorConfig, log: Logger, kc = de
   } catch (err) {
     await elector?.stop();
     await halt();
+    connections.close();
     throw err;
   }
 
@@ -194,6 +201,7 @@ export async function startOperator(config: OperatorConfig, log: Logger, kc = de
       await halt();
       await elector?.stop({ release: true });
       await new Promise<void>((r) => health.server.close(() => r()));
+      connections.close();
       settle('stopped');
     },
   };
