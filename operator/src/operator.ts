@@ -51,24 +51,27 @@ export async function startOperator(config: OperatorConfig, log: Logger, kubeCon
   const informers: Informer<KubernetesObject>[] = [];
   const controllers: Controller[] = [];
 
-  // StructuredProperty
+  /** An informer of one custom resource feeding `controller`'s queue with the keys worth a reconcile. */
+  const watchCustom = <T extends StructuredProperty | TruncationJob>(resources: CustomResources<T>, controller: () => Controller, also?: (event: InformerEvent, obj: T) => string[]) =>
+    new Informer<T>({
+      kc,
+      name: resources.plural,
+      path: resources.path,
+      list: () => resources.list(),
+      relistMs: resyncMs,
+      log,
+      onEvent: (event, obj, previous) => {
+        if (!worthReconciling(event, obj, previous)) return;
+        controller().queue.add(keyOf(obj));
+        for (const k of also?.(event, obj) ?? []) controller().queue.add(k);
+      },
+    });
+
+  // StructuredProperty: when one is deleted, its qualified name may be free for the next claimant.
   const properties = new CustomResources<StructuredProperty>(kc, 'structuredproperties', config.namespace);
   let propertyController: Controller | undefined;
-  const propertyInformer: Informer<StructuredProperty> = new Informer<StructuredProperty>({
-    kc,
-    name: properties.plural,
-    path: properties.path,
-    list: () => properties.list(),
-    relistMs: resyncMs,
-    log,
-    onEvent: (event, obj, previous) => {
-      if (!worthReconciling(event, obj, previous)) return;
-      propertyController!.queue.add(keyOf(obj));
-      // The qualified name may be free now: the next claimant takes it.
-      if (event === 'delete' || obj.metadata.deletionTimestamp) for (const k of propertyReconciler.rivals(obj)) propertyController!.queue.add(k);
-    },
-  });
-  const propertyReconciler = new StructuredPropertyReconciler({ resources: properties, informer: propertyInformer, catalog, events, log, resyncMs, pollMs: Math.min(pollMs, 1000) });
+  const propertyInformer: Informer<StructuredProperty> = watchCustom(properties, () => propertyController!, (event, obj): string[] => (event === 'delete' || obj.metadata.deletionTimestamp ? propertyReconciler.rivals(obj) : []));
+  const propertyReconciler: StructuredPropertyReconciler = new StructuredPropertyReconciler({ resources: properties, informer: propertyInformer, catalog, events, log, resyncMs, pollMs: Math.min(pollMs, 1000) });
   propertyController = new Controller({ name: 'structuredproperty', workers: config.workers, metrics, log, reconcile: (k) => propertyReconciler.reconcile(k) });
   informers.push(propertyInformer as Informer<KubernetesObject>);
   controllers.push(propertyController);
@@ -76,17 +79,7 @@ export async function startOperator(config: OperatorConfig, log: Logger, kubeCon
   // TruncationJob
   const truncationJobs = new CustomResources<TruncationJob>(kc, 'truncationjobs', config.namespace);
   let jobController: Controller | undefined;
-  const jobInformer: Informer<TruncationJob> = new Informer<TruncationJob>({
-    kc,
-    name: truncationJobs.plural,
-    path: truncationJobs.path,
-    list: () => truncationJobs.list(),
-    relistMs: resyncMs,
-    log,
-    onEvent: (event, obj, previous) => {
-      if (worthReconciling(event, obj, previous)) jobController!.queue.add(keyOf(obj));
-    },
-  });
+  const jobInformer = watchCustom(truncationJobs, () => jobController!);
   const jobReconciler = new TruncationJobReconciler({ resources: truncationJobs, informer: jobInformer, catalog, events, log, pollMs });
   jobController = new Controller({ name: 'truncationjob', workers: config.workers, metrics, log, reconcile: (k) => jobReconciler.reconcile(k) });
   informers.push(jobInformer as Informer<KubernetesObject>);
