@@ -6,8 +6,26 @@
  * and credentials instead; new credentials (a rotated certificate) get a new agent.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { Agent, type AgentOptions } from 'node:https';
 import { KubeConfig, type Cluster } from '@kubernetes/client-node';
+import { ConfigError } from './config.ts';
+
+/**
+ * `KUBECONFIG`, then ~/.kube/config, then the in-cluster service account. client-node falls back to
+ * http://localhost:8080 when it finds none, which then fails every call with a TLS message: a
+ * configuration error naming the three places is clearer.
+ */
+export function loadKubeConfig(env: NodeJS.ProcessEnv = process.env): KubeConfig {
+  if (!env.KUBECONFIG && !existsSync(join(homedir(), '.kube', 'config')) && !env.KUBERNETES_SERVICE_HOST) {
+    throw new ConfigError('no Kubernetes configuration: set KUBECONFIG, write ~/.kube/config, or run in a cluster (service account)');
+  }
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  return kc;
+}
 
 type CreateAgent = (cluster: Cluster | null, options: AgentOptions) => unknown;
 

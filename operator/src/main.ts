@@ -6,12 +6,15 @@
  */
 import pino from 'pino';
 import { ConfigError, loadOperatorConfig } from './config.ts';
+import { loadKubeConfig } from './kubeConfig.ts';
 import { startOperator } from './operator.ts';
 
 async function main(): Promise<void> {
   let config;
+  let kc;
   try {
     config = loadOperatorConfig();
+    kc = loadKubeConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`svc-operator: configuration error: ${err.message}\n`);
@@ -22,7 +25,7 @@ async function main(): Promise<void> {
   const log = pino({ level: config.logLevel, base: { service: 'svc-operator' }, timestamp: pino.stdTimeFunctions.isoTime });
   let operator;
   try {
-    operator = await startOperator(config, log);
+    operator = await startOperator(config, log, kc);
   } catch (err) {
     log.fatal({ err }, `svc-operator could not start: ${(err as Error).message}`);
     process.exit(1);

@@ -4,7 +4,7 @@
  * Everything that acts starts only once this replica holds the Lease; a standby replica serves its
  * probes and waits.
  */
-import { AppsV1Api, BatchV1Api, KubeConfig, type KubernetesObject, type V1Deployment, type V1Job } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, type KubeConfig, type KubernetesObject, type V1Deployment, type V1Job } from '@kubernetes/client-node';
 import type { Server } from 'node:http';
 import type { Logger } from '../../server/src/log.ts';
 import { Catalog } from './catalog.ts';
@@ -40,7 +40,8 @@ function worthReconciling(event: InformerEvent, obj: KubernetesObject, previous:
   return a.generation !== b.generation || a.deletionTimestamp !== b.deletionTimestamp || !sameJson(a.annotations, b.annotations) || !sameJson(a.finalizers, b.finalizers);
 }
 
-export async function startOperator(config: OperatorConfig, log: Logger, kubeConfig = defaultKubeConfig()): Promise<Operator> {
+/** Starts the operator against the cluster of `kubeConfig` (main.ts loads it with `loadKubeConfig`). */
+export async function startOperator(config: OperatorConfig, log: Logger, kubeConfig: KubeConfig): Promise<Operator> {
   const connections = keepAliveKubeConfig(kubeConfig);
   const kc = connections.kc;
   const metrics = new OperatorMetrics();
@@ -198,11 +199,4 @@ export async function startOperator(config: OperatorConfig, log: Logger, kubeCon
       settle('stopped');
     },
   };
-}
-
-/** `KUBECONFIG`, then ~/.kube/config, then the in-cluster service account. */
-function defaultKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return kc;
 }
