@@ -18,7 +18,7 @@ import {
   type V1CustomResourceDefinition,
   type V1JSONSchemaProps,
 } from '@kubernetes/client-node';
-import { kubeClients } from '../support/kubeClients.ts';
+import { applyCrd, kubeClients } from '../support/kubeClients.ts';
 
 const { kc, extensions, objects } = kubeClients();
 
@@ -39,20 +39,6 @@ const uniqueName = (prefix: string) => `${prefix}-${run}-${++seq}`;
 const crds = ['structuredproperties', 'truncationjobs'].map((plural) =>
   loadYaml<V1CustomResourceDefinition>(readFileSync(join(crdDir, `${plural}.${group}.yaml`), 'utf8')),
 );
-
-/** Creates the CRD, or replaces it when a previous test run left one. */
-async function applyCrd(crd: V1CustomResourceDefinition): Promise<void> {
-  try {
-    await extensions.createCustomResourceDefinition({ body: crd });
-  } catch (err) {
-    if (!(err instanceof ApiException) || err.code !== 409) throw err;
-    const current = await extensions.readCustomResourceDefinition({ name: crd.metadata!.name! });
-    await extensions.replaceCustomResourceDefinition({
-      name: crd.metadata!.name!,
-      body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata!.resourceVersion } },
-    });
-  }
-}
 
 async function established(name: string): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -162,7 +148,7 @@ async function rejectedJob(spec: Record<string, unknown>) {
 
 describe('CRDs', () => {
   before(async () => {
-    for (const crd of crds) await applyCrd(crd);
+    for (const crd of crds) await applyCrd(extensions, crd);
     for (const crd of crds) await established(crd.metadata!.name!);
     // Established can precede serving by a moment.
     const deadline = Date.now() + 30_000;

@@ -22,7 +22,7 @@ import { loadOperatorConfig } from '../../operator/src/config.ts';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { GROUP, VERSION, type StructuredProperty, type TruncationJob } from '../../operator/src/resources.ts';
 import type { Condition } from '../../operator/src/runtime/conditions.ts';
-import { kubeClients } from './kubeClients.ts';
+import { applyCrd, kubeClients } from './kubeClients.ts';
 import { pollUntil } from './poll.ts';
 import { ADMIN_TOKEN } from './testServer.ts';
 
@@ -37,14 +37,7 @@ type Plural = 'structuredproperties' | 'truncationjobs';
 /** Installs (or replaces) the CRDs of `crds/` and waits until both are served. */
 export async function installCrds(): Promise<void> {
   for (const plural of ['structuredproperties', 'truncationjobs']) {
-    const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(join(ROOT, 'crds', `${plural}.${GROUP}.yaml`), 'utf8'));
-    try {
-      await extensions.createCustomResourceDefinition({ body: crd });
-    } catch (err) {
-      if (!(err instanceof ApiException) || err.code !== 409) throw err;
-      const current = await extensions.readCustomResourceDefinition({ name: crd.metadata!.name! });
-      await extensions.replaceCustomResourceDefinition({ name: crd.metadata!.name!, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata!.resourceVersion } } });
-    }
+    await applyCrd(extensions, loadYaml<V1CustomResourceDefinition>(readFileSync(join(ROOT, 'crds', `${plural}.${GROUP}.yaml`), 'utf8')));
   }
   const ns = await createNamespace('crd-probe');
   for (const plural of ['structuredproperties', 'truncationjobs']) {
