@@ -106,12 +106,16 @@ export class CustomResources<T extends Custom> {
     return list as KubernetesListObject<T>;
   }
 
-  /** Writes `status` (a merge patch of the status subresource); undefined when the object is gone. */
+  /**
+   * Replaces `status` whole (a JSON patch of the status subresource: a merge patch would merge nested
+   * objects, keeping a finished run's `completionTime` in the `lastRun` of the next); undefined when the
+   * object is gone.
+   */
   async patchStatus(obj: T, status: NonNullable<T['status']>): Promise<T | undefined> {
     return this.gone404(
       this.api.patchNamespacedCustomObjectStatus(
-        { group: GROUP, version: VERSION, plural: this.plural, namespace: obj.metadata.namespace!, name: obj.metadata.name!, body: { status } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        { group: GROUP, version: VERSION, plural: this.plural, namespace: obj.metadata.namespace!, name: obj.metadata.name!, body: [{ op: 'add', path: '/status', value: status }] },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
       ) as Promise<T>,
     );
   }
@@ -134,8 +138,6 @@ export class CustomResources<T extends Custom> {
     const next = { ...previous, ...facts, observedGeneration: obj.metadata.generation, conditions } as Record<string, unknown>;
     for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
     if (sameJson(previous, next)) return obj;
-    // A merge patch removes a key only when it is sent as null.
-    for (const k of Object.keys(previous)) if (!(k in next)) next[k] = null;
     return this.patchStatus(obj, next as S);
   }
 

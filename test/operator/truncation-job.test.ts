@@ -102,6 +102,10 @@ describe('TruncationJob', () => {
     const written = Date.now();
     const second = await waitJob(ns, 'every2s', 'a run after the writes', (x) => Date.parse(x.status?.lastRun?.startTime ?? '') > written && condition(x, 'Complete')?.status === 'True' && x.status?.lastRun?.completionTime !== undefined, 20_000);
     assert.ok(Date.parse(second.status!.lastRun!.startTime!) >= Date.parse(first.status!.nextRun!), 'not before its time');
+    // Its own task followed to the end: a run's status never shows the completion of the one before.
+    assert.equal(condition(second, 'Complete')!.reason, 'Completed');
+    assert.ok(second.status!.counts!.toDelete! >= 3);
+    assert.equal(second.status!.counts!.deleted, second.status!.counts!.toDelete);
     const oldLeft = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: Date.now() - 30 * DAY, dryRun: true }) });
     assert.match(JSON.parse(await text(oldLeft, 200)).value, /^Delete 0 out of/);
     // Stopped here so that its runs do not touch the entries of the next tests.
