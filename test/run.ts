@@ -57,7 +57,7 @@ function suites(selected: string[] | undefined): Suite[] {
   const graphql = pick(findTests('test/graphql'));
   const cli = pick(findTests('test/cli'));
   const infra = pick(findTests('test/infra'));
-  const operator = pick(findTests('test/operator'));
+  const operator = pick([...findTests('test/operator'), ...findTests('test/chart')]);
   const out: Suite[] = [];
   if (unit.length) out.push({ name: 'unit', files: unit, needs: [] });
   if (server.length) {
@@ -70,8 +70,9 @@ function suites(selected: string[] | undefined): Suite[] {
   if (graphql.length) out.push({ name: 'graphql on Postgres and OpenSearch', files: graphql, needs: ['postgres', 'opensearch'] });
   // The svc binary, run as a child process against a started server.
   if (cli.length) out.push({ name: 'cli', files: cli, needs: ['postgres'] });
-  // The operator against a real kube-apiserver and a real svc server (on Debian Postgres).
-  if (operator.length) out.push({ name: 'operator', files: operator, needs: ['postgres', 'kube'] });
+  // The operator against a real kube-apiserver and a real svc server (on Debian Postgres), and the Helm
+  // chart rendered, validated by that API server, installed and upgraded on it (one start of each).
+  if (operator.length) out.push({ name: 'operator and chart', files: operator, needs: ['postgres', 'kube', 'helm'] });
   if (embedded.length) out.push({ name: 'embedded default', files: embedded, needs: [] });
   const byNeeds = new Map<string, string[]>();
   for (const f of infra) {

@@ -11,7 +11,7 @@ import type { Operator } from '../../operator/src/operator.ts';
 import { RESULT_ANNOTATION, SYSTEM_UPDATE_COMMAND } from '../../operator/src/controllers/systemUpdate.ts';
 import { pollUntil } from '../support/poll.ts';
 import { startTestServer, type TestServer } from '../support/testServer.ts';
-import { createNamespace, eventReasons, installCrds, kc, merge, startTestOperator } from '../support/operator.ts';
+import { createNamespace, eventReasons, finishJob, installCrds, kc, merge, startTestOperator } from '../support/operator.ts';
 
 const apps = kc.makeApiClient(AppsV1Api);
 const batch = kc.makeApiClient(BatchV1Api);
@@ -54,28 +54,7 @@ async function rollOut(revision: string, image: string): Promise<void> {
 
 const job = (name: string) => batch.readNamespacedJob({ name, namespace: ns }).catch(() => undefined);
 
-/** Finishes a Job as the Job controller would (the harness runs no pods). */
-async function finish(name: string, outcome: 'Complete' | 'Failed'): Promise<void> {
-  const now = new Date();
-  const conditions =
-    outcome === 'Complete'
-      ? [
-          { type: 'SuccessCriteriaMet', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastTransitionTime: now, lastProbeTime: now },
-          { type: 'Complete', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastTransitionTime: now, lastProbeTime: now },
-        ]
-      : [
-          { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastTransitionTime: now, lastProbeTime: now },
-          { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastTransitionTime: now, lastProbeTime: now },
-        ];
-  await batch.patchNamespacedJobStatus(
-    {
-      name,
-      namespace: ns,
-      body: { status: { startTime: now, ...(outcome === 'Complete' ? { completionTime: now, succeeded: 1 } : { failed: 4 }), conditions } },
-    },
-    merge,
-  );
-}
+const finish = (name: string, outcome: 'Complete' | 'Failed') => finishJob(ns, name, outcome);
 
 before(async () => {
   await installCrds();

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import {
   ApiException,
+  BatchV1Api,
   CoreV1Api,
   CustomObjectsApi,
   EventsV1Api,
@@ -30,6 +31,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 export const { kc, extensions, objects } = kubeClients();
 export const core = kc.makeApiClient(CoreV1Api);
 export const eventsApi = kc.makeApiClient(EventsV1Api);
+export const batch = kc.makeApiClient(BatchV1Api);
 export const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 type Plural = 'structuredproperties' | 'truncationjobs';
@@ -148,4 +150,23 @@ export const readyNow = (o: StructuredProperty | TruncationJob) => condition(o, 
 export async function eventReasons(namespace: string, name: string): Promise<string[]> {
   const list = await eventsApi.listNamespacedEvent({ namespace, fieldSelector: `regarding.name=${name}` });
   return list.items.sort((a, b) => new Date(a.eventTime as unknown as string).getTime() - new Date(b.eventTime as unknown as string).getTime()).map((e) => e.reason ?? '');
+}
+
+/** Finishes a Job as the Job controller would (the harness runs no pods): Complete or Failed, through `/status`. */
+export async function finishJob(namespace: string, name: string, outcome: 'Complete' | 'Failed'): Promise<void> {
+  const now = new Date();
+  const conditions =
+    outcome === 'Complete'
+      ? [
+          { type: 'SuccessCriteriaMet', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastTransitionTime: now, lastProbeTime: now },
+          { type: 'Complete', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastTransitionTime: now, lastProbeTime: now },
+        ]
+      : [
+          { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastTransitionTime: now, lastProbeTime: now },
+          { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastTransitionTime: now, lastProbeTime: now },
+        ];
+  await batch.patchNamespacedJobStatus(
+    { name, namespace, body: { status: { startTime: now, ...(outcome === 'Complete' ? { completionTime: now, succeeded: 1 } : { failed: 4 }), conditions } } },
+    merge,
+  );
 }
