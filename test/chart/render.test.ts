@@ -211,6 +211,14 @@ describe('values', () => {
     assert.deepEqual(rule.http.paths[0].backend.service, { name: 'rel-svc', port: { name: 'http' } });
   });
 
+  test('server.workers takes a number or auto, as --set gives them', async () => {
+    for (const [value, env] of [['2', '2'], ['auto', 'auto']]) {
+      assert.equal(envOf(container(find(await render([...DB, '--set', `server.workers=${value}`]), 'Deployment', 'rel-svc'))).SVC_WORKERS, env);
+    }
+    await assert.rejects(render([...DB, '--set', 'server.workers=0']), /server\.workers: Must be greater than or equal to 1/);
+    await assert.rejects(render([...DB, '--set', 'server.workers=many']), /server\.workers: Does not match pattern/);
+  });
+
   test('one watched namespace: a Role there instead of a ClusterRole', async () => {
     const docs = await render([...DB, '--set', 'operator.watchNamespace=team-a']);
     assert.equal(docs.filter((d) => d.kind.startsWith('Cluster')).length, 0);
