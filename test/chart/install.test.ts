@@ -6,27 +6,15 @@
  * and end `deployed`; a failed Job fails the upgrade and leaves the server as it was.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { AppsV1Api, type V1Job } from '@kubernetes/client-node';
-import { CHART, helm, kubectl, parseManifests } from '../support/chart.ts';
+import { CHART, helm, helmAsync, kubectl, parseManifests } from '../support/chart.ts';
 import { batch, core, createNamespace, finishJob, kc } from '../support/operator.ts';
 import { pollUntil } from '../support/poll.ts';
 
 const apps = kc.makeApiClient(AppsV1Api);
 const DB = ['--set', 'database.existingSecret=db'];
-
-/** `helm <args>` started now; resolves to its exit code and output when it ends. */
-function helmAsync(args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.env.HELM_BIN!, args, { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.on('close', (code) => done({ code, output }));
-  });
-}
 
 const job = (ns: string, name: string) => batch.readNamespacedJob({ name, namespace: ns }).catch(() => undefined);
 const serverImage = (ns: string) =>

@@ -108,6 +108,15 @@ async function read(urn: string): Promise<State> {
 const canonical = (s: State) => JSON.stringify([s.description, s.typeName, Object.entries(s.values).sort()]);
 const same = (a: State, b: State) => canonical(a) === canonical(b);
 
+/** A JSON Patch of an entity's structured properties. */
+function patchProperties(urn: string, patch: unknown[]): Promise<Response> {
+  return call(`/openapi/v3/entity/dataset/${enc(urn)}/structuredProperties`, {
+    method: 'PATCH',
+    contentType: 'application/json-patch+json',
+    body: JSON.stringify({ patch, arrayPrimaryKeys: { properties: ['propertyUrn'] } }),
+  });
+}
+
 /** One write: the request, and the states it moves its datasets to. */
 interface Write {
   what: string;
@@ -143,12 +152,7 @@ function pick(random: () => number, model: Map<string, State>, own: string[], pa
     const prop = random() < 0.5 ? PROP_A : PROP_B;
     return {
       what: `patch ${prop} of ${urn}`,
-      send: () =>
-        call(`/openapi/v3/entity/dataset/${enc(urn)}/structuredProperties`, {
-          method: 'PATCH',
-          contentType: 'application/json-patch+json',
-          body: JSON.stringify({ patch: [{ op: 'add', path: `/properties/${prop}`, value: { propertyUrn: prop, values: [{ string: tok }] } }], arrayPrimaryKeys: { properties: ['propertyUrn'] } }),
-        }),
+      send: () => patchProperties(urn, [{ op: 'add', path: `/properties/${prop}`, value: { propertyUrn: prop, values: [{ string: tok }] } }]),
       after: next({ values: { ...now.values, [prop]: tok } }),
     };
   }
@@ -158,12 +162,7 @@ function pick(random: () => number, model: Map<string, State>, own: string[], pa
     delete values[prop];
     return {
       what: `remove ${prop} of ${urn}`,
-      send: () =>
-        call(`/openapi/v3/entity/dataset/${enc(urn)}/structuredProperties`, {
-          method: 'PATCH',
-          contentType: 'application/json-patch+json',
-          body: JSON.stringify({ patch: [{ op: 'remove', path: `/properties/${prop}` }], arrayPrimaryKeys: { properties: ['propertyUrn'] } }),
-        }),
+      send: () => patchProperties(urn, [{ op: 'remove', path: `/properties/${prop}` }]),
       after: next({ values }),
     };
   }

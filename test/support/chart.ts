@@ -64,16 +64,29 @@ export function envOf(container: { env?: { name: string; value?: string; valueFr
   );
 }
 
-/** Runs kubectl with `input` on stdin; resolves to stdout, rejects with stderr. */
-export function kubectl(args: string[], input?: string): Promise<string> {
+/** Runs `command` with `input` on stdin; resolves to its exit code, stdout and stderr once it ends. */
+function runProcess(command: string, args: string[], input = ''): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((done, fail) => {
-    const child = spawn('kubectl', args, { env: process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env: process.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     child.on('error', fail);
-    child.on('close', (code) => (code === 0 ? done(out) : fail(new Error(`kubectl ${args.join(' ')} (exit ${code}): ${err.trim()}`))));
-    child.stdin.end(input ?? '');
+    child.on('close', (code) => done({ code, out, err }));
+    child.stdin.end(input);
   });
+}
+
+/** Runs kubectl with `input` on stdin; resolves to stdout, rejects with stderr. */
+export async function kubectl(args: string[], input?: string): Promise<string> {
+  const { code, out, err } = await runProcess('kubectl', args, input);
+  if (code !== 0) throw new Error(`kubectl ${args.join(' ')} (exit ${code}): ${err.trim()}`);
+  return out;
+}
+
+/** `helm <args>` started now (for a command that waits on hooks); resolves to its exit code and output when it ends. */
+export async function helmAsync(args: string[]): Promise<{ code: number | null; output: string }> {
+  const { code, out, err } = await runProcess(helmBin(), args);
+  return { code, output: out + err };
 }
