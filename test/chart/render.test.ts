@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
+import { SYSTEM_UPDATE_COMMAND } from '../../operator/src/controllers/systemUpdate.ts';
 import { CHART, ROOT, envOf, find, helm, render, type Manifest } from '../support/chart.ts';
 
 const DB = ['--set', 'database.existingSecret=db'];
@@ -85,7 +86,8 @@ describe('default values (an external database)', () => {
     assert.equal(job.spec.ttlSecondsAfterFinished, undefined, 'kept for its logs');
     assert.equal(job.spec.template.spec.restartPolicy, 'Never');
     const c = container(job);
-    assert.deepEqual(c.command, ['node', '--import', 'tsx', 'server/src/systemUpdate.ts']);
+    // The same command the operator gives the Jobs it creates in operator mode.
+    assert.deepEqual(c.command, SYSTEM_UPDATE_COMMAND);
     const env = envOf(c);
     assert.equal(env.DATABASE_URL, 'secret:db/DATABASE_URL');
     assert.equal(env.ENABLE_STRUCTURED_PROPERTIES_SYSTEM_UPDATE, 'false');
