@@ -121,15 +121,36 @@ interface Counts {
   skipped: number;
 }
 
+/** A test or `describe` block running longer fails (a test may set a `timeout` of its own). */
+const TEST_TIMEOUT_MS = 600_000;
+/** A suite whose `node --test` has not ended by then is killed and counted as failed: a hang outside any test. */
+const SUITE_TIMEOUT_MS = 40 * 60_000;
+
+/** Sends `signal` to the `node --test` process and its file processes (a process group of their own). */
+function signalTests(child: ReturnType<typeof spawn>, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // already gone
+  }
+}
+
 /** Runs `node --test` on the files, echoing its TAP output and counting its summary lines. */
 function runNodeTest(files: string[], env: Record<string, string>): Promise<Counts> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', ...files], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', `--test-timeout=${TEST_TIMEOUT_MS}`, ...files], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
     });
     testProcess = child;
+    let timedOut = false;
+    const watchdog = setTimeout(() => {
+      timedOut = true;
+      process.stdout.write(`\n# the suite did not end within ${SUITE_TIMEOUT_MS / 60_000} min: its test processes are killed\n`);
+      signalTests(child, 'SIGKILL');
+    }, SUITE_TIMEOUT_MS);
     const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
     let buffer = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -141,7 +162,8 @@ function runNodeTest(files: string[], env: Record<string, string>): Promise<Coun
       counts.passed = num('pass');
       counts.failed = num('fail') + num('cancelled');
       counts.skipped = num('skipped') + num('todo');
-      if (code !== 0 && counts.failed === 0) counts.failed = 1; // a crash outside any test
+      clearTimeout(watchdog);
+      if ((code !== 0 || timedOut) && counts.failed === 0) counts.failed = 1; // a crash or hang outside any test
       done(counts);
     });
   });
@@ -169,7 +191,7 @@ function stopAll(): Promise<void> {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     process.stdout.write(`\n# ${signal}: stopping the tests and the components\n`);
-    testProcess?.kill('SIGTERM');
+    if (testProcess) signalTests(testProcess, 'SIGTERM');
     void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   });
 }

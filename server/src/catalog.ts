@@ -21,7 +21,7 @@ import { TaskService } from './tasks/taskService.ts';
 import { bootstrapAspects, HARD_DELETE_TASK, STALE_VALUES_TASK, structuredPropertyHooks } from './properties/propertyHooks.ts';
 import { PropertyService } from './properties/propertyService.ts';
 import { hardDeleteCleanup, staleValuesCleanup } from './properties/cleanup.ts';
-import type { Logger } from './log.ts';
+import { shutdownStep, type Logger } from './log.ts';
 import type { SearchBackend } from './search/backend.ts';
 import { OpenSearchBackend } from './search/opensearchBackend.ts';
 import { SearchOutbox } from './search/outbox.ts';
@@ -106,12 +106,12 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       close() {
         closing ??= (async () => {
           // Writes queued for the group commit are committed, also those whose clients went away.
-          await entities.drain();
-          await runner.stop();
-          await searchOutbox.stop();
-          await backend.close();
-          await pool.end();
-          await database.stop();
+          await shutdownStep(log, 'queued writes to commit', entities.drain());
+          await shutdownStep(log, 'background tasks to stop', runner.stop());
+          await shutdownStep(log, 'the search outbox to stop', searchOutbox.stop());
+          await shutdownStep(log, 'the search backend to close', backend.close());
+          await shutdownStep(log, 'database connections to be released', pool.end());
+          await shutdownStep(log, 'the embedded Postgres to stop', database.stop());
         })();
         return closing;
       },

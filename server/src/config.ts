@@ -33,6 +33,8 @@ export interface Config {
   maxBodyBytes: number;
   /** `SVC_REQUEST_TIMEOUT_MS`: time a client has to send a whole request, headers and body (default 30 s). */
   requestTimeoutMs: number;
+  /** `SVC_SHUTDOWN_GRACE_MS`: on SIGTERM, time in-flight requests have before their connections are closed (default 20 s). */
+  shutdownGraceMs: number;
   /** `SVC_WORKERS`: HTTP worker processes sharing the port (default 1; `auto` = one per CPU). */
   workers: number;
 }
@@ -89,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.SVC_LOG_LEVEL || 'info',
     maxBodyBytes: int('SVC_MAX_BODY_BYTES', env.SVC_MAX_BODY_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     requestTimeoutMs: int('SVC_REQUEST_TIMEOUT_MS', env.SVC_REQUEST_TIMEOUT_MS, 30_000, 100, 3_600_000),
+    shutdownGraceMs: int('SVC_SHUTDOWN_GRACE_MS', env.SVC_SHUTDOWN_GRACE_MS, 20_000, 0, 3_600_000),
     workers: env.SVC_WORKERS === 'auto' ? availableParallelism() : int('SVC_WORKERS', env.SVC_WORKERS, 1, 1, 256),
   };
 }

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { createCatalog, type Catalog } from './catalog.ts';
 import { createApp, createHttpServer } from './api/app.ts';
-import type { Logger } from './log.ts';
+import { shutdownStep, type Logger } from './log.ts';
 
 export interface Svc {
   /** Base URL, e.g. `http://127.0.0.1:8080`. */
@@ -44,10 +44,15 @@ export async function startSvc(config: Config, log: Logger): Promise<Svc> {
       rootToken: catalog.rootToken,
       close() {
         closing ??= (async () => {
-          await new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeIdleConnections();
-          });
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+          server.closeIdleConnections();
+          // Requests still running after the grace lose their connections (the catalog's close then
+          // lets their queued writes commit); keep-alive connections close as their requests end.
+          const cut = setTimeout(() => {
+            log.warn({ graceMs: config.shutdownGraceMs }, 'shutdown: closing the connections of requests still running');
+            server.closeAllConnections();
+          }, config.shutdownGraceMs);
+          await shutdownStep(log, 'in-flight requests to finish', closed).finally(() => clearTimeout(cut));
           await catalog.close();
         })();
         return closing;

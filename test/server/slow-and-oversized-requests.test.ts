@@ -1,10 +1,13 @@
 /**
  * Requests refused before a route sees them, answered at once and in JSON like every other error: a
  * body announced larger than SVC_MAX_BODY_BYTES (413 without waiting for the body), a body that stalls
- * (408 after SVC_REQUEST_TIMEOUT_MS), headers over Node's limit (431) and bytes that are not HTTP (400).
+ * (408 after SVC_REQUEST_TIMEOUT_MS), headers over Node's limit (431) and bytes that are not HTTP (400);
+ * and a stop that a stalled request does not hold beyond SVC_SHUTDOWN_GRACE_MS.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { fingerprint } from '../support/fingerprint.ts';
 import { rawRequest } from '../support/rawHttp.ts';
 import { ADMIN_TOKEN, enc, startTestServer, type TestServer, expectMissing } from '../support/testServer.ts';
@@ -74,4 +77,21 @@ test('a raw NUL or space in the request line is 400 in JSON, saying to percent-e
     assert.equal(body.error, 'Validation Error');
     assert.match(body.message, /^Malformed HTTP request \(HPE_[A-Z_]+\): percent-encode control characters and spaces in the path$/);
   }
+});
+
+test('a stop is not held by a stalled request: its connection is closed after SVC_SHUTDOWN_GRACE_MS', async () => {
+  const own = await startTestServer({ SVC_REQUEST_TIMEOUT_MS: '3600000', SVC_SHUTDOWN_GRACE_MS: '300' });
+  const { port } = new URL(own.url);
+  const socket = connect(Number(port), '127.0.0.1');
+  const socketClosed = once(socket, 'close');
+  await once(socket, 'connect');
+  const path = `/openapi/v3/entity/dataset/${enc(DATASET)}/status?createIfNotExists=false`;
+  // The request is in the server's hands (its body is being read) before the stop begins.
+  const received = once(own.svc.http, 'request');
+  socket.write(`${post(path, ['Content-Length: 100'])}\r\n\r\n{"value":`);
+  await received;
+  const closing = own.close().then(() => 'closed' as const);
+  const bound = new Promise<'still waiting'>((r) => setTimeout(() => r('still waiting'), 30_000).unref());
+  assert.equal(await Promise.race([closing, bound]), 'closed', 'the stop waited for the stalled request beyond the grace');
+  await socketClosed;
 });

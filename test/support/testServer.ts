@@ -25,6 +25,16 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/**
+ * The test server's logger: `SVC_TEST_LOG_LEVEL` when set; otherwise only the warnings of a shutdown
+ * that waits (to stderr), which say what a hanging `close()` waits on.
+ */
+function testLogger(): pino.Logger {
+  const level = process.env.SVC_TEST_LOG_LEVEL;
+  if (level) return pino({ level });
+  return pino({ level: 'warn' }, { write: (line: string) => void (line.includes('"msg":"shutdown: ') && process.stderr.write(line)) });
+}
+
 /** Creates an empty database on the harness's cluster and returns its URL. */
 export async function createTestDatabase(admin = process.env.DATABASE_URL): Promise<string> {
   if (!admin) throw new Error('DATABASE_URL is not set: run the tests through `npm test`, which starts Postgres');
@@ -44,7 +54,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   // On the shared test OpenSearch: indices of this server's own (removed on close), without replicas.
   const search = env.SEARCH_BACKEND === 'opensearch' ? { INDEX_PREFIX: `t${randomBytes(5).toString('hex')}`, ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0' } : {};
   const config = loadConfig({ PORT: '0', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_DB_POOL_SIZE: '10', ...search, ...env, DATABASE_URL: databaseUrl });
-  const svc = await startSvc(config, pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? 'silent' }));
+  const svc = await startSvc(config, testLogger());
   return {
     svc,
     url: svc.url,
