@@ -1,7 +1,8 @@
 /**
  * The TruncationJob controller against the real kube-apiserver and a real svc server (Postgres): a
- * dry run, a run once, a schedule (six-field cron, every two seconds), and a run interrupted by an
- * operator restart that resumes from the task id in status without starting again.
+ * dry run, a run once, a schedule (six-field cron, every two seconds), a run interrupted by an
+ * operator restart that resumes from the task id in status without starting again, and a run recorded
+ * without its task id that is launched with its recorded cut-off.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -34,6 +35,12 @@ async function total(aspect = 'datasetProfile'): Promise<number> {
   const res = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect, endTimeMillis: 0, dryRun: true }) });
   const value = (JSON.parse(await text(res, 200)) as { value: string }).value;
   return Number(/out of (\d+) rows/.exec(value)![1]);
+}
+
+/** How many entries of the aspect are at or before `endTimeMillis`: the dry run's count. */
+async function atOrBefore(endTimeMillis: number, aspect: string): Promise<number> {
+  const res = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect, endTimeMillis, dryRun: true }) });
+  return Number(/^Delete (\d+) out of/.exec((JSON.parse(await text(res, 200)) as { value: string }).value)![1]);
 }
 
 async function truncationTasks(): Promise<{ id: number; state: string }[]> {
@@ -147,6 +154,43 @@ describe('TruncationJob across an operator restart', () => {
       assert.equal(condition(o, 'Complete')!.reason, 'Completed');
       assert.equal(o.status!.lastRun!.message, 'started before the restart');
       assert.equal((await truncationTasks()).length, tasksBefore, 'no second run');
+    } finally {
+      await restarted.stop();
+    }
+  });
+
+  test('a run recorded without its task id (the server was down, or a restart came in between) is launched with its recorded cut-off', async () => {
+    const ns3 = await createNamespace('tj-relaunch');
+    await entries(3, 2, 'datasetUsageStatistics');
+    const endTimeMillis = Date.now() - 30 * DAY;
+    const totalBefore = await total('datasetUsageStatistics');
+    const old = await atOrBefore(endTimeMillis, 'datasetUsageStatistics');
+    assert.ok(old >= 3 && old < totalBefore);
+    const tasksBefore = (await truncationTasks()).length;
+    const created = await job('relaunched', { aspect: 'datasetUsageStatistics', olderThan: '1d', dryRun: false }, ns3);
+    // What the previous operator recorded before the server accepted the run (its cut-off: 30 days,
+    // not the spec's 1 day, so the entries of today are kept).
+    await objects.patchNamespacedCustomObjectStatus(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: ns3,
+        plural: TJ,
+        name: 'relaunched',
+        body: { status: { observedGeneration: created.metadata.generation, counts: { toDelete: old, total: totalBefore }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'recorded before the restart' } } },
+      },
+      merge,
+    );
+    const restarted = await startTestOperator(server.url, ns3);
+    try {
+      const o = await waitJob(ns3, 'relaunched', 'Complete', (x) => condition(x, 'Complete')?.status === 'True');
+      assert.equal(condition(o, 'Complete')!.reason, 'Completed');
+      assert.equal(o.status!.lastRun!.endTimeMillis, endTimeMillis, 'the recorded cut-off');
+      assert.equal(o.status!.counts!.deleted, old);
+      assert.ok(o.status!.taskId);
+      assert.equal(await atOrBefore(endTimeMillis, 'datasetUsageStatistics'), 0);
+      assert.equal(await total('datasetUsageStatistics'), totalBefore - old, 'the entries after the cut-off are kept');
+      assert.equal((await truncationTasks()).length, tasksBefore + 1, 'one run launched');
     } finally {
       await restarted.stop();
     }

@@ -6,7 +6,9 @@
  * at a time and the leader Lease make two runs of one job at once impossible.
  *
  * A run: a dry run first (the server's message and counts), then, unless `dryRun`, the real run and
- * polling of its task (`requeueAfter`, never blocking a worker) until it completes or fails.
+ * polling of its task (`requeueAfter`, never blocking a worker) until it completes or fails. A run
+ * recorded whose task id never reached the status (the server was down, or a restart came in between)
+ * is launched again with its recorded cut-off.
  */
 import { CronTime } from 'cron';
 import ms from 'ms';
@@ -57,6 +59,11 @@ export class TruncationJobReconciler {
     try {
       // A run in progress (also one found after a restart) is followed, never started again.
       if (status.taskId && !status.lastRun?.completionTime) return await this.poll(job, status.taskId);
+      // A run recorded but without a task id: the server was down when it was to start, or the operator
+      // stopped between the server accepting it and the status write. It is launched (again) with its
+      // recorded cut-off; truncation is idempotent, so a task that did start meanwhile leaves the second
+      // one less to delete.
+      if (this.interrupted(job)) return await this.resume(job);
       const due = this.due(job);
       if ('invalid' in due) {
         await this.writeStatus(job, {}, [{ type: 'Ready', status: 'False', reason: 'InvalidSchedule', message: due.invalid }]);
@@ -70,8 +77,10 @@ export class TruncationJobReconciler {
       return await this.start(job);
     } catch (err) {
       if (!(err instanceof CatalogError)) throw err;
-      if (err.kind === 'rejected') return this.fail(job, 'Rejected', err.message);
-      await this.writeStatus(job, {}, [{ type: 'Ready', status: 'Unknown', reason: err.kind === 'unauthorized' ? 'Unauthorized' : 'ServerUnavailable', message: err.message }]).catch(() => undefined);
+      // The status is written whole: on the live object, which holds what this reconcile recorded so far.
+      const live = (await this.deps.resources.read(job).catch(() => undefined)) ?? job;
+      if (err.kind === 'rejected') return this.fail(live, 'Rejected', err.message);
+      await this.writeStatus(live, {}, [{ type: 'Ready', status: 'Unknown', reason: err.kind === 'unauthorized' ? 'Unauthorized' : 'ServerUnavailable', message: err.message }]).catch(() => undefined);
       throw err;
     }
   }
@@ -96,16 +105,45 @@ export class TruncationJobReconciler {
     return wait > 0 ? { waitMs: wait, nextRun } : { run: true };
   }
 
+  /** A real run of this generation recorded in status, not finished, and without its task id. */
+  private interrupted(job: TruncationJob): boolean {
+    const { lastRun, taskId, observedGeneration } = job.status ?? {};
+    return !taskId && observedGeneration === job.metadata.generation && !!lastRun?.startTime && !lastRun.completionTime && lastRun.dryRun === false && lastRun.endTimeMillis !== undefined;
+  }
+
+  /**
+   * The job as the API server has it now, when the cache has caught up with it; undefined when the cache
+   * is behind (it may not have seen this operator's last status write yet: the reconcile is requeued).
+   */
+  private async live(cached: TruncationJob): Promise<{ job: TruncationJob } | { requeue: ReconcileResult } | undefined> {
+    const job = await this.deps.resources.read(cached);
+    if (!job || job.metadata.deletionTimestamp) return undefined;
+    if (job.metadata.resourceVersion !== cached.metadata.resourceVersion) return { requeue: { requeueAfterMs: 100 } };
+    return { job };
+  }
+
+  private async resume(cached: TruncationJob): Promise<ReconcileResult | void> {
+    const live = await this.live(cached);
+    if (!live || 'requeue' in live) return live?.requeue;
+    const lastRun = live.job.status!.lastRun!;
+    this.deps.log.info({ key: keyOf(live.job), endTimeMillis: lastRun.endTimeMillis }, 'truncation run recorded without a task: launching it');
+    return this.launch(live.job, this.request(live.job, lastRun.endTimeMillis!), lastRun, live.job.status?.counts ?? {});
+  }
+
+  /** T1's parameters for a run of the job with this cut-off. */
+  private request(job: TruncationJob, endTimeMillis: number) {
+    return { entityType: job.spec.entityType, aspect: job.spec.aspect, endTimeMillis, batchSize: job.spec.batchSize, timeoutSeconds: job.spec.timeoutSeconds };
+  }
+
   /** Starts a run: the dry run, and the real one unless `dryRun`. */
   private async start(cached: TruncationJob): Promise<ReconcileResult | void> {
-    // The cache may not have seen this operator's last status write yet: decide on the live object.
-    let job = await this.deps.resources.read(cached);
-    if (!job || job.metadata.deletionTimestamp) return;
-    if (job.metadata.resourceVersion !== cached.metadata.resourceVersion) return { requeueAfterMs: 100 };
+    const live = await this.live(cached);
+    if (!live || 'requeue' in live) return live?.requeue;
+    let job = live.job;
     const startTime = new Date(this.now()).toISOString();
     const endTimeMillis = job.spec.endTimeMillis ?? this.now() - ms(job.spec.olderThan as ms.StringValue);
     const dryRun = job.spec.dryRun ?? true;
-    const request = { entityType: job.spec.entityType, aspect: job.spec.aspect, endTimeMillis, batchSize: job.spec.batchSize, timeoutSeconds: job.spec.timeoutSeconds };
+    const request = this.request(job, endTimeMillis);
     const message = await this.deps.catalog.truncate({ ...request, dryRun: true });
     const counts = countsOf(message);
     if (!counts) return this.fail(job, 'Rejected', message);
@@ -116,10 +154,15 @@ export class TruncationJobReconciler {
     // The run is recorded before it starts: a restart finds it and does not run the job twice.
     job = (await this.writeStatus(job, { lastRun, counts: { ...counts, deleted: 0 }, taskId: undefined, nextRun: undefined }, [{ type: 'Ready', status: 'True', reason: 'Running', message: `truncating ${counts.toDelete} of ${counts.total} entries at or before ${endTimeMillis}` }])) ?? job;
     if (counts.toDelete === 0) return this.finish(job, { lastRun, counts: { ...counts, deleted: 0 } }, 'NothingToDelete', 'no entry at or before the cut-off');
+    return this.launch(job, request, lastRun, counts);
+  }
+
+  /** The real run of a recorded run: its task id into status, then polling. */
+  private async launch(job: TruncationJob, request: ReturnType<TruncationJobReconciler['request']>, lastRun: NonNullable<TruncationJobStatus['lastRun']>, counts: NonNullable<TruncationJobStatus['counts']>): Promise<ReconcileResult> {
     const taskId = await this.deps.catalog.truncate({ ...request, dryRun: false });
     await this.writeStatus(job, { lastRun, taskId }, []);
     await this.deps.events.record(job, 'Normal', 'Started', 'Truncate', `task ${taskId}: deleting ${counts.toDelete} of ${counts.total} entries of ${job.spec.entityType}/${job.spec.aspect}`);
-    this.deps.log.info({ key: keyOf(job), taskId, endTimeMillis }, 'truncation started');
+    this.deps.log.info({ key: keyOf(job), taskId, endTimeMillis: request.endTimeMillis }, 'truncation started');
     return { requeueAfterMs: this.deps.pollMs };
   }
 
