@@ -418,4 +418,15 @@ describe('the endpoint', () => {
     assert.equal(mutation.status, 405);
     await restDefinition(RETENTION);
   });
+
+  test('a POST without a body is 400 saying what a GraphQL request is (found by the fuzz test: it was a bare 415)', async () => {
+    for (const headers of [{}, { 'content-type': 'text/plain' }, { 'content-type': 'application/json' }] as Record<string, string>[]) {
+      const res = await s.request('/api/graphql', { method: 'POST', headers });
+      assert.equal(res.status, 400);
+      assert.deepEqual(await res.json(), {
+        errors: [{ message: 'A GraphQL request needs a body: {"query": "…", "variables": {…}}, sent with Content-Type application/json', extensions: { code: 'BAD_REQUEST' } }],
+        extensions: {},
+      });
+    }
+  });
 });

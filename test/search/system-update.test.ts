@@ -132,9 +132,12 @@ describe('system-update with both switches after a hard delete, on opensearch', 
       await text(await setValues(s, urn, [{ propertyUrn: KEEP, values: [{ string: 'gold' }] }, { propertyUrn: GONE, values: [{ double: i }] }]), 200);
       urns.push(urn);
     }
+    const outboxEmpty = () => sql<{ n: number }>(env.DATABASE_URL, 'SELECT count(*)::int AS n FROM search_outbox').then((r) => r[0]!.n);
+    // The values reach the index (and give it the property's field) before the delete: a slow delivery
+    // would otherwise find them already cleaned up, and the field would never be mapped.
+    await pollUntil('the values delivered to search', outboxEmpty, (n) => n === 0, 60_000);
     await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(GONE)}`, { method: 'DELETE' }), 200);
     await waitForTask(s, GONE, HARD_DELETE_TASK);
-    const outboxEmpty = () => sql<{ n: number }>(env.DATABASE_URL, 'SELECT count(*)::int AS n FROM search_outbox').then((r) => r[0]!.n);
     await pollUntil('the cleanup delivered to search', outboxEmpty, (n) => n === 0, 60_000);
     const alias = `${prefix}_datasetindex_v2`;
     const mapping = async () => JSON.stringify((await client.indices.getMapping({ index: alias })).body);

@@ -1,21 +1,25 @@
 /**
- * Property-based probe of every REST route: generated requests put control characters, NULs, lone
- * surrogates, huge and overflowing numbers, deep nesting and malformed percent-encodings into path
- * segments, query parameters, body fields and field names. Whatever comes in, the server answers
- * below 500; a refusal carries a JSON error (or DataHub's empty 404 with its reason) and leaves the
+ * Property-based probe of every REST route, every GraphQL root field and every operations action:
+ * generated requests put control characters, NULs, lone surrogates, huge and overflowing numbers, deep
+ * nesting and malformed percent-encodings into path segments, query parameters, body fields, field
+ * names and GraphQL variables, and send GraphQL texts that are broken, deeply nested or thousands of
+ * aliases long. Whatever comes in, the server answers below 500; a refusal carries a message (REST's
+ * JSON error, DataHub's empty 404 with its reason, Rest.li's error, GraphQL's errors) and leaves the
  * database unchanged; and nothing it stores is unreadable as jsonb.
  *
- * Seeded: the seed is printed, and SVC_FUZZ_SEED=<seed> replays a run (SVC_FUZZ_RUNS sets its length).
+ * Seeded: the seed is printed, and SVC_FUZZ_SEED=<seed> replays a run. SVC_FUZZ_RUNS sets its length;
+ * SVC_RELIABILITY_LONG=1 runs the long version (10,000 requests).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { fingerprint } from '../support/fingerprint.ts';
+import { OPERATIONS_PATHS } from '../../server/src/api/rest/operationsRoutes.ts';
 import { createProperty, datasetUrn, propertyUrn } from '../support/structuredProperties.ts';
 import { ADMIN_TOKEN, enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 const SEED = Number(process.env.SVC_FUZZ_SEED ?? Date.now() % 2 ** 31);
-const RUNS = Number(process.env.SVC_FUZZ_RUNS ?? 400);
+const RUNS = Number(process.env.SVC_FUZZ_RUNS ?? (process.env.SVC_RELIABILITY_LONG === '1' ? 10_000 : 600));
 
 let s: TestServer;
 const DATASET = datasetUrn('fuzzed');
@@ -116,6 +120,60 @@ const bodyText = fc.oneof(
   fc.constantFrom('', '{', '{"value":', 'null', '[]', '{}', '"x"', 'NaN', '{"a":1,}', '\u0000'),
 );
 
+// ---- GraphQL and operations bodies -------------------------------------------------------------
+
+/** GraphQL operations of every root field, with their variables (replaced in part by hostile values). */
+const GRAPHQL_OPS: { query: string; variables: Json }[] = [
+  { query: 'query($urn: String!) { structuredProperty(urn: $urn) { urn exists definition { qualifiedName cardinality valueType { urn } } } }', variables: { urn: PROPERTY } },
+  { query: 'query($urn: String!) { entity(urn: $urn) { urn type } dataset(urn: $urn) { name structuredProperties { properties { values { ... on StringValue { stringValue } } } } } }', variables: { urn: DATASET } },
+  { query: 'query($input: SearchAcrossEntitiesInput!) { searchAcrossEntities(input: $input) { start count total searchResults { entity { urn } } } }', variables: { input: { types: ['DATASET'], query: '*', start: 0, count: 5, orFilters: [{ and: [{ field: `structuredProperties.${PROPERTY}`, values: ['a'], condition: 'EQUAL' }] }] } } },
+  { query: 'query($input: ScrollAcrossEntitiesInput!) { scrollAcrossEntities(input: $input) { nextScrollId count searchResults { entity { urn } } } }', variables: { input: { types: ['DATASET'], query: '*', count: 5, orFilters: [{ and: [{ field: 'platform', values: ['hive'] }] }] } } },
+  { query: 'query($input: AggregateAcrossEntitiesInput!) { aggregateAcrossEntities(input: $input) { facets { field aggregations { value count } } } }', variables: { input: { types: ['DATASET'], query: '*', facets: [`structuredProperties.${PROPERTY}`] } } },
+  { query: 'mutation($input: CreateStructuredPropertyInput!) { createStructuredProperty(input: $input) { urn } }', variables: { input: { qualifiedName: 'fuzz.gql', valueType: 'urn:li:dataType:svc.string', entityTypes: ['dataset'], cardinality: 'SINGLE', allowedValues: [{ stringValue: 'a' }] } } },
+  { query: 'mutation($input: UpdateStructuredPropertyInput!) { updateStructuredProperty(input: $input) { urn } }', variables: { input: { urn: PROPERTY, displayName: 'x', newEntityTypes: ['dataFlow'], setCardinalityAsMultiple: true } } },
+  { query: 'mutation($input: UpsertStructuredPropertiesInput!) { upsertStructuredProperties(input: $input) { properties { associatedUrn } } }', variables: { input: { assetUrn: DATASET, structuredPropertyInputParams: [{ structuredPropertyUrn: PROPERTY, values: [{ stringValue: 'b' }] }] } } },
+  { query: 'mutation($input: RemoveStructuredPropertiesInput!) { removeStructuredProperties(input: $input) { properties { associatedUrn } } }', variables: { input: { assetUrn: DATASET, structuredPropertyUrns: [PROPERTY] } } },
+  { query: 'mutation($input: DeleteStructuredPropertyInput!) { deleteStructuredProperty(input: $input) }', variables: { input: { urn: propertyUrn('fuzz.gql') } } },
+];
+
+/** Query texts no GraphQL server should fall over on: syntax errors, deep selections, many aliases, unknown fields. */
+const hostileQuery = fc.oneof(
+  fc.constantFrom('', '{', '}', 'query', 'mutation { }', '{ __typename }', '{ __schema { types { name } } }', '{ nope }', 'subscription { x }', '{ entity(urn: 1) { urn } }', 'query($u: String!) { entity(urn: $u) { urn } }', '{ ...F } fragment F on Query { ...F }'),
+  fc.integer({ min: 20, max: 2000 }).map((n) => `{ entity(urn: "u") ${'{ urn '.repeat(n)}${'}'.repeat(n)} }`),
+  fc.integer({ min: 50, max: 3000 }).map((n) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: structuredProperty(urn: "${PROPERTY}") { urn }`).join(' ')} }`),
+  hostileText,
+);
+
+/** A GraphQL request body: an operation with one variable (or key) replaced, a hostile query text, or not an operation at all. */
+const graphqlBody = fc.oneof(
+  fc.record({ op: fc.nat(), pick: fc.nat(), key: fc.boolean(), hostile: hostileJson, keyText: hostileText, operationName: fc.option(hostileText, { freq: 5 }) }).map(({ op, pick, key, hostile, keyText, operationName }) => {
+    const { query, variables } = GRAPHQL_OPS[op % GRAPHQL_OPS.length]!;
+    const all = paths(variables);
+    const target = all[pick % all.length]!;
+    const vars = key && target.length > 0 ? serialise(variables, target, JSON.stringify(keyText), true) : serialise(variables, target, hostile, false);
+    return `{"query":${JSON.stringify(query)},"variables":${vars}${operationName === null ? '' : `,"operationName":${JSON.stringify(operationName)}`}}`;
+  }),
+  fc.record({ op: fc.nat() }).map(({ op }) => JSON.stringify(GRAPHQL_OPS[op % GRAPHQL_OPS.length])),
+  hostileQuery.map((q) => JSON.stringify({ query: q })),
+  hostileJson.map((h) => `{"query":${h}}`),
+  hostileJson.map((h) => `{"query":"{ __typename }","variables":${h}}`),
+  fc.constantFrom('', '{', '[]', '[{"query":"{ __typename }"}]', 'null', '{}'),
+);
+
+const TRUNCATE: Json = { entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: 1_600_000_000_000, dryRun: true, batchSize: 100, timeoutSeconds: 60, forceDeleteByQuery: false, forceReindex: false };
+
+/** A body of an operations action: T1's parameters or a task id, one value (or key) replaced. */
+const operationsBody = fc.oneof(
+  fc.record({ pick: fc.nat(), key: fc.boolean(), hostile: hostileJson, keyText: hostileText }).map(({ pick, key, hostile, keyText }) => {
+    const all = paths(TRUNCATE);
+    const target = all[pick % all.length]!;
+    return key && target.length > 0 ? serialise(TRUNCATE, target, JSON.stringify(keyText), true) : serialise(TRUNCATE, target, hostile, false);
+  }),
+  hostileJson.map((h) => `{"task":${h}}`),
+  fc.constantFrom('{"task":"svc:1"}', '{"task":"svc:999999999999999999999"}', '{"task":"node:1"}', '{}'),
+  bodyText,
+);
+
 // ---- requests ----------------------------------------------------------------------------------
 
 const ENTITY_NAMES = ['dataset', 'structuredProperty', 'tag', 'dataFlow', 'DATASET'];
@@ -126,7 +184,11 @@ const QUERY_NAMES = ['aspects', 'aspectNames', 'count', 'scrollId', 'sort', 'sor
 const segment = (valid: string[]) => fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...valid.map(enc)) }, { weight: 2, arbitrary: urlPiece });
 
 const request = fc.record({
-  route: fc.constantFrom('list', 'entity', 'aspect', 'tasks', 'task', 'tokens', 'token', 'health'),
+  route: fc.constantFrom('list', 'entity', 'aspect', 'tasks', 'task', 'tokens', 'token', 'health', 'timeseries', 'graphql', 'graphql', 'operations', 'operations', 'taskStatus'),
+  action: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('truncateTimeseriesAspect', 'getEsTaskStatus', 'getIndexSizes') }, { weight: 1, arbitrary: urlPiece }),
+  operationsPath: fc.constantFrom(...OPERATIONS_PATHS),
+  graphqlBody,
+  operationsBody,
   version: fc.constantFrom('v2', 'v3'),
   entityName: segment(ENTITY_NAMES),
   urn: segment(URNS),
@@ -135,7 +197,7 @@ const request = fc.record({
   method: fc.constantFrom('GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'PUT'),
   query: fc.array(fc.tuple(fc.oneof(fc.constantFrom(...QUERY_NAMES), urlPiece), fc.oneof(fc.constantFrom('true', 'false', '0', '10', '1e9', 'ASCENDING', ''), urlPiece)), { maxLength: 3 }),
   body: fc.option(bodyText, { freq: 4 }),
-  contentType: fc.constantFrom('application/json', 'application/json', 'application/json-patch+json', 'text/plain', undefined),
+  contentType: fc.oneof({ weight: 6, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: fc.constantFrom('application/json-patch+json', 'text/plain', undefined) }),
   token: fc.constantFrom(ADMIN_TOKEN, ADMIN_TOKEN, ADMIN_TOKEN, ADMIN_TOKEN, ADMIN_TOKEN, ADMIN_TOKEN, 'wrong', null),
 });
 
@@ -158,38 +220,67 @@ function pathOf(r: Request): string {
       return '/api/tokens';
     case 'token':
       return `/api/tokens/${r.id}`;
+    case 'timeseries':
+      return `/openapi/v2/timeseries/${r.entityName}/${r.aspect}`;
+    case 'graphql':
+      return '/api/graphql';
+    case 'operations':
+      return `${r.operationsPath}?action=${r.action}`;
+    case 'taskStatus':
+      return `/openapi/operations/elasticSearch/getTaskStatus?task=${r.id}`;
     default:
       return '/ready';
   }
 }
 
-test(`generated hostile requests to every REST route: no 5xx, refusals change nothing (seed ${SEED}, ${RUNS} runs)`, async () => {
+test(`generated hostile requests to every REST route, GraphQL field and operations action: no 5xx, refusals change nothing (seed ${SEED}, ${RUNS} runs)`, { timeout: RUNS > 2_000 ? 3_600_000 : undefined }, async () => {
   process.stdout.write(`# input-fuzz seed ${SEED}: replay with SVC_FUZZ_SEED=${SEED}\n`);
   const statuses = new Map<number, number>();
+  const routes = new Map<string, number>();
+  let graphqlRefusals = 0;
   await fc.assert(
     fc.asyncProperty(request, async (r) => {
-      const url = `${s.url}${pathOf(r)}${r.query.length ? `?${r.query.map(([k, v]) => `${k}=${v}`).join('&')}` : ''}`;
+      const path = pathOf(r);
+      const query = r.query.map(([k, v]) => `${k}=${v}`).join('&');
+      const url = `${s.url}${path}${query ? `${path.includes('?') ? '&' : '?'}${query}` : ''}`;
+      // GraphQL and the operations actions are POSTs with bodies of their own (a GET of GraphQL stays a GET).
+      const special = r.route === 'graphql' || r.route === 'operations';
+      const method = special && r.method !== 'GET' ? 'POST' : r.method;
+      const text = r.route === 'graphql' ? r.graphqlBody : r.route === 'operations' ? r.operationsBody : r.body;
       const headers: Record<string, string> = {};
       if (r.token !== null) headers.authorization = `Bearer ${r.token}`;
       if (r.contentType !== undefined) headers['content-type'] = r.contentType;
-      const body = r.method === 'GET' || r.method === 'HEAD' || r.body === null ? undefined : Buffer.from(r.body, 'utf8');
+      const body = method === 'GET' || method === 'HEAD' || text === null ? undefined : Buffer.from(text, 'utf8');
       const before = await fingerprint(s.databaseUrl);
-      const res = await fetch(url, { method: r.method, headers, body });
+      const res = await fetch(url, { method, headers, body });
       const raw = await res.text();
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      const what = `${r.method} ${url} ${r.contentType ?? ''} ${r.body?.slice(0, 300) ?? ''} → ${res.status} ${raw.slice(0, 300)}`;
+      routes.set(r.route, (routes.get(r.route) ?? 0) + 1);
+      const what = `${method} ${url} ${r.contentType ?? ''} ${text?.slice(0, 300) ?? ''} → ${res.status} ${raw.slice(0, 300)}`;
       assert.ok(res.status < 500, what);
       if (res.status >= 400) {
-        if (r.method !== 'HEAD' && !(res.status === 404 && raw === '' && res.headers.get('not-found-reason'))) {
-          const parsed = JSON.parse(raw) as { error?: unknown };
-          assert.equal(typeof parsed.error, 'string', what);
+        if (method !== 'HEAD' && !(res.status === 404 && raw === '' && res.headers.get('not-found-reason'))) {
+          // REST errors are {"error", "message"}; Rest.li's (the operations actions) {"message", "status"}; GraphQL's {"errors": [{"message"}]}.
+          const parsed = JSON.parse(raw) as { error?: unknown; message?: unknown; errors?: { message?: unknown }[] };
+          if (r.route === 'operations' && res.headers.get('x-restli-error-response')) assert.equal(typeof parsed.message, 'string', what);
+          else if (parsed.errors) assert.ok(parsed.errors.length > 0 && parsed.errors.every((e) => typeof e.message === 'string' && e.message !== ''), what);
+          else assert.equal(typeof parsed.error, 'string', what);
         }
         assert.equal(await fingerprint(s.databaseUrl), before, `the database changed: ${what}`);
+      } else if (r.route === 'graphql' && res.status === 200) {
+        // GraphQL refuses with 200 and errors (as DataHub does): each says why, and a refused operation changed nothing.
+        const parsed = JSON.parse(raw) as { errors?: { message?: unknown }[] };
+        if (parsed.errors?.length) {
+          graphqlRefusals++;
+          assert.ok(parsed.errors.every((e) => typeof e.message === 'string' && e.message !== ''), what);
+          assert.equal(await fingerprint(s.databaseUrl), before, `the database changed: ${what}`);
+        }
       }
     }),
-    { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    { seed: SEED, numRuns: RUNS, endOnFailure: true, includeErrorInReport: true },
   );
-  process.stdout.write(`# input-fuzz statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}\n`);
+  process.stdout.write(`# input-fuzz statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}; GraphQL refusals (200 with errors): ${graphqlRefusals}\n`);
+  process.stdout.write(`# input-fuzz routes: ${JSON.stringify(Object.fromEntries([...routes].sort()))}\n`);
   // Some generated requests are valid: the probe reached the write path, not only the door.
   assert.ok([...statuses.keys()].some((st) => st >= 200 && st < 300), 'no request succeeded');
   const unreadable = await sql<{ n: number }>(

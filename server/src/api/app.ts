@@ -14,6 +14,7 @@ import { jsonBody } from './jsonBody.ts';
 import { createMetrics } from './metrics.ts';
 import { pathGuard } from './pathGuard.ts';
 import { createGraphQLHandler, GRAPHQL_PATH } from './graphql/graphqlHandler.ts';
+import { sendJson } from './json.ts';
 import { entityRoutes } from './rest/entityRoutes.ts';
 import { openapiDocument } from './rest/openapiDocument.ts';
 import { tokenRoutes } from './rest/tokenRoutes.ts';
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps): Express {
   // GraphiQL holds no data either: a browser asking for HTML gets it without a token (the queries it
   // sends carry one).
   const yoga = createGraphQLHandler(catalog, deps.log);
+  const EMPTY_GRAPHQL_POST = 'A GraphQL request needs a body: {"query": "…", "variables": {…}}, sent with Content-Type application/json';
   const graphql = async (req: express.Request, res: express.Response) => {
     await yoga.requestListener(req, res);
   };
@@ -79,7 +81,14 @@ export function createApp(deps: AppDeps): Express {
   const api = express.Router();
   api.use(authenticate(catalog.tokens, deps.config.authEnabled));
   api.use(jsonBody(deps.config.maxBodyBytes));
-  api.route(GRAPHQL_PATH).get(graphql).post(graphql);
+  api
+    .route(GRAPHQL_PATH)
+    .get(graphql)
+    .post((req, res) => {
+      // A POST without a body would get Yoga's bare 415: it is told what a GraphQL request is, in GraphQL's error shape.
+      if (req.body === undefined) return sendJson(res, 400, { errors: [{ message: EMPTY_GRAPHQL_POST, extensions: { code: 'BAD_REQUEST' } }], extensions: {} });
+      return graphql(req, res);
+    });
   entityRoutes(api, catalog.entities, catalog.search, 'v2');
   entityRoutes(api, catalog.entities, catalog.search, 'v3');
   api.use(tokenRoutes(catalog.tokens));
