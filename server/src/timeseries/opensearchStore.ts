@@ -364,7 +364,17 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
   async status(taskId: string): Promise<Record<string, unknown> | undefined> {
     if (taskId.startsWith(`${TASK_NODE}:`)) return svcTaskStatus(this.pool, taskId);
     const t = await this.opensearchTask(taskId);
-    return t && { completed: t.completed, taskId, status: t.task.status, runTimeNanos: t.task.running_time_in_nanos };
+    if (!t) return undefined;
+    // The entries a delete-by-query truncation found still in the outbox were deleted there, not by
+    // OpenSearch's task: they count as deleted (and in the total), as on an index that had them all.
+    const [own] = await query<{ staged: number | null; reindex: boolean | null }>(
+      this.pool,
+      "SELECT (params->>'stagedDeleted')::int AS staged, (params->>'reindex')::boolean AS reindex FROM tasks WHERE kind = $1 AND params->>'opensearchTask' = $2",
+      [TRUNCATE_TASK, taskId],
+    );
+    const staged = own && !own.reindex ? (own.staged ?? 0) : 0;
+    const status = staged > 0 ? { ...t.task.status, total: (t.task.status.total ?? 0) + staged, deleted: (t.task.status.deleted ?? 0) + staged } : t.task.status;
+    return { completed: t.completed, taskId, status, runTimeNanos: t.task.running_time_in_nanos };
   }
 
   private async opensearchTask(taskId: string): Promise<{ completed: boolean; task: { status: Record<string, number>; running_time_in_nanos: number } } | undefined> {
