@@ -1,16 +1,17 @@
 /**
  * The TruncationJob controller against the real kube-apiserver and a real svc server (Postgres): a
  * dry run, a run once, a schedule (six-field cron, every two seconds), a run interrupted by an
- * operator restart that resumes from the task id in status without starting again, and a run recorded
- * without its task id that is launched with its recorded cut-off.
+ * operator restart that resumes from the task id in status without starting again (as a status left
+ * behind, and with an operator process killed mid-run), and a run recorded without its task id that is
+ * launched with its recorded cut-off.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { TruncationJob } from '../../operator/src/resources.ts';
 import type { Operator } from '../../operator/src/operator.ts';
 import { datasetUrn } from '../support/structuredProperties.ts';
-import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
-import { condition, createNamespace, createObject, deleteObject, eventReasons, getObject, installCrds, objects, merge, startTestOperator, waitJob } from '../support/operator.ts';
+import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { condition, createNamespace, createObject, deleteObject, eventReasons, getObject, installCrds, objects, merge, spawnOperator, startTestOperator, waitJob } from '../support/operator.ts';
 import { GROUP, VERSION } from '../../operator/src/resources.ts';
 
 const TJ = 'truncationjobs';
@@ -193,6 +194,40 @@ describe('TruncationJob across an operator restart', () => {
       assert.equal((await truncationTasks()).length, tasksBefore + 1, 'one run launched');
     } finally {
       await restarted.stop();
+    }
+  });
+
+  test('an operator process killed (SIGKILL) mid-run: the next one follows the run it started, and starts no second one', async () => {
+    const ns4 = await createNamespace('tj-killed');
+    await entries(3, 1, 'datasetProfile');
+    const tasksBefore = (await truncationTasks()).length;
+    // This operator never polls its task (every 10 min): it is killed with the run started, not followed.
+    const first = spawnOperator({
+      SVC_GMS_URL: server.url,
+      SVC_GMS_TOKEN: ADMIN_TOKEN,
+      KUBECONFIG: process.env.KUBECONFIG!,
+      SVC_OPERATOR_NAMESPACE: ns4,
+      SVC_OPERATOR_POD_NAMESPACE: ns4,
+      SVC_OPERATOR_LEADER_ELECTION: 'false',
+      SVC_OPERATOR_POLL_SECONDS: '600',
+    });
+    let started: TruncationJob;
+    try {
+      await job('killed', { aspect: 'datasetProfile', olderThan: '30d', dryRun: false }, ns4);
+      started = await waitJob(ns4, 'killed', 'its task started', (x) => !!x.status?.taskId);
+    } finally {
+      await first.kill('SIGKILL');
+    }
+    assert.equal(condition(started, 'Complete'), undefined, 'not followed to its end by the killed operator');
+    const next = await startTestOperator(server.url, ns4);
+    try {
+      const o = await waitJob(ns4, 'killed', 'Complete', (x) => condition(x, 'Complete')?.status === 'True');
+      assert.equal(o.status!.taskId, started.status!.taskId, 'the same task');
+      assert.equal(o.status!.lastRun!.startTime, started.status!.lastRun!.startTime, 'the same run');
+      assert.equal(condition(o, 'Complete')!.reason, 'Completed');
+      assert.equal((await truncationTasks()).length, tasksBefore + 1, 'one run in all');
+    } finally {
+      await next.stop();
     }
   });
 });
