@@ -13,6 +13,11 @@ export function createPool(connectionString: string, max: number): Pool {
   const pool = new pg.Pool({ connectionString, max, application_name: 'svc' });
   // An idle client losing its connection (e.g. Postgres restarting) must not crash the process.
   pool.on('error', () => undefined);
+  // Nor a client checked out: pg-pool listens to a client's errors only while it is idle, and a
+  // connection lost between the statements of a transaction (Postgres shutting down while the search
+  // outbox reads through the pool, say) is an 'error' event on the client. Its next statement fails
+  // (UNAVAILABLE, see dbError) and its release drops it from the pool.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
@@ -51,16 +56,19 @@ async function transactionOnce<T>(pool: Pool, fn: (tx: Tx) => Promise<T>): Promi
   } catch (err) {
     throw new SvcError('UNAVAILABLE', 'The database is not reachable', { cause: err });
   }
+  let broken: unknown;
   try {
-    await client.query('BEGIN');
+    await query(client, 'BEGIN', []);
     const result = await fn(client);
-    await client.query('COMMIT');
+    // A connection lost during COMMIT leaves the outcome unknown: the write is then wholly applied or not at all.
+    await query(client, 'COMMIT', []);
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    await client.query('ROLLBACK').catch((rollbackErr: unknown) => (broken = rollbackErr));
     throw err;
   } finally {
-    client.release();
+    // A client whose ROLLBACK failed is in no known state: dropped from the pool, not reused.
+    client.release(broken as Error | undefined);
   }
 }
 
@@ -79,7 +87,8 @@ export function isStaleWrite(err: unknown): boolean {
 
 /**
  * Wraps driver errors: svc's own preconditions (SQLSTATE SV412) become PRECONDITION, a stale checked
- * write (SV409) a {@link staleWrite}, the rest UNAVAILABLE/CONFLICT/INTERNAL.
+ * write (SV409) a {@link staleWrite}, a database that cannot be reached UNAVAILABLE (503), the rest
+ * CONFLICT/INTERNAL.
  */
 export function dbError(err: unknown): SvcError {
   if (err instanceof SvcError) return err;
@@ -89,10 +98,25 @@ export function dbError(err: unknown): SvcError {
   if (code === '40P01' || code === '40001') {
     return new SvcError('CONFLICT', 'The write conflicted with a concurrent one and was not applied; retry it', { cause: err });
   }
-  if (code === 'ECONNREFUSED' || code === '57P01' || code === '57P03' || code === 'ECONNRESET') {
-    return new SvcError('UNAVAILABLE', 'The database is not reachable', { cause: err });
-  }
+  if (isDatabaseUnreachable(err)) return new SvcError('UNAVAILABLE', 'The database is not reachable', { cause: err });
   return new SvcError('INTERNAL', 'Internal server error occurred', { cause: err });
+}
+
+/** SQLSTATEs of a server going away or not there yet: admin shutdown, crash shutdown, starting up. */
+const SHUTDOWN_SQLSTATES = new Set(['57P01', '57P02', '57P03']);
+/** Socket errors of a database that cannot be reached. */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether a driver error says the database cannot be reached now (it is stopping, restarting, or gone):
+ * a shutdown SQLSTATE, a connection exception (class 08), a socket error, or node-postgres's own errors
+ * for a connection that ended and a client left unusable by that, which carry no code
+ * (`Connection terminated unexpectedly`, `Client has encountered a connection error and is not queryable`).
+ */
+function isDatabaseUnreachable(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') return code.startsWith('08') || SHUTDOWN_SQLSTATES.has(code) || SOCKET_CODES.has(code);
+  return typeof message === 'string' && /^Connection terminated\b|\bis not queryable$/.test(message);
 }
 
 /**
