@@ -107,3 +107,93 @@ test('unknown keys are named with their line; a missing dataset is DataHub’s l
   const missing = await svc(['dataset', 'get', '--urn', 'urn:li:dataset:(urn:li:dataPlatform:hive,nothing,PROD)']);
   assert.deepEqual([missing.code, missing.stderr], [1, 'Dataset urn:li:dataset:(urn:li:dataPlatform:hive,nothing,PROD) does not exist\n']);
 });
+
+test('schema.file (Avro) becomes schemaMetadata, amended by schema.fields; downstreams get the dataset as an upstream, once', async () => {
+  const avsc = {
+    type: 'record',
+    name: 'Order',
+    namespace: 'shop',
+    fields: [
+      { name: 'id', type: 'long', doc: 'the order id' },
+      { name: 'customer', type: { type: 'record', name: 'Customer', fields: [{ name: 'email', type: ['null', 'string'], default: null }] } },
+      { name: 'status', type: { type: 'enum', name: 'Status', symbols: ['NEW', 'PAID'] } },
+      { name: 'items', type: { type: 'array', items: 'string' } },
+      { name: 'placed_at', type: { type: 'long', logicalType: 'timestamp-millis' } },
+    ],
+  };
+  writeFileSync(join(dir, 'order.avsc'), JSON.stringify(avsc));
+  const ORDERS = 'urn:li:dataset:(urn:li:dataPlatform:hive,shop.orders,PROD)';
+  const DAILY = 'urn:li:dataset:(urn:li:dataPlatform:hive,shop.orders_daily,PROD)';
+  const AUDIT = 'urn:li:dataset:(urn:li:dataPlatform:kafka,audit,PROD)';
+  // The audit dataset has an upstream already: the patch adds to it.
+  await text(
+    await s.request(`/openapi/v3/entity/dataset/${enc(AUDIT)}/upstreamLineage?createIfNotExists=false`, {
+      method: 'POST',
+      body: JSON.stringify({ value: { upstreams: [{ dataset: DATASET, type: 'TRANSFORMED' }] } }),
+    }),
+    200,
+  );
+  const path = join(dir, 'orders.yaml');
+  writeFileSync(
+    path,
+    `id: shop.orders
+platform: hive
+schema:
+  file: order.avsc
+  fields:
+    - id: customer.email
+      description: where the receipt goes
+      structured_properties:
+        io.acryl.dataManagement.deprecationDate: "2030-01-01"
+downstreams:
+  - shop.orders_daily
+  - ${AUDIT}
+`,
+  );
+  for (let run = 0; run < 2; run++) {
+    const r = await svc(['dataset', 'upsert', '-f', path]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `Update succeeded for urn ${ORDERS}.\n`);
+  }
+  const schema = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(ORDERS)}/schemaMetadata`), 200)).schemaMetadata.value;
+  assert.equal(schema.schemaName, 'shop.Order');
+  assert.equal(schema.platform, 'urn:li:dataPlatform:hive');
+  assert.deepEqual(JSON.parse(schema.platformSchema['com.linkedin.schema.OtherSchema'].rawSchema), avsc);
+  assert.deepEqual(
+    schema.fields.map((f: { fieldPath: string; nativeDataType: string; nullable: boolean; description?: string; type: { type: object } }) => [f.fieldPath, f.nativeDataType, Object.keys(f.type.type)[0], f.nullable, f.description]),
+    [
+      ['id', 'long', 'com.linkedin.schema.NumberType', false, 'the order id'],
+      ['customer', 'shop.Customer', 'com.linkedin.schema.RecordType', false, undefined],
+      ['customer.email', 'string', 'com.linkedin.schema.StringType', true, 'where the receipt goes'],
+      ['status', 'shop.Status', 'com.linkedin.schema.EnumType', false, undefined],
+      ['items', 'array<string>', 'com.linkedin.schema.ArrayType', false, undefined],
+      ['placed_at', 'timestamp-millis', 'com.linkedin.schema.TimeType', false, undefined],
+    ],
+  );
+  const upstreams = async (urn: string) => JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/upstreamLineage`), 200)).upstreamLineage.value.upstreams.map((u: { dataset: string; type: string }) => [u.dataset, u.type]);
+  assert.deepEqual(await upstreams(DAILY), [[ORDERS, 'COPY']], 'a name on the same platform and env; added once in two runs');
+  assert.deepEqual(await upstreams(AUDIT), [[DATASET, 'TRANSFORMED'], [ORDERS, 'COPY']], 'the other upstream stays');
+
+  const got = JSON.parse((await svc(['dataset', 'get', '--urn', ORDERS])).stdout);
+  assert.deepEqual(got.schema.fields.find((f: { id: string }) => f.id === 'customer.email'), {
+    id: 'customer.email',
+    type: 'string',
+    description: 'where the receipt goes',
+    urn: `urn:li:schemaField:(${ORDERS},customer.email)`,
+    structured_properties: { [DEPRECATION]: ['2030-01-01'] },
+  });
+  assert.equal(got.schema.fields.length, 6);
+  assert.deepEqual(JSON.parse((await svc(['dataset', 'get', '--urn', DAILY])).stdout).upstreams, [ORDERS]);
+});
+
+test('a schema.file that is missing or not Avro is named with the dataset’s line, and nothing is written', async () => {
+  writeFileSync(join(dir, 'bad.avsc'), JSON.stringify({ type: 'record', name: 'Bad', fields: [{ name: 'x', type: 'strin' }] }));
+  const path = join(dir, 'bad-schema.yaml');
+  writeFileSync(path, `- id: shop.bad\n  platform: hive\n  schema:\n    file: bad.avsc\n- id: shop.missing\n  platform: hive\n  schema:\n    file: nowhere.avsc\n    format: avro\n`);
+  const r = await svc(['dataset', 'upsert', '-f', path]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /bad-schema\.yaml:1: schema\.file bad\.avsc: .*strin/);
+  assert.match(r.stderr, /bad-schema\.yaml:5: schema\.file nowhere\.avsc: no such file/);
+  assert.match(r.stderr, /bad-schema\.yaml:9: unknown key "format" in schema of dataset 2/);
+  assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,shop.bad,PROD)')}`)).status, 404);
+});

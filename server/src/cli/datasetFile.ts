@@ -8,17 +8,28 @@
  *     platform: hive
  *     structured_properties: {io.acryl.privacy.retentionTime: 30}
  *     schema:
+ *       file: orders.avsc
  *       fields:
  *         - id: customer_id
  *           structured_properties: {io.acryl.dataManagement.deprecationDate: "2023-01-01"}
+ *     downstreams: [orders_daily]
+ *
+ * `schema.file` is an Avro schema (relative to the YAML file), written as `schemaMetadata` (see
+ * avroSchema.ts; a field's `description` and `type` in `schema.fields` override the file's doc and
+ * native type). `downstreams` are dataset URNs, or names on the same platform and env; each gets this
+ * dataset added to its `upstreamLineage`.
  */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { isMap, isSeq, type YAMLMap } from 'yaml';
+import { avroFields } from './avroSchema.ts';
 import { CliError } from './errors.ts';
 import { propertyUrn } from './propertyFile.ts';
 import { readYamlFile } from './yamlFile.ts';
 
 const KEYS = ['id', 'platform', 'env', 'urn', 'name', 'description', 'properties', 'subtype', 'subtypes', 'schema', 'structured_properties', 'downstreams'];
 const FIELD_KEYS = ['id', 'urn', 'type', 'description', 'structured_properties'];
+const SCHEMA_KEYS = ['file', 'fields'];
 
 type Value = { string: string } | { double: number };
 export interface Assignment {
@@ -32,6 +43,28 @@ export interface DatasetSpec {
   aspects: Record<string, { value: unknown }>;
   /** schemaField URN → its structured properties. */
   fields: { urn: string; properties: Assignment[] }[];
+  /** Dataset URNs that get this dataset as an upstream. */
+  downstreams: string[];
+}
+
+/** `schemaMetadata` of a dataset from its Avro file, with the file's fields as `schema.fields` amends them. */
+function schemaMetadata(file: string, yamlPath: string, platform: string, given: Record<string, unknown>[], problem: (m: string) => void) {
+  const path = resolve(dirname(yamlPath), file);
+  let text: string;
+  let avro: ReturnType<typeof avroFields>;
+  try {
+    text = readFileSync(path, 'utf8');
+    avro = avroFields(text);
+  } catch (err) {
+    problem(`schema.file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    return undefined;
+  }
+  const byId = new Map(given.filter((f) => f.id !== undefined).map((f) => [String(f.id), f]));
+  const fields = avro.fields.map((f) => {
+    const g = byId.get(f.fieldPath);
+    return { ...f, ...(g?.description !== undefined ? { description: String(g.description) } : {}), ...(g?.type !== undefined ? { nativeDataType: String(g.type) } : {}) };
+  });
+  return { schemaName: avro.name, platform, version: 0, hash: '', platformSchema: { 'com.linkedin.schema.OtherSchema': { rawSchema: text } }, fields };
 }
 
 /** `{fqn: value or list}` as assignments: numbers as doubles, anything else as strings. */
@@ -60,15 +93,26 @@ export function readDatasetFile(path: string): DatasetSpec[] {
     }
     problems.push(...unknownKeys(item as YAMLMap, KEYS, `dataset ${i + 1}`));
     const schemaNode = (item as YAMLMap).get('schema', true);
+    if (isMap(schemaNode)) problems.push(...unknownKeys(schemaNode as YAMLMap, SCHEMA_KEYS, `schema of dataset ${i + 1}`));
     const fieldsNode = isMap(schemaNode) ? (schemaNode as YAMLMap).get('fields', true) : undefined;
     if (isSeq(fieldsNode)) fieldsNode.items.forEach((f, j) => isMap(f) && problems.push(...unknownKeys(f as YAMLMap, FIELD_KEYS, `field ${j + 1} of dataset ${i + 1}`)));
     const d = (item as YAMLMap).toJSON() as Record<string, any>;
     const problem = (m: string) => problems.push(`${at}: ${m}`);
     let urn: string;
-    if (d.urn !== undefined) urn = String(d.urn);
-    else if (d.id !== undefined && d.platform !== undefined) {
-      const platform = String(d.platform).startsWith('urn:li:dataPlatform:') ? String(d.platform) : `urn:li:dataPlatform:${d.platform}`;
-      urn = `urn:li:dataset:(${platform},${d.id},${d.env ?? 'PROD'})`;
+    let platform: string;
+    let env: string;
+    if (d.urn !== undefined) {
+      urn = String(d.urn);
+      const m = /^urn:li:dataset:\((urn:li:dataPlatform:[^,]+),.*,([^,)]+)\)$/.exec(urn);
+      if (!m) {
+        problem(`dataset ${i + 1}: ${urn} is not a dataset URN (urn:li:dataset:(urn:li:dataPlatform:<platform>,<name>,<env>))`);
+        return undefined;
+      }
+      [platform, env] = [m[1]!, m[2]!];
+    } else if (d.id !== undefined && d.platform !== undefined) {
+      platform = String(d.platform).startsWith('urn:li:dataPlatform:') ? String(d.platform) : `urn:li:dataPlatform:${d.platform}`;
+      env = String(d.env ?? 'PROD');
+      urn = `urn:li:dataset:(${platform},${d.id},${env})`;
     } else {
       problem(`dataset ${i + 1}: give id and platform (and env, PROD by default), or urn`);
       return undefined;
@@ -85,13 +129,22 @@ export function readDatasetFile(path: string): DatasetSpec[] {
     const subtypes = d.subtypes ?? (d.subtype !== undefined ? [d.subtype] : undefined);
     if (subtypes !== undefined) aspects.subTypes = { value: { typeNames: (subtypes as unknown[]).map(String) } };
     if (d.structured_properties !== undefined) aspects.structuredProperties = { value: { properties: assignments(d.structured_properties, `dataset ${i + 1}`, problem) } };
+    if (d.schema?.file !== undefined) {
+      const schema = schemaMetadata(String(d.schema.file), path, platform, (d.schema.fields ?? []) as Record<string, unknown>[], problem);
+      if (schema) aspects.schemaMetadata = { value: schema };
+    }
+    let downstreams: string[] = [];
+    if (d.downstreams !== undefined) {
+      if (!Array.isArray(d.downstreams)) problem(`dataset ${i + 1}: downstreams must be a list of dataset URNs or names`);
+      else downstreams = (d.downstreams as unknown[]).map((x) => (String(x).startsWith('urn:li:dataset:') ? String(x) : `urn:li:dataset:(${platform},${x},${env})`));
+    }
     const fields = ((d.schema?.fields ?? []) as Record<string, unknown>[])
       .filter((f) => f.structured_properties !== undefined)
       .map((f) => {
         const fieldUrn = f.urn !== undefined ? String(f.urn) : `urn:li:schemaField:(${urn},${f.id})`;
         return { urn: fieldUrn, properties: assignments(f.structured_properties, `field ${f.id ?? f.urn} of dataset ${i + 1}`, problem) };
       });
-    return { urn, aspects, fields };
+    return { urn, aspects, fields, downstreams };
   });
   if (problems.length) throw new CliError(problems.join('\n'), 2);
   return specs.filter((x): x is DatasetSpec => x !== undefined);

@@ -117,6 +117,28 @@ export const ASPECT_SCHEMAS: Record<string, Schema> = {
     },
     ['schemaName', 'platform', 'version', 'hash', 'platformSchema', 'fields'],
   ),
+  // A dataset's upstreams (DataHub's UpstreamLineage), as `dataset upsert` writes them for `downstreams`;
+  // column-level lineage is kept as given.
+  upstreamLineage: record(
+    {
+      upstreams: {
+        type: 'array',
+        items: record(
+          {
+            auditStamp,
+            created: auditStamp,
+            dataset: str,
+            type: { enum: ['COPY', 'TRANSFORMED', 'VIEW', 'IMPORT'] },
+            properties: strMap,
+            query: str,
+          },
+          ['dataset', 'type'],
+        ),
+      },
+      fineGrainedLineages: { type: 'array' },
+    },
+    ['upstreams'],
+  ),
   dataFlowInfo: record(
     { name: str, description: str, project: str, customProperties: strMap, externalUrl: str, created: timeStamp, lastModified: timeStamp, env: str },
     ['name'],

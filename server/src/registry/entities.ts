@@ -27,7 +27,7 @@ export const ENTITIES: EntitySpec[] = [
     name: 'dataset',
     keyAspect: 'datasetKey',
     keyFields: [{ name: 'platform', urnOf: 'dataPlatform' }, { name: 'name' }, { name: 'origin' }],
-    aspects: [...common, 'datasetProperties', 'schemaMetadata', 'subTypes', 'datasetProfile', 'datasetUsageStatistics', 'operation'],
+    aspects: [...common, 'datasetProperties', 'schemaMetadata', 'subTypes', 'upstreamLineage', 'datasetProfile', 'datasetUsageStatistics', 'operation'],
   },
   {
     name: 'schemaField',

@@ -14,6 +14,24 @@ import { readDatasetFile, type Assignment } from '../../datasetFile.ts';
 const printed = (v: { string: string } | { double: number }) => ('double' in v ? v.double : v.string);
 const keyed = (props: Assignment[] | undefined) => Object.fromEntries((props ?? []).map((a) => [a.propertyUrn, a.values.map(printed)]));
 
+type FieldModel = { id: string; urn?: string; type?: string; description?: string; structured_properties?: Record<string, unknown> };
+
+/**
+ * `schema.fields` as `dataset get` shows them, as DataHub's model does: the fields of `schemaMetadata`
+ * (id, native type, description) with their structured properties, then fields that have structured
+ * properties but are not in it.
+ */
+function schemaOf(metadata: { fields: { fieldPath: string; nativeDataType: string; description?: string }[] } | undefined, withProperties: FieldModel[]): { fields: FieldModel[] } | undefined {
+  const byId = new Map(withProperties.map((f) => [f.id, f]));
+  const fields: FieldModel[] = (metadata?.fields ?? []).map((c) => {
+    const p = byId.get(c.fieldPath);
+    byId.delete(c.fieldPath);
+    return { id: c.fieldPath, type: c.nativeDataType, ...(c.description !== undefined ? { description: c.description } : {}), ...(p ? { urn: p.urn, structured_properties: p.structured_properties } : {}) };
+  });
+  fields.push(...byId.values());
+  return fields.length ? { fields } : undefined;
+}
+
 export function datasetCommand(): Command {
   const upsert = new Command('upsert')
     .description('Create or update the datasets of a YAML file, with their structured properties')
@@ -34,6 +52,14 @@ export function datasetCommand(): Command {
               '/openapi/v3/entity/schemaField?async=false',
               spec.fields.map((f) => ({ urn: f.urn, status: { value: { removed: false } }, structuredProperties: { value: { properties: f.properties } } })),
             );
+          }
+          // Each downstream gets this dataset among its upstreams (a patch: its other upstreams stay).
+          for (const downstream of spec.downstreams) {
+            const upstream = { dataset: spec.urn, type: 'COPY', auditStamp: { time: 0, actor: 'urn:li:corpuser:unknown' } };
+            await client.ok('PATCH', `/openapi/v3/entity/dataset/${enc(downstream)}/upstreamLineage`, {
+              patch: [{ op: 'add', path: `/upstreams/${spec.urn.replace(/~/g, '~0').replace(/\//g, '~1')}`, value: upstream }],
+              arrayPrimaryKeys: { upstreams: ['dataset'] },
+            });
           }
         } catch (err) {
           if (err instanceof CliError && err.exitCode === 1) throw new CliError(`Update failed for id ${spec.urn}. due to ${err.message}`);
@@ -81,7 +107,8 @@ export function datasetCommand(): Command {
           properties: v('datasetProperties')?.customProperties,
           subtypes: v('subTypes')?.typeNames,
           structured_properties: v('structuredProperties') ? keyed(v('structuredProperties').properties) : undefined,
-          schema: fields.length ? { fields } : undefined,
+          schema: schemaOf(v('schemaMetadata'), fields),
+          upstreams: v('upstreamLineage') ? (v('upstreamLineage').upstreams as { dataset: string }[]).map((u) => u.dataset) : undefined,
         }).filter(([, x]) => x !== undefined),
       );
       if (opts.toFile) {
