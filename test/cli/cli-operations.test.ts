@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
+import { onTerminal } from '../support/terminal.ts';
 import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 const BIN = resolve(import.meta.dirname, '../../bin/svc.mjs');
@@ -106,6 +107,13 @@ describe('svc delete', () => {
   test('--hard asks first: without a terminal it needs -f; with -f the entity is gone', async () => {
     const asked = await svc(['delete', '--urn', PROPERTY, '--hard']);
     assert.deepEqual([asked.code, asked.stderr], [2, 'A hard delete asks for confirmation: pass -f (--force) to delete without a terminal\n']);
+    // On a terminal: anything but y/yes keeps the entity.
+    const env = { PATH: process.env.PATH, SVC_GMS_URL: s.url, SVC_GMS_TOKEN: ADMIN_TOKEN, SVC_ENV_FILE: '/nonexistent/svcenv' };
+    const question = /This will permanently delete data from svc\. Do you want to continue\? \[y\/N\]: $/;
+    const declined = await onTerminal([process.execPath, BIN, 'delete', '--urn', PROPERTY, '--hard'], env, [{ prompt: question, type: 'n' }]);
+    assert.equal(declined.code, 1, declined.screen);
+    assert.match(declined.screen, /Nothing deleted\n/);
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROPERTY)}/propertyDefinition`), 200);
     const r = await svc(['delete', '--urn', PROPERTY, '--hard', '-f']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^Hard deleted 1 entities \(impacts 3 versioned rows and 0 timeseries aspect rows\) in /);

@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../harness/component.ts';
+import { onTerminal } from '../support/terminal.ts';
 import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 const BIN = resolve(import.meta.dirname, '../../bin/svc.mjs');
@@ -85,6 +86,24 @@ describe('svc init and configuration', () => {
     const overridden = await svc(['properties', 'list'], { SVC_ENV_FILE: cfg, SVC_GMS_URL: nowhere, SVC_GMS_TOKEN: '' });
     assert.equal(overridden.code, 1);
     assert.equal(overridden.stderr, `Cannot reach the server at ${nowhere} (ECONNREFUSED): check the address (svc init, or SVC_GMS_URL)\n`);
+  });
+
+  test('on a terminal, init asks for what is missing: the address with its default, the token without showing it', async () => {
+    const cfg = join(dir, 'init-terminal');
+    const env = { PATH: process.env.PATH, SVC_ENV_FILE: cfg };
+    const r = await onTerminal([process.execPath, BIN, 'init'], env, [
+      { prompt: /Server address: \(http:\/\/localhost:8080\) $/, type: s.url },
+      { prompt: /Access token: $/, type: ADMIN_TOKEN },
+    ]);
+    assert.equal(r.code, 0, r.screen);
+    assert.ok(!r.screen.includes(ADMIN_TOKEN), `the token is not shown: ${r.screen}`);
+    assert.match(r.screen, new RegExp(`Access token: \\*{${ADMIN_TOKEN.length}}\n`));
+    assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), { gms: { server: s.url, token: ADMIN_TOKEN } });
+    // An empty answer takes the default address; --token given is not asked for.
+    const again = await onTerminal([process.execPath, BIN, 'init', '--token', 'other'], env, [{ prompt: /Server address: \(http:\/\/localhost:8080\) $/, type: '' }]);
+    assert.equal(again.code, 0, again.screen);
+    assert.ok(!again.screen.includes('Access token'), again.screen);
+    assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), { gms: { server: 'http://localhost:8080', token: 'other' } });
   });
 
   test('no configuration, an unreachable server, a rejected token: one line each, exit 2 / 1 / 1', async () => {

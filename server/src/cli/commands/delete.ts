@@ -4,20 +4,11 @@
  * DataHub's summary line.
  */
 import { Command } from 'commander';
-import { createInterface } from 'node:readline/promises';
 import { Client, enc, messageOf } from '../client.ts';
 import { loadConfig } from '../config.ts';
 import { CliError } from '../errors.ts';
 import { output } from '../output.ts';
-
-async function confirm(): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    return /^y(es)?$/i.test((await rl.question('This will permanently delete data from svc. Do you want to continue? [y/N]: ')).trim());
-  } finally {
-    rl.close();
-  }
-}
+import { confirm, onTerminal } from '../prompt.ts';
 
 export function deleteCommand(): Command {
   return new Command('delete')
@@ -43,8 +34,8 @@ export function deleteCommand(): Command {
       }
       const aspects = Object.keys((a.body as Record<string, unknown>) ?? {}).filter((k) => k !== 'urn').length;
       if (opts.hard && !opts.force && !opts.dryRun) {
-        if (!process.stdin.isTTY) throw new CliError('A hard delete asks for confirmation: pass -f (--force) to delete without a terminal', 2);
-        if (!(await confirm())) throw new CliError('Nothing deleted');
+        if (!onTerminal()) throw new CliError('A hard delete asks for confirmation: pass -f (--force) to delete without a terminal', 2);
+        if (!(await confirm('This will permanently delete data from svc. Do you want to continue?'))) throw new CliError('Nothing deleted');
       }
       const kind = opts.hard ? 'Hard deleted' : 'Soft deleted';
       const impact = opts.hard ? `impacts ${aspects} versioned rows and 0 timeseries aspect rows` : 'impacts 1 versioned rows and 0 timeseries aspect rows';

@@ -1,20 +1,9 @@
 /** `svc init --host <url> --token <token>`: saves where the server is and the token to use (prompting for what is missing on a terminal). */
 import { Command } from 'commander';
-import { createInterface } from 'node:readline/promises';
 import { saveConfig } from '../config.ts';
 import { CliError } from '../errors.ts';
 import { output } from '../output.ts';
-
-async function ask(question: string, fallback?: string): Promise<string | undefined> {
-  if (!process.stdin.isTTY) return fallback;
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    const answer = (await rl.question(`${question}${fallback ? ` [${fallback}]` : ''}: `)).trim();
-    return answer || fallback;
-  } finally {
-    rl.close();
-  }
-}
+import { ask } from '../prompt.ts';
 
 export function initCommand(): Command {
   return new Command('init')
@@ -25,7 +14,7 @@ export function initCommand(): Command {
     .addHelpText('after', '\nExample:\n  svc init --host http://localhost:8080 --token "$SVC_TOKEN"')
     .action(async (opts: { host?: string; token?: string; json?: boolean }) => {
       const out = output(Boolean(opts.json));
-      const host = opts.host ?? (await ask('Server address', 'http://localhost:8080'));
+      const host = opts.host ?? (await ask('Server address', { default: 'http://localhost:8080' }));
       if (!host) throw new CliError('--host is required (no terminal to ask on)', 2);
       let url: URL;
       try {
@@ -34,7 +23,7 @@ export function initCommand(): Command {
         throw new CliError(`--host must be a URL such as http://localhost:8080, got ${host}`, 2);
       }
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`--host must be an http or https URL, got ${host}`, 2);
-      const token = opts.token ?? (await ask('Access token'));
+      const token = opts.token ?? (await ask('Access token', { secret: true }));
       const path = saveConfig({ server: host.replace(/\/+$/, ''), token: token || undefined });
       out.line(`Configured the server ${host}${token ? '' : ' (no token)'} in ${path}`);
       out.result({ server: host.replace(/\/+$/, ''), token: Boolean(token), file: path });
