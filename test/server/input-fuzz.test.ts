@@ -1,5 +1,6 @@
 /**
- * Property-based probe of every REST route, every GraphQL root field and every operations action:
+ * Property-based probe of every REST route, every GraphQL root field, every operations action and the
+ * Rest.li resources DataHub's clients call:
  * generated requests put control characters, NULs, lone surrogates, huge and overflowing numbers, deep
  * nesting and malformed percent-encodings into path segments, query parameters, body fields, field
  * names and GraphQL variables, and send GraphQL texts that are broken, deeply nested or thousands of
@@ -174,6 +175,31 @@ const operationsBody = fc.oneof(
   bodyText,
 );
 
+/** Rest.li proposals as DataHub's clients send them (the aspect a JSON string), one value or key replaced. */
+const PROPOSAL: Json = {
+  proposal: {
+    entityType: 'dataset',
+    entityUrn: DATASET,
+    changeType: 'UPSERT',
+    aspectName: 'structuredProperties',
+    aspect: { value: JSON.stringify(ASPECT_VALUES.structuredProperties), contentType: 'application/json' },
+    systemMetadata: { runId: 'fuzz', lastObserved: 1 },
+  },
+};
+const restliBody = fc.oneof(
+  fc.record({ pick: fc.nat(), key: fc.boolean(), hostile: hostileJson, keyText: hostileText }).map(({ pick, key, hostile, keyText }) => {
+    const all = paths(PROPOSAL);
+    const target = all[pick % all.length]!;
+    return key && target.length > 0 ? serialise(PROPOSAL, target, JSON.stringify(keyText), true) : serialise(PROPOSAL, target, hostile, false);
+  }),
+  // A hostile aspect inside the JSON string, and the change types and patches.
+  fc.record({ aspect: fc.constantFrom(...Object.keys(ASPECT_VALUES)), text: bodyText, changeType: fc.constantFrom('UPSERT', 'CREATE', 'CREATE_ENTITY', 'PATCH', 'DELETE', 'RESTATE') }).map(({ aspect, text, changeType }) =>
+    JSON.stringify({ proposal: { entityType: 'dataset', entityUrn: DATASET, changeType, aspectName: aspect, aspect: { value: text, contentType: 'application/json' } } }),
+  ),
+  hostileJson.map((h) => `{"proposals":[${h}]}`),
+  hostileJson.map((h) => `{"urn":${h}}`),
+);
+
 // ---- requests ----------------------------------------------------------------------------------
 
 const ENTITY_NAMES = ['dataset', 'structuredProperty', 'tag', 'dataFlow', 'DATASET'];
@@ -184,7 +210,9 @@ const QUERY_NAMES = ['aspects', 'aspectNames', 'count', 'scrollId', 'sort', 'sor
 const segment = (valid: string[]) => fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...valid.map(enc)) }, { weight: 2, arbitrary: urlPiece });
 
 const request = fc.record({
-  route: fc.constantFrom('list', 'entity', 'aspect', 'tasks', 'task', 'tokens', 'token', 'health', 'timeseries', 'graphql', 'graphql', 'operations', 'operations', 'taskStatus'),
+  route: fc.constantFrom('list', 'entity', 'aspect', 'tasks', 'task', 'tokens', 'token', 'health', 'timeseries', 'graphql', 'graphql', 'operations', 'operations', 'taskStatus', 'restliAspect', 'restliIngest', 'restliIngest', 'restliEntities'),
+  restliAction: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('ingestProposal', 'ingestProposalBatch', 'delete') }, { weight: 1, arbitrary: urlPiece }),
+  restliBody,
   action: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('truncateTimeseriesAspect', 'getEsTaskStatus', 'getIndexSizes') }, { weight: 1, arbitrary: urlPiece }),
   operationsPath: fc.constantFrom(...OPERATIONS_PATHS),
   graphqlBody,
@@ -228,6 +256,12 @@ function pathOf(r: Request): string {
       return `${r.operationsPath}?action=${r.action}`;
     case 'taskStatus':
       return `/openapi/operations/elasticSearch/getTaskStatus?task=${r.id}`;
+    case 'restliAspect':
+      return `/aspects/${r.urn}?aspect=${r.aspect}&version=0`;
+    case 'restliIngest':
+      return `/aspects?action=${r.restliAction}`;
+    case 'restliEntities':
+      return `/entities?action=${r.restliAction}`;
     default:
       return '/ready';
   }
@@ -244,9 +278,10 @@ test(`generated hostile requests to every REST route, GraphQL field and operatio
       const query = r.query.map(([k, v]) => `${k}=${v}`).join('&');
       const url = `${s.url}${path}${query ? `${path.includes('?') ? '&' : '?'}${query}` : ''}`;
       // GraphQL and the operations actions are POSTs with bodies of their own (a GET of GraphQL stays a GET).
-      const special = r.route === 'graphql' || r.route === 'operations';
+      const restli = r.route === 'restliIngest' || r.route === 'restliEntities' || r.route === 'restliAspect';
+      const special = r.route === 'graphql' || r.route === 'operations' || r.route === 'restliIngest' || r.route === 'restliEntities';
       const method = special && r.method !== 'GET' ? 'POST' : r.method;
-      const text = r.route === 'graphql' ? r.graphqlBody : r.route === 'operations' ? r.operationsBody : r.body;
+      const text = r.route === 'graphql' ? r.graphqlBody : r.route === 'operations' ? r.operationsBody : r.route === 'restliIngest' || r.route === 'restliEntities' ? r.restliBody : r.body;
       const headers: Record<string, string> = {};
       if (r.token !== null) headers.authorization = `Bearer ${r.token}`;
       if (r.contentType !== undefined) headers['content-type'] = r.contentType;
@@ -262,7 +297,7 @@ test(`generated hostile requests to every REST route, GraphQL field and operatio
         if (method !== 'HEAD' && !(res.status === 404 && raw === '' && res.headers.get('not-found-reason'))) {
           // REST errors are {"error", "message"}; Rest.li's (the operations actions) {"message", "status"}; GraphQL's {"errors": [{"message"}]}.
           const parsed = JSON.parse(raw) as { error?: unknown; message?: unknown; errors?: { message?: unknown }[] };
-          if (r.route === 'operations' && res.headers.get('x-restli-error-response')) assert.equal(typeof parsed.message, 'string', what);
+          if ((r.route === 'operations' || restli) && res.headers.get('x-restli-error-response')) assert.equal(typeof parsed.message, 'string', what);
           else if (parsed.errors) assert.ok(parsed.errors.length > 0 && parsed.errors.every((e) => typeof e.message === 'string' && e.message !== ''), what);
           else assert.equal(typeof parsed.error, 'string', what);
         }

@@ -15,6 +15,7 @@ import { createMetrics } from './metrics.ts';
 import { pathGuard } from './pathGuard.ts';
 import { createGraphQLHandler, GRAPHQL_PATH } from './graphql/graphqlHandler.ts';
 import { sendJson } from './json.ts';
+import { restliConfig, restliRoutes } from './rest/restliRoutes.ts';
 import { entityRoutes } from './rest/entityRoutes.ts';
 import { openapiDocument } from './rest/openapiDocument.ts';
 import { tokenRoutes } from './rest/tokenRoutes.ts';
@@ -77,6 +78,9 @@ export function createApp(deps: AppDeps): Express {
     next();
   });
 
+  // DataHub's clients ask for the server's configuration before anything else, without needing a token.
+  app.get('/config', restliConfig);
+
   // Authentication first: a caller without a valid token gets 401 before any body is read.
   const api = express.Router();
   api.use(authenticate(catalog.tokens, deps.config.authEnabled));
@@ -95,6 +99,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(taskRoutes(catalog.tasks));
   operationsRoutes(api, catalog.timeseries, deps.log);
   timeseriesRoutes(api, catalog.timeseries);
+  restliRoutes(api, catalog.entities, deps.log);
   app.use(api);
 
   app.use((req) => {

@@ -2,16 +2,21 @@
  * Short forms accepted on input and stored in full: `number` or `urn:li:dataType:number` become
  * `urn:li:dataType:svc.number`; `dataset` or `urn:li:entityType:dataset` become
  * `urn:li:entityType:svc.dataset`; `svc.number` and `svc.dataset` gain the URN prefix (the forms the seed shows
- * for GraphQL and the CLI file, and that people write in a StructuredProperty by hand).
+ * for GraphQL and the CLI file, and that people write in a StructuredProperty by hand); DataHub's own
+ * namespace (`urn:li:dataType:datahub.number`, what its clients send) maps to svc's.
  */
 import { registry } from '../registry/registry.ts';
 import { DATA_TYPES, NAMESPACE, type PropertyDefinition } from './types.ts';
 
 const DATA_TYPE = 'urn:li:dataType:';
 const ENTITY_TYPE = 'urn:li:entityType:';
+/** DataHub's namespace of the same types (`urn:li:dataType:datahub.number`), as its clients send them: taken as svc's. */
+const DATAHUB = 'datahub.';
+const withoutDatahub = (id: string) => (id.startsWith(DATAHUB) ? id.slice(DATAHUB.length) : id);
 
 export function normalizeDataType(input: string): string {
-  const id = input.startsWith(DATA_TYPE) ? input.slice(DATA_TYPE.length) : input.includes(':') ? undefined : input;
+  const given = input.startsWith(DATA_TYPE) ? input.slice(DATA_TYPE.length) : input.includes(':') ? undefined : input;
+  const id = given === undefined ? undefined : withoutDatahub(given);
   if (id === undefined) return input;
   if (id.startsWith(NAMESPACE)) return `${DATA_TYPE}${id}`;
   const known = DATA_TYPES.find((t) => t.id === id.toLowerCase());
@@ -19,7 +24,8 @@ export function normalizeDataType(input: string): string {
 }
 
 export function normalizeEntityType(input: string): string {
-  const id = input.startsWith(ENTITY_TYPE) ? input.slice(ENTITY_TYPE.length) : input.includes(':') ? undefined : input;
+  const given = input.startsWith(ENTITY_TYPE) ? input.slice(ENTITY_TYPE.length) : input.includes(':') ? undefined : input;
+  const id = given === undefined ? undefined : withoutDatahub(given);
   if (id === undefined) return input;
   if (id.startsWith(NAMESPACE)) return `${ENTITY_TYPE}${id}`;
   const known = registry.findEntity(id);

@@ -7,6 +7,7 @@ import { compileSchema } from '../validation.ts';
 import { parseUrn, type Urn } from '../urn/urn.ts';
 import { ASPECT_SCHEMAS, TIMESERIES_ASPECTS } from './aspectSchemas.ts';
 import { ENTITIES, type EntitySpec } from './entities.ts';
+import { pegasusClassOf } from './pegasus.ts';
 
 export type { EntitySpec } from './entities.ts';
 
@@ -16,6 +17,8 @@ export interface AspectSpec {
   timeseries: boolean;
   /** Set for key aspects: the entity whose key this is. */
   keyOf?: EntitySpec;
+  /** DataHub's Pegasus class of the aspect, as Rest.li clients name it. */
+  pegasusClass?: string;
 }
 
 /** A URN resolved against the registry. */
@@ -33,6 +36,7 @@ class Registry {
   readonly entities: readonly EntitySpec[] = ENTITIES;
   private readonly entityByLower = new Map<string, EntitySpec>();
   private readonly aspectByLower = new Map<string, AspectSpec>();
+  private readonly aspectByPegasus = new Map<string, AspectSpec>();
   private readonly validators = new Map<string, (value: unknown) => string[]>();
 
   constructor() {
@@ -49,6 +53,8 @@ class Registry {
   }
 
   private addAspect(spec: AspectSpec): void {
+    spec.pegasusClass = pegasusClassOf(spec.name, spec.keyOf !== undefined);
+    if (spec.pegasusClass) this.aspectByPegasus.set(spec.pegasusClass, spec);
     this.aspectByLower.set(spec.name.toLowerCase(), spec);
     this.validators.set(spec.name, compileSchema(spec.schema, spec.name));
   }
@@ -75,6 +81,11 @@ class Registry {
       ]);
     }
     return a;
+  }
+
+  /** The aspect whose Pegasus class is `pegasusClass` (e.g. `com.linkedin.common.Status`), if svc has it. */
+  aspectByPegasusClass(pegasusClass: string): AspectSpec | undefined {
+    return this.aspectByPegasus.get(pegasusClass);
   }
 
   /** Every aspect of an entity type, key first. */

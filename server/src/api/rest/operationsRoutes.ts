@@ -22,7 +22,7 @@ export const OPERATIONS_QUERIES = {
   taskStatus: queryParams({ task: { type: 'string', description: 'The task id, node:number (e.g. svc:42)' } }),
 };
 
-function sendRestliError(res: Response, err: SvcError): void {
+export function sendRestliError(res: Response, err: SvcError): void {
   res.setHeader('X-RestLi-Error-Response', 'true');
   sendJson(res, err.httpStatus, { message: err.code === 'INTERNAL' ? err.title : err.message, status: err.httpStatus });
 }

@@ -1,0 +1,242 @@
+/**
+ * The Rest.li resources DataHub's own clients call (the `datahub` CLI, the Python SDK's DataHubGraph and
+ * DatahubRestEmitter, the `datahub-rest` ingestion sink), as thin adapters over the entity service:
+ *
+ * - `GET /config`: `noCode: "true"` and a version below 1.0.1, so that 1.x clients stay on Rest.li;
+ * - `GET /aspects/{urn}?aspect=<name>&version=<n>`: one aspect under its Pegasus class
+ *   (`{"urn", "version", "aspect": {"com.linkedin.common.Status": {...}}}`), 404 when absent; a key
+ *   aspect is how the clients ask whether an entity exists. Type URNs are shown in DataHub's namespace
+ *   (`urn:li:dataType:datahub.number`), which svc takes as its own on input;
+ * - `POST /aspects?action=ingestProposal` and `?action=ingestProposalBatch`: metadata change proposals
+ *   (`UPSERT`, `CREATE`, `CREATE_ENTITY`, `DELETE`, and `PATCH` with a JSON Patch), the aspect value a
+ *   JSON string;
+ * - `POST /entities?action=delete`: a hard delete, answering the rows it removed.
+ *
+ * Failures are Rest.li error responses (`{"message", "status"}`, `X-RestLi-Error-Response: true`).
+ */
+import type { Request, Response, Router } from 'express';
+import type { EntityService, AspectInput } from '../../entities/entityService.ts';
+import type { WriteMode } from '../../entities/aspectStore.ts';
+import type { PatchOperation } from '../../entities/jsonPatch.ts';
+import { SvcError, toSvcError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import { normalizeDataType, normalizeEntityType } from '../../properties/normalize.ts';
+import { registry, type EntityUrn } from '../../registry/registry.ts';
+import { principalOf } from '../auth.ts';
+import { sendJson } from '../json.ts';
+import { queryParams } from './queryParams.ts';
+import { sendRestliError } from './operationsRoutes.ts';
+
+/** The DataHub version `/config` reports: the line whose Rest.li API svc serves (1.x clients switch to OpenAPI writes from 1.0.1). */
+export const RESTLI_VERSION = 'v0.14.1';
+
+const QUERIES = {
+  aspect: queryParams({
+    aspect: { type: 'string', description: 'The aspect name, e.g. propertyDefinition' },
+    version: { type: 'integer', default: 0, minimum: 0, description: 'The version (0 = latest)' },
+  }),
+  aspectsAction: queryParams({ action: { type: 'enum', values: ['ingestProposal', 'ingestProposalBatch'], description: 'The action' } }),
+  entitiesAction: queryParams({ action: { type: 'enum', values: ['delete'], description: 'The action' } }),
+};
+
+/**
+ * How DataHub addresses the elements of an aspect's arrays in a patch (its GMS templates): the
+ * structured properties of an entity by `propertyUrn`, the upstreams of a dataset by `dataset`.
+ */
+const TEMPLATE_KEYS: Record<string, Record<string, string[]>> = {
+  structuredProperties: { properties: ['propertyUrn'] },
+  upstreamLineage: { upstreams: ['dataset'] },
+};
+
+/** The separator DataHub's 1.x SDK puts between nested field names of an array key (`attribution␟source`). */
+const NESTED = '\u241f';
+
+interface Proposal {
+  entityType?: unknown;
+  entityUrn?: unknown;
+  changeType?: unknown;
+  aspectName?: unknown;
+  aspect?: { value?: unknown; contentType?: unknown };
+  systemMetadata?: unknown;
+}
+
+/** A URN of svc's data and entity types written in DataHub's namespace (`urn:li:entityType:datahub.dataset`) as svc's. */
+function svcTypeUrn(urn: string): string {
+  if (urn.startsWith('urn:li:entityType:')) return normalizeEntityType(urn);
+  if (urn.startsWith('urn:li:dataType:')) return normalizeDataType(urn);
+  return urn;
+}
+
+/** svc's data and entity type URNs in a value as DataHub's clients know them (`urn:li:dataType:datahub.number`): they check them against their own list. */
+function inDatahubNamespace(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(/^urn:li:(dataType|entityType):svc\./, 'urn:li:$1:datahub.');
+  if (Array.isArray(value)) return value.map(inDatahubNamespace);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inDatahubNamespace(v)]));
+  return value;
+}
+
+function target(urn: unknown, where: string): EntityUrn {
+  if (typeof urn !== 'string' || urn === '') throw SvcError.validation([`${where}: entityUrn must be a URN`]);
+  return registry.resolveUrn(svcTypeUrn(urn));
+}
+
+/** The aspect value of a proposal: the JSON text in `aspect.value`, parsed. */
+function valueOf(p: Proposal, where: string): unknown {
+  const raw = p.aspect?.value;
+  if (typeof raw !== 'string') throw SvcError.validation([`${where}: aspect.value must be the aspect as a JSON string`]);
+  try {
+    return JSON.parse(raw);
+  } catch (err) {
+    throw SvcError.validation([`${where}: aspect.value is not JSON: ${(err as Error).message}`]);
+  }
+}
+
+/**
+ * A proposal's JSON Patch in svc's form: DataHub's keyed array paths for the aspect, a `remove` followed
+ * by an `add` of the same element as the `add` alone (how the 0.14 SDK sets a structured property), and
+ * the 1.x SDK's attribution-source key (always empty from the SDK) dropped from keys and paths.
+ */
+function patchOf(aspect: string, value: unknown, where: string): { patch: PatchOperation[]; arrayPrimaryKeys: Record<string, string[]> } {
+  const doc = Array.isArray(value) ? { patch: value } : (value as { patch?: unknown; arrayPrimaryKeys?: Record<string, string[]> } | null);
+  if (!doc || !Array.isArray(doc.patch)) throw SvcError.validation([`${where}: a PATCH aspect.value must be a JSON Patch array or {"patch": [...], "arrayPrimaryKeys": {...}}`]);
+  const keys: Record<string, string[]> = { ...TEMPLATE_KEYS[aspect] };
+  const nested = new Set<string>();
+  for (const [field, fields] of Object.entries(doc.arrayPrimaryKeys ?? {})) {
+    const plain = Array.isArray(fields) ? fields.filter((f) => typeof f === 'string' && !f.includes(NESTED)) : fields;
+    if (Array.isArray(fields) && plain.length < fields.length) nested.add(field);
+    keys[field] = plain as string[];
+  }
+  let ops = doc.patch as PatchOperation[];
+  if (nested.size) {
+    // `/properties/<urn>/` (a trailing empty source): the element of that URN.
+    ops = ops.map((op) => (typeof op?.path === 'string' && [...nested].some((f) => op.path.startsWith(`/${f}/`)) ? { ...op, path: op.path.replace(/\/$/, '') } : op));
+  }
+  ops = ops.filter((op, i) => !(op?.op === 'remove' && ops[i + 1]?.op === 'add' && ops[i + 1]?.path === op.path));
+  return { patch: ops, arrayPrimaryKeys: keys };
+}
+
+export function restliRoutes(router: Router, entities: EntityService, log: Logger): void {
+  const restli = (handler: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
+    try {
+      await handler(req, res);
+    } catch (err) {
+      const svc = toSvcError(err);
+      if (svc.code === 'INTERNAL') log.error({ err: svc.cause ?? svc, url: req.originalUrl }, 'Rest.li call failed');
+      sendRestliError(res, svc);
+    }
+  };
+
+  router.get(
+    '/aspects/:urn',
+    restli(async (req, res) => {
+      const { aspect: name, version } = QUERIES.aspect.parse(req);
+      if (name === undefined) throw SvcError.validation(['The query parameter aspect is required, e.g. ?aspect=status&version=0']);
+      const urn = String(req.params.urn);
+      let t: EntityUrn;
+      try {
+        t = target(urn, 'urn');
+      } catch {
+        // DataHub's clients read aspects of entities svc does not keep (their telemetry id, say): not found.
+        throw SvcError.notFound(`svc keeps no entity ${urn}`);
+      }
+      const spec = registry.aspectsOf(t.spec).find((a) => a.name.toLowerCase() === name.toLowerCase());
+      if (!spec?.pegasusClass) throw SvcError.notFound(`svc keeps no aspect ${name} of ${t.spec.name} entities`);
+      const stored = await entities.getAspect(principalOf(req), t, spec.name, version);
+      if (!stored) throw SvcError.notFound(`${urn} has no aspect ${spec.name}${version ? ` version ${version}` : ''}`);
+      // The key as DataHub's URN spells it (an entity type asked for as datahub.dataset keeps that id).
+      const value = spec.keyOf ? registry.keyAspectValue(registry.resolveUrn(urn)) : inDatahubNamespace(stored.value);
+      sendJson(res, 200, { urn, version, aspect: { [spec.pegasusClass]: value } });
+    }),
+  );
+
+  /** Applies proposals in order (a batch as one write where it can be); returns nothing (Rest.li answers no body for a batch). */
+  const ingest = async (req: Request, proposals: Proposal[]) => {
+    const principal = principalOf(req);
+    // Consecutive writes of the same mode go together (all or nothing), as one batch write.
+    let pending: { mode: WriteMode; inputs: AspectInput[] } | undefined;
+    const flush = async () => {
+      if (pending) await entities.write(principal, pending.inputs, pending.mode);
+      pending = undefined;
+    };
+    for (const [i, p] of proposals.entries()) {
+      const where = proposals.length > 1 ? `proposals[${i}]` : 'proposal';
+      if (!p || typeof p !== 'object') throw SvcError.validation([`${where} must be a metadata change proposal object`]);
+      const t = target(p.entityUrn, where);
+      if (typeof p.entityType === 'string' && p.entityType.toLowerCase() !== t.spec.name.toLowerCase()) {
+        throw SvcError.validation([`${where}: entityType ${p.entityType} does not match the URN's type ${t.spec.name}`]);
+      }
+      if (typeof p.aspectName !== 'string') throw SvcError.validation([`${where}: aspectName is required`]);
+      const changeType = String(p.changeType ?? 'UPSERT').toUpperCase();
+      const mode: WriteMode | undefined = changeType === 'UPSERT' ? 'upsert' : changeType === 'CREATE' ? 'create' : changeType === 'CREATE_ENTITY' ? 'create_entity' : undefined;
+      if (mode) {
+        if (pending && pending.mode !== mode) await flush();
+        pending ??= { mode, inputs: [] };
+        // A proposal creates its entity, as DataHub's ingestProposal does: the key aspect goes with it
+        // (unchanged when the entity exists), so that rules needing the entity (structured property
+        // values) see it.
+        const key = t.spec.keyAspect;
+        if (p.aspectName !== key && !pending.inputs.some((x) => x.urn === t.urn && x.aspect === key)) {
+          pending.inputs.push({ urn: t.urn, target: t, aspect: key, value: registry.keyAspectValue(t), systemMetadata: p.systemMetadata });
+        }
+        pending.inputs.push({ urn: t.urn, target: t, aspect: p.aspectName, value: valueOf(p, where), systemMetadata: p.systemMetadata });
+        continue;
+      }
+      await flush();
+      if (changeType === 'PATCH') await entities.patch(principal, t, p.aspectName, patchOf(registry.aspect(t.spec, p.aspectName).name, valueOf(p, where), where));
+      else if (changeType === 'DELETE') await entities.deleteAspects(principal, t, [p.aspectName]);
+      else throw SvcError.validation([`${where}: changeType ${changeType} is not supported; expected UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE`]);
+    }
+    await flush();
+  };
+
+  router.post(
+    '/aspects',
+    restli(async (req, res) => {
+      const { action } = QUERIES.aspectsAction.parse(req);
+      const body = (req.body ?? {}) as { proposal?: Proposal; proposals?: Proposal[] };
+      if (action === 'ingestProposal') {
+        if (!body.proposal) throw SvcError.validation(['The body must be {"proposal": {entityType, entityUrn, changeType, aspectName, aspect: {value, contentType}}}']);
+        await ingest(req, [body.proposal]);
+        return sendJson(res, 200, { value: body.proposal.entityUrn });
+      }
+      if (action === 'ingestProposalBatch') {
+        if (!Array.isArray(body.proposals)) throw SvcError.validation(['The body must be {"proposals": [metadata change proposals]}']);
+        await ingest(req, body.proposals);
+        return sendJson(res, 200, {});
+      }
+      throw SvcError.validation(['The query parameter action is required: ingestProposal or ingestProposalBatch']);
+    }),
+  );
+
+  router.post(
+    '/entities',
+    restli(async (req, res) => {
+      const { action } = QUERIES.entitiesAction.parse(req);
+      if (action !== 'delete') throw SvcError.validation(['The query parameter action is required: delete (svc serves no other entities action)']);
+      const urn = (req.body as { urn?: unknown } | undefined)?.urn;
+      const t = target(urn, 'urn');
+      const principal = principalOf(req);
+      const record = await entities.getEntity(principal, t);
+      if (record) await entities.deleteEntity(principal, t);
+      // The aspects the entity had (latest values); time series entries go with it, uncounted here.
+      sendJson(res, 200, { value: { urn: t.urn, rows: record?.aspects.size ?? 0, timeseriesRows: 0 } });
+    }),
+  );
+}
+
+/** `GET /config`: what DataHub's clients check before anything else (served without a token, as DataHub does). */
+export function restliConfig(req: Request, res: Response): void {
+  sendJson(res, 200, {
+    noCode: 'true',
+    versions: { 'acryldata/datahub': { version: RESTLI_VERSION, commit: 'svc' } },
+    datahub: { serverType: 'prod', serverEnv: 'core' },
+    patchCapable: true,
+    statefulIngestionCapable: false,
+    supportsImpactAnalysis: false,
+    retention: 'false',
+    telemetry: { enabledCli: false, enabledIngestion: false },
+    timeZone: 'GMT',
+    models: {},
+    managedIngestion: { enabled: false },
+  });
+}
