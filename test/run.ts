@@ -14,7 +14,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Component } from './harness/component.ts';
 
-type ComponentName = 'postgres' | 'embedded-postgres' | 'opensearch' | 'kube' | 'helm';
+type ComponentName = 'postgres' | 'embedded-postgres' | 'opensearch' | 'kube' | 'helm' | 'datahub';
 
 interface Suite {
   name: string;
@@ -23,7 +23,7 @@ interface Suite {
 }
 
 const ROOT = resolve(import.meta.dirname, '..');
-const PROVISIONED: Partial<Record<ComponentName, string>> = { postgres: 'postgres', opensearch: 'opensearch', kube: 'kube', helm: 'helm' };
+const PROVISIONED: Partial<Record<ComponentName, string>> = { postgres: 'postgres', opensearch: 'opensearch', kube: 'kube', helm: 'helm', datahub: 'datahub' };
 
 function findTests(dir: string): string[] {
   const out: string[] = [];
@@ -58,6 +58,7 @@ function suites(selected: string[] | undefined): Suite[] {
   const cli = pick(findTests('test/cli'));
   const infra = pick(findTests('test/infra'));
   const operator = pick([...findTests('test/operator'), ...findTests('test/chart')]);
+  const compat = pick(findTests('test/compat'));
   const out: Suite[] = [];
   if (unit.length) out.push({ name: 'unit', files: unit, needs: [] });
   if (server.length) {
@@ -73,6 +74,8 @@ function suites(selected: string[] | undefined): Suite[] {
   // The operator against a real kube-apiserver and a real svc server (on Debian Postgres), and the Helm
   // chart rendered, validated by that API server, installed and upgraded on it (one start of each).
   if (operator.length) out.push({ name: 'operator and chart', files: operator, needs: ['postgres', 'kube', 'helm'] });
+  // DataHub's own CLI and SDK (acryl-datahub from PyPI) against svc, on both search backends.
+  if (compat.length) out.push({ name: 'datahub client compatibility', files: compat, needs: ['postgres', 'opensearch', 'datahub'] });
   if (embedded.length) out.push({ name: 'embedded default', files: embedded, needs: [] });
   const byNeeds = new Map<string, string[]>();
   for (const f of infra) {
@@ -107,6 +110,7 @@ const STARTERS: Record<ComponentName, [module: string, fn: string]> = {
   opensearch: ['./harness/opensearch.ts', 'startOpenSearch'],
   kube: ['./harness/kube.ts', 'startKube'],
   helm: ['./harness/helm.ts', 'helmComponent'],
+  datahub: ['./harness/datahub.ts', 'datahubComponent'],
 };
 
 async function startComponent(name: ComponentName): Promise<Component> {

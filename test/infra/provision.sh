@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Provision the real components the test suite runs against.
 #
-#   bash test/infra/provision.sh [postgres] [opensearch] [kube] [helm]    (no arguments: all)
+#   bash test/infra/provision.sh [postgres] [opensearch] [kube] [helm] [datahub]    (no arguments: all)
 #
 # Idempotent. Whatever is built or downloaded is cached per version under
 # ${SVC_CACHE_DIR:-$HOME/.cache/svc-test}/<component>-<version>/ so a warm run takes seconds.
 # Logs go to stderr. On success stdout carries only KEY=VALUE lines:
-#   SVC_PG_BIN, SVC_OPENSEARCH_HOME, SVC_JAVA_HOME, SVC_KUBE_APISERVER, SVC_ETCD, SVC_HELM
+#   SVC_PG_BIN, SVC_OPENSEARCH_HOME, SVC_JAVA_HOME, SVC_KUBE_APISERVER, SVC_ETCD, SVC_HELM, SVC_DATAHUB_BINS
 # On failure the last stderr line is a one-line reason (e.g. "provision: go not found ...")
 # and the exit status is non-zero, so a caller can skip the tests needing that component.
 #
 # Toolchains: postgres and etcd come from apt (root only, when missing); opensearch needs java 17,
-# mvn and unzip; kube and helm need go. SVC_KUBE_GOTOOLCHAIN (e.g. go1.23.12) builds kube-apiserver
+# mvn and unzip; kube and helm need go; datahub needs python3 (with venv) and PyPI. SVC_KUBE_GOTOOLCHAIN (e.g. go1.23.12) builds kube-apiserver
 # with another Go toolchain, fetched through the module proxy, should the installed Go fail on it.
 set -euo pipefail
 
@@ -329,14 +329,45 @@ build_helm() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# DataHub's Python client (acryl-datahub from PyPI), one virtualenv per pinned version
+
+provision_datahub() {
+  need python3 "the DataHub client virtualenvs"
+  local v dir bins=()
+  for v in $DATAHUB_CLI_VERSIONS; do
+    dir="$cache_root/datahub-$v"
+    if [ ! -x "$dir/bin/datahub" ]; then
+      with_lock "$dir" build_datahub "$dir" "$v"
+    fi
+    local printed
+    printed="$("$dir/bin/python" -c 'import importlib.metadata as m; print(m.version("acryl-datahub"))' 2>/dev/null)" || die "datahub: $dir does not run"
+    [ "$printed" = "$v" ] || die "datahub: $dir holds acryl-datahub $printed, expected $v"
+    log "datahub: acryl-datahub $printed"
+    bins+=("$dir/bin")
+  done
+  # Space-separated bin directories, in the order of DATAHUB_CLI_VERSIONS.
+  out SVC_DATAHUB_BINS "${bins[*]}"
+}
+
+build_datahub() {
+  local dir="$1" version="$2"
+  [ -x "$dir/bin/datahub" ] && return 0
+  log "datahub: pip install acryl-datahub==$version into $dir"
+  rm -rf "$dir"
+  quiet python3 -m venv "$dir" || die "datahub: python3 -m venv failed"
+  quiet "$dir/bin/pip" install -q --disable-pip-version-check "acryl-datahub==$version" \
+    || { rm -rf "$dir"; die "datahub: pip install acryl-datahub==$version failed (see the log above)"; }
+}
+
+# ---------------------------------------------------------------------------------------------
 # Main
 
 components=("$@")
-[ ${#components[@]} -eq 0 ] && components=(postgres opensearch kube helm)
+[ ${#components[@]} -eq 0 ] && components=(postgres opensearch kube helm datahub)
 for c in "${components[@]}"; do
   case "$c" in
-    postgres | opensearch | kube | helm) ;;
-    *) die "unknown component '$c' (expected postgres, opensearch, kube or helm)" ;;
+    postgres | opensearch | kube | helm | datahub) ;;
+    *) die "unknown component '$c' (expected postgres, opensearch, kube, helm or datahub)" ;;
   esac
 done
 for c in "${components[@]}"; do

@@ -1,0 +1,198 @@
+/**
+ * DataHub's own CLI (`acryl-datahub` from PyPI, each pinned version provision.sh installs) against svc,
+ * unchanged but for the server URL and token, on both search backends: `datahub properties upsert -f` and
+ * `get` with the seed's property file, `datahub dataset upsert -f` and `get` with dataset- and field-level
+ * structured properties and a downstream, `datahub delete` soft and `--hard -f`, and a script on the Python
+ * SDK (fixtures/sdk_patch_read_search.py: a patch, a read, a GraphQL search). What each wrote is read back
+ * through svc's own REST API.
+ *
+ * The clients' calls to PyPI and GitHub (their upgrade check) go to a proxy that refuses them, so the
+ * suite stays off the internet.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { searchBackends } from '../support/searchBackends.ts';
+import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+
+const BINS = (process.env.SVC_DATAHUB_BINS ?? '').split(' ').filter(Boolean);
+const SDK_SCRIPT = join(import.meta.dirname, 'fixtures/sdk_patch_read_search.py');
+const RETENTION = 'urn:li:structuredProperty:io.acryl.privacy.retentionTime';
+const STEWARD = 'urn:li:structuredProperty:io.acryl.dataManagement.steward';
+const CLICKS = 'urn:li:dataset:(urn:li:dataPlatform:hive,user.clicks,PROD)';
+const CLICKS_AGG = 'urn:li:dataset:(urn:li:dataPlatform:hive,user.clicks_agg,PROD)';
+
+/** The seed's property file; allowed values as strings, which both client lines take (0.14 takes nothing else). */
+const PROPERTIES = `- id: io.acryl.privacy.retentionTime
+  qualified_name: io.acryl.privacy.retentionTime
+  type: number
+  cardinality: MULTIPLE
+  display_name: Retention Time
+  entity_types:
+    - dataset
+    - dataFlow
+  description: "Retention Time is used to figure out how long to retain records in a dataset"
+  allowed_values:
+    - value: "30"
+      description: 30 days, usually reserved for datasets that are ephemeral and contain pii
+    - value: "60"
+      description: Use this for datasets that drive monthly reporting but contain pii
+    - value: "365"
+      description: Use this for non-sensitive data that can be retained for longer
+- id: io.acryl.dataManagement.steward
+  type: urn
+  type_qualifier:
+    allowed_types:
+      - corpuser
+      - corpGroup
+  display_name: Steward
+  entity_types:
+    - dataset
+    - schemaField
+  cardinality: SINGLE
+`;
+
+/** A dataset with dataset- and field-level values (retention values as strings, to match the allowed values). */
+const DATASET = `- id: user.clicks
+  platform: hive
+  description: a dataset of user clicks
+  properties:
+    team: analytics
+  subtype: View
+  schema:
+    fields:
+      - id: ip
+        type: string
+        structured_properties:
+          io.acryl.dataManagement.steward: urn:li:corpuser:jdoe
+      - id: user_id
+        type: string
+  structured_properties:
+    io.acryl.privacy.retentionTime:
+      - "30"
+      - "365"
+    io.acryl.dataManagement.steward: urn:li:corpuser:jdoe
+  downstreams:
+    - ${CLICKS_AGG}
+`;
+
+if (BINS.length === 0) throw new Error('SVC_DATAHUB_BINS is not set: run through `npm test`, which provisions the DataHub clients');
+
+for (const backend of searchBackends()) {
+  for (const bin of BINS) {
+    const version = /datahub-([^/]+)\/bin$/.exec(bin)?.[1] ?? bin;
+    describe(`datahub ${version} against svc on ${backend.name}`, () => {
+      let s: TestServer;
+      let dir: string;
+      before(async () => {
+        s = await startTestServer(backend.env);
+        dir = mkdtempSync(join(tmpdir(), 'svc-datahub-cli-'));
+        writeFileSync(join(dir, 'properties.yaml'), PROPERTIES);
+        writeFileSync(join(dir, 'dataset.yaml'), DATASET);
+      });
+      after(async () => {
+        await s?.close();
+        rmSync(dir, { recursive: true, force: true });
+      });
+
+      const datahub = (args: string[]) => run('datahub', args);
+      const python = (args: string[]) => run('python', args);
+      const run = (program: string, args: string[]) =>
+        new Promise<{ code: number; out: string }>((done) => {
+          const env = {
+            PATH: `${bin}:${process.env.PATH}`,
+            HOME: dir,
+            DATAHUB_GMS_URL: s.url,
+            DATAHUB_GMS_TOKEN: ADMIN_TOKEN,
+            DATAHUB_TELEMETRY_ENABLED: 'false',
+            // The upgrade check's calls to PyPI and GitHub are refused at once; svc is reached directly.
+            HTTP_PROXY: 'http://127.0.0.1:9',
+            HTTPS_PROXY: 'http://127.0.0.1:9',
+            NO_PROXY: '127.0.0.1,localhost',
+          };
+          execFile(join(bin, program), args, { env, cwd: dir, timeout: 120_000 }, (err, stdout, stderr) =>
+            done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` }),
+          );
+        });
+      const rest = async (path: string) => JSON.parse(await text(await s.request(path), 200));
+      /** The JSON document a command printed (after its log lines). */
+      const printed = (out: string) => JSON.parse(out.slice(out.indexOf('\n{') + 1, out.lastIndexOf('}') + 1));
+
+      test('properties upsert -f and get: the definitions are svc\'s, shown back in DataHub\'s namespace', async () => {
+        const up = await datahub(['properties', 'upsert', '-f', 'properties.yaml']);
+        assert.equal(up.code, 0, up.out);
+        assert.match(up.out, new RegExp(`Created structured property ${RETENTION.replace(/\./g, '\\.')}`));
+        const stored = (await rest(`/openapi/v3/entity/structuredProperty/${enc(RETENTION)}/propertyDefinition`)).propertyDefinition.value;
+        assert.equal(stored.valueType, 'urn:li:dataType:svc.number');
+        assert.deepEqual(stored.entityTypes, ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.dataFlow']);
+        assert.equal(stored.cardinality, 'MULTIPLE');
+        assert.deepEqual(stored.allowedValues.map((v: { value: unknown }) => v.value), [{ string: '30' }, { string: '60' }, { string: '365' }]);
+        const steward = (await rest(`/openapi/v3/entity/structuredProperty/${enc(STEWARD)}/propertyDefinition`)).propertyDefinition.value;
+        assert.deepEqual(steward.typeQualifier, { allowedTypes: ['urn:li:entityType:svc.corpuser', 'urn:li:entityType:svc.corpGroup'] });
+
+        const got = await datahub(['properties', 'get', '--urn', RETENTION]);
+        assert.equal(got.code, 0, got.out);
+        const shown = printed(got.out);
+        assert.equal(shown.urn, RETENTION);
+        assert.equal(shown.type, 'urn:li:dataType:datahub.number');
+        assert.deepEqual(shown.entity_types, ['urn:li:entityType:datahub.dataset', 'urn:li:entityType:datahub.dataFlow']);
+        assert.deepEqual(shown.allowed_values.map((v: { value: unknown }) => String(v.value)), ['30', '60', '365']);
+        const missing = await datahub(['properties', 'get', '--urn', 'urn:li:structuredProperty:io.acryl.nothing']);
+        assert.match(missing.out, /Structured property urn:li:structuredProperty:io\.acryl\.nothing does not exist/);
+      });
+
+      test('dataset upsert -f and get: dataset and field values, subtype, properties and the downstream\'s lineage', async () => {
+        const up = await datahub(['dataset', 'upsert', '-f', 'dataset.yaml']);
+        assert.equal(up.code, 0, up.out);
+        assert.doesNotMatch(up.out, /Update failed|Failed to sync/, up.out);
+        const entity = await rest(`/openapi/v3/entity/dataset/${enc(CLICKS)}`);
+        assert.deepEqual(entity.structuredProperties.value.properties, [
+          { propertyUrn: RETENTION, values: [{ string: '30' }, { string: '365' }] },
+          { propertyUrn: STEWARD, values: [{ string: 'urn:li:corpuser:jdoe' }] },
+        ]);
+        assert.equal(entity.datasetProperties.value.description, 'a dataset of user clicks');
+        assert.deepEqual(entity.datasetProperties.value.customProperties, { team: 'analytics' });
+        assert.deepEqual(entity.subTypes.value.typeNames, ['View']);
+        const field = await rest(`/openapi/v3/entity/schemaField/${enc(`urn:li:schemaField:(${CLICKS},ip)`)}/structuredProperties`);
+        assert.deepEqual(field.structuredProperties.value.properties, [{ propertyUrn: STEWARD, values: [{ string: 'urn:li:corpuser:jdoe' }] }]);
+        const lineage = await rest(`/openapi/v3/entity/dataset/${enc(CLICKS_AGG)}/upstreamLineage`);
+        assert.deepEqual(lineage.upstreamLineage.value.upstreams.map((u: { dataset: string; type: string }) => [u.dataset, u.type]), [[CLICKS, 'COPY']]);
+
+        const got = await datahub(['dataset', 'get', '--urn', CLICKS]);
+        assert.equal(got.code, 0, got.out);
+        const shown = printed(got.out);
+        assert.equal(shown.urn, CLICKS);
+        assert.equal(shown.description, 'a dataset of user clicks');
+        assert.deepEqual(shown.properties, { team: 'analytics' });
+        assert.ok(JSON.stringify(shown.structured_properties).includes('urn:li:corpuser:jdoe'), JSON.stringify(shown));
+      });
+
+      test('the Python SDK: an MCP, a structured-property patch from DatasetPatchBuilder, the aspect read back, a GraphQL search on the value', async () => {
+        const dataset = 'urn:li:dataset:(urn:li:dataPlatform:hive,sdk.orders,PROD)';
+        const run = await python([SDK_SCRIPT, dataset, STEWARD, 'urn:li:corpuser:alice']);
+        assert.equal(run.code, 0, run.out);
+        const result = JSON.parse(run.out.trim().split('\n').pop()!);
+        assert.deepEqual(result.values, { [STEWARD]: ['urn:li:corpuser:alice'] });
+        assert.deepEqual(result.found, [dataset]);
+        const stored = await rest(`/openapi/v3/entity/dataset/${enc(dataset)}/structuredProperties`);
+        assert.deepEqual(stored.structuredProperties.value.properties, [{ propertyUrn: STEWARD, values: [{ string: 'urn:li:corpuser:alice' }] }]);
+      });
+
+      test('delete: soft by default (status removed), then --hard -f (gone)', async () => {
+        const soft = await datahub(['delete', '--urn', CLICKS]);
+        assert.equal(soft.code, 0, soft.out);
+        assert.match(soft.out, /Soft deleted 1 entities/);
+        assert.deepEqual((await rest(`/openapi/v3/entity/dataset/${enc(CLICKS)}/status`)).status.value, { removed: true });
+        const hard = await datahub(['delete', '--urn', CLICKS, '--hard', '-f']);
+        assert.equal(hard.code, 0, hard.out);
+        assert.match(hard.out, /Hard deleted 1 entities \(impacts [1-9]\d* versioned rows/);
+        assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(CLICKS)}`)).status, 404);
+        const after = await datahub(['dataset', 'get', '--urn', CLICKS]);
+        assert.match(after.out, new RegExp(`Dataset ${CLICKS.replace(/[().]/g, '\\$&')} does not exist`));
+      });
+    });
+  }
+}
