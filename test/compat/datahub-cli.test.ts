@@ -3,15 +3,15 @@
  * unchanged but for the server URL and token, on both search backends: `datahub properties upsert -f` and
  * `get` with the seed's property file, `datahub dataset upsert -f` and `get` with dataset- and field-level
  * structured properties and a downstream, `datahub delete` soft and `--hard -f`, and a script on the Python
- * SDK (fixtures/sdk_patch_read_search.py: a patch, a read, a GraphQL search). What each wrote is read back
- * through svc's own REST API.
+ * SDK (fixtures/sdk_patch_read_search.py: a patch, a read, a GraphQL search), and `datahub ingest` of a
+ * file source through the `datahub-rest` sink. What each wrote is read back through svc's own REST API.
  *
  * The clients' calls to PyPI and GitHub (their upgrade check) go to a proxy that refuses them, so the
  * suite stays off the internet.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -19,7 +19,8 @@ import { searchBackends } from '../support/searchBackends.ts';
 import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 const BINS = (process.env.SVC_DATAHUB_BINS ?? '').split(' ').filter(Boolean);
-const SDK_SCRIPT = join(import.meta.dirname, 'fixtures/sdk_patch_read_search.py');
+const FIXTURES = join(import.meta.dirname, 'fixtures');
+const SDK_SCRIPT = join(FIXTURES, 'sdk_patch_read_search.py');
 const RETENTION = 'urn:li:structuredProperty:io.acryl.privacy.retentionTime';
 const STEWARD = 'urn:li:structuredProperty:io.acryl.dataManagement.steward';
 const CLICKS = 'urn:li:dataset:(urn:li:dataPlatform:hive,user.clicks,PROD)';
@@ -179,6 +180,21 @@ for (const backend of searchBackends()) {
         assert.deepEqual(result.found, [dataset]);
         const stored = await rest(`/openapi/v3/entity/dataset/${enc(dataset)}/structuredProperties`);
         assert.deepEqual(stored.structuredProperties.value.properties, [{ propertyUrn: STEWARD, values: [{ string: 'urn:li:corpuser:alice' }] }]);
+      });
+
+      test('datahub ingest: a file source through the datahub-rest sink (with --no-default-report: svc keeps no ingestion-run records)', async () => {
+        for (const f of ['recipe.yaml', 'metadata.json']) copyFileSync(join(FIXTURES, f), join(dir, f));
+        const refusedRun = await datahub(['ingest', '-c', 'recipe.yaml']);
+        assert.notEqual(refusedRun.code, 0);
+        assert.match(refusedRun.out, /svc keeps no record of ingestion runs \(dataHub(IngestionSource|ExecutionRequest)\); run datahub ingest with --no-default-report/);
+        const run = await datahub(['ingest', '-c', 'recipe.yaml', '--no-default-report']);
+        assert.equal(run.code, 0, run.out);
+        assert.match(run.out, /'total_records_written': 3/);
+        const orders = await rest(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,ingested.orders,PROD)')}`);
+        assert.equal(orders.datasetProperties.value.description, 'ingested from a file');
+        assert.deepEqual(orders.structuredProperties.value.properties, [{ propertyUrn: STEWARD, values: [{ string: 'urn:li:corpuser:bob' }] }]);
+        const events = await rest(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,ingested.events,PROD)')}/status`);
+        assert.deepEqual(events.status.value, { removed: false });
       });
 
       test('delete: soft by default (status removed), then --hard -f (gone)', async () => {

@@ -124,6 +124,11 @@ test('refusals are Rest.li errors that say what was expected, and change nothing
   await refused(() => ingest({ ...proposal(DATASET, 'status', { removed: false }), changeType: 'RESTATE' }), 400, /changeType RESTATE is not supported; expected UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE/);
   await refused(() => ingest({ ...proposal(DATASET, 'status', { removed: false }), entityType: 'chart' }), 400, /entityType chart does not match the URN's type dataset/);
   await refused(() => post('/aspects?action=ingestProposalBatch', { proposals: [proposal(datasetUrn('restli.half'), 'status', { removed: false }), proposal(datasetUrn('restli.half'), 'subTypes', { typeNames: 7 })] }), 400, /typeNames/);
+  await refused(
+    () => post('/aspects?action=ingestProposalBatch', { proposals: [proposal(datasetUrn('restli.run'), 'status', { removed: false }), { ...proposal('urn:li:dataHubExecutionRequest:run-1', 'dataHubExecutionRequestResult', { status: 'SUCCESS' }), entityType: 'dataHubExecutionRequest' }] }),
+    400,
+    /svc keeps no record of ingestion runs \(dataHubExecutionRequest\); run datahub ingest with --no-default-report/,
+  );
   await refused(() => post('/aspects?action=nope', {}), 400, /action/);
   await refused(() => post('/entities?action=search', {}), 400, /query parameter action: expected one of delete, got "search"/);
   await refused(() => s.request(`/aspects/${enc(DATASET)}`), 400, /The query parameter aspect is required/);

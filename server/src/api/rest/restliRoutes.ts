@@ -48,6 +48,9 @@ const TEMPLATE_KEYS: Record<string, Record<string, string[]>> = {
   upstreamLineage: { upstreams: ['dataset'] },
 };
 
+/** The entities DataHub's `datahub ingest` records its runs in by default (svc has no ingestion UI to show them). */
+const INGESTION_RUN_TYPES = ['dataHubIngestionSource', 'dataHubExecutionRequest'];
+
 /** The separator DataHub's 1.x SDK puts between nested field names of an array key (`attribution␟source`). */
 const NESTED = '\u241f';
 
@@ -161,6 +164,9 @@ export function restliRoutes(router: Router, entities: EntityService, log: Logge
     for (const [i, p] of proposals.entries()) {
       const where = proposals.length > 1 ? `proposals[${i}]` : 'proposal';
       if (!p || typeof p !== 'object') throw SvcError.validation([`${where} must be a metadata change proposal object`]);
+      if (typeof p.entityType === 'string' && INGESTION_RUN_TYPES.includes(p.entityType)) {
+        throw SvcError.validation([`${where}: svc keeps no record of ingestion runs (${p.entityType}); run datahub ingest with --no-default-report`]);
+      }
       const t = target(p.entityUrn, where);
       if (typeof p.entityType === 'string' && p.entityType.toLowerCase() !== t.spec.name.toLowerCase()) {
         throw SvcError.validation([`${where}: entityType ${p.entityType} does not match the URN's type ${t.spec.name}`]);
