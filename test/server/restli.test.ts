@@ -132,4 +132,8 @@ test('refusals are Rest.li errors that say what was expected, and change nothing
   await refused(() => post('/aspects?action=nope', {}), 400, /action/);
   await refused(() => post('/entities?action=search', {}), 400, /query parameter action: expected one of delete, got "search"/);
   await refused(() => s.request(`/aspects/${enc(DATASET)}`), 400, /The query parameter aspect is required/);
+  // Calls of DataHub's clients that svc does not serve: a 404 naming the call and what is served.
+  await refused(() => s.request(`/entitiesV2/${enc(DATASET)}?aspects=List(status)`), 404, /^svc does not serve the Rest.li call GET \/entitiesV2; it serves GET \/config, GET \/aspects/);
+  await refused(() => post('/entities?action=deleteReferences', { urn: DATASET }), 400, /query parameter action: expected one of delete, got "deleteReferences"/);
+  await refused(() => post('/relationships', {}), 404, /svc does not serve the Rest.li call POST \/relationships/);
 });

@@ -15,7 +15,7 @@ import { createMetrics } from './metrics.ts';
 import { pathGuard } from './pathGuard.ts';
 import { createGraphQLHandler, GRAPHQL_PATH } from './graphql/graphqlHandler.ts';
 import { sendJson } from './json.ts';
-import { restliConfig, restliRoutes } from './rest/restliRoutes.ts';
+import { restliConfig, restliRoutes, restliUnsupported } from './rest/restliRoutes.ts';
 import { entityRoutes } from './rest/entityRoutes.ts';
 import { openapiDocument } from './rest/openapiDocument.ts';
 import { tokenRoutes } from './rest/tokenRoutes.ts';
@@ -101,6 +101,7 @@ export function createApp(deps: AppDeps): Express {
   timeseriesRoutes(api, catalog.timeseries);
   restliRoutes(api, catalog.entities, deps.log);
   app.use(api);
+  app.use(restliUnsupported);
 
   app.use((req) => {
     throw new SvcError('NOT_FOUND', `No route for ${req.method} ${req.path}: see /openapi/v3/api-docs for the API`);

@@ -230,6 +230,24 @@ export function restliRoutes(router: Router, entities: EntityService, log: Logge
   );
 }
 
+/** Rest.li resources of DataHub that svc does not serve (or not with that method or action). */
+const RESTLI_RESOURCES = /^\/(entitiesV2|entities|aspects|relationships|runs|platform|usageStats|analytics|batchIngestion|entitiesVersionedV2|timeline)(\/|$)/;
+
+/**
+ * The Rest.li calls svc does not serve: a 404 in Rest.li's shape naming the call and what is served,
+ * instead of a generic miss, so that a DataHub client says which of its calls svc lacks.
+ */
+export function restliUnsupported(req: Request, res: Response, next: () => void): void {
+  if (!RESTLI_RESOURCES.test(req.path)) return next();
+  const action = typeof req.query.action === 'string' ? `?action=${req.query.action}` : '';
+  sendRestliError(
+    res,
+    SvcError.notFound(
+      `svc does not serve the Rest.li call ${req.method} ${req.path.split('/').slice(0, 2).join('/')}${action}; it serves GET /config, GET /aspects/<urn>?aspect=<name>, POST /aspects?action=ingestProposal|ingestProposalBatch and POST /entities?action=delete`,
+    ),
+  );
+}
+
 /** `GET /config`: what DataHub's clients check before anything else (served without a token, as DataHub does). */
 export function restliConfig(req: Request, res: Response): void {
   sendJson(res, 200, {
