@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { freePort } from '../harness/component.ts';
-import { assertStoredAsModelled, pickWrite, prepareWorkload, rng, settleUnacknowledged } from '../support/mixedWrites.ts';
+import { assertStoredAsModelled, pickWrite, prepareWorkload, rng, runUnderFaults, settleUnacknowledged } from '../support/mixedWrites.ts';
 import { createTestDatabase } from '../support/testServer.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -112,7 +112,6 @@ test(`acknowledged writes survive ${KILLS} SIGKILLs under ${CLIENTS} writing cli
   };
 
   const clients = Array.from({ length: CLIENTS }, (_, c) => client(c));
-  const failed = Promise.race(clients.map((p) => p.then(() => new Promise<never>(() => undefined))));
   const chaos = (async () => {
     for (let k = 0; k < KILLS && !stop; k++) {
       await new Promise((r) => setTimeout(r, 800 + random() * 2500));
@@ -125,11 +124,7 @@ test(`acknowledged writes survive ${KILLS} SIGKILLs under ${CLIENTS} writing cli
     await new Promise((r) => setTimeout(r, 1000));
     stop = true;
   })();
-  try {
-    await Promise.race([Promise.all([chaos, ...clients]), failed]);
-  } finally {
-    stop = true;
-  }
+  await runUnderFaults(clients, chaos, () => (stop = true));
 
   // In the end the model (what was acknowledged, and what the reads after each loss found) is what is stored.
   await assertStoredAsModelled(call, load);

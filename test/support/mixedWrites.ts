@@ -195,3 +195,16 @@ export async function assertStoredAsModelled(call: Call, load: Workload): Promis
     assert.deepEqual([y.description, y.typeName], [x.description, x.typeName], 'one batch wrote both entities');
   }
 }
+
+/**
+ * Runs writing clients beside a fault loop until the loop ends: a client that fails ends the run at once
+ * with its error (the others are stopped through `stop`); one that returns early waits for the rest.
+ */
+export async function runUnderFaults(clients: Promise<void>[], faults: Promise<void>, stop: () => void): Promise<void> {
+  const failed = Promise.race(clients.map((p) => p.then(() => new Promise<never>(() => undefined))));
+  try {
+    await Promise.race([Promise.all([faults, ...clients]), failed]);
+  } finally {
+    stop();
+  }
+}
