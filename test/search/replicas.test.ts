@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { Client } from '@opensearch-project/opensearch';
 import { startChildServer, type ChildServer } from '../support/childServer.ts';
-import { assertStoredAsModelled, pickWrite, prepareWorkload, rng, settleUnacknowledged, type Call } from '../support/mixedWrites.ts';
+import { assertSearchable, assertStoredAsModelled, pickWrite, prepareWorkload, rng, settleUnacknowledged, type Call } from '../support/mixedWrites.ts';
 import { pollUntil } from '../support/poll.ts';
 import { datasetUrn, definitionOf, propertyUrn } from '../support/structuredProperties.ts';
 import { HARD_DELETE_TASK } from '../support/tasks.ts';
@@ -164,17 +164,7 @@ for (const backend of searchBackends()) {
       await assertStoredAsModelled(survivor, load);
 
       // ---- search: the survivor delivers what is left in the outbox, and finds every stored value --
-      await pollUntil('the outbox delivered', () => sql<{ n: number }>(databaseUrl, 'SELECT count(*)::int AS n FROM search_outbox').then((r) => r[0]!.n), (n) => n === 0, 60_000);
-      let checked = 0;
-      for (const [urn, state] of load.model) {
-        for (const [property, value] of Object.entries(state.values)) {
-          const field = `structuredProperties.${property.slice('urn:li:structuredProperty:'.length).replace(/\./g, '_')}`;
-          // Delivered is not yet searchable on OpenSearch (its refresh interval): each search is polled.
-          const search = async () => ((await ok(survivor(`/openapi/v3/entity/dataset?query=${encodeURIComponent(`${field}:${value}`)}&count=10`), 'search')) as { entities: { urn: string }[] }).entities.map((e) => e.urn);
-          await pollUntil(`search for ${field}:${value} finds ${urn}`, search, (found) => found.length === 1 && found[0] === urn, 10_000);
-          checked++;
-        }
-      }
+      const checked = await assertSearchable(survivor, load, databaseUrl);
       assert.ok(checked > 0, 'some values to search for');
     });
   });

@@ -7,58 +7,23 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Client } from '@opensearch-project/opensearch';
 import { createDataset, propertyUrn, setValues, writeDefinition } from '../support/structuredProperties.ts';
 import { startOpenSearch } from '../harness/opensearch.ts';
 import { pollUntil } from '../support/poll.ts';
 import { startChildServer } from '../support/childServer.ts';
+import { TcpProxy } from '../support/tcpProxy.ts';
 import { createTestDatabase, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 import { opensearchUrl } from '../support/searchBackends.ts';
 
 const OPENSEARCH_URL = opensearchUrl();
-
-/** A TCP proxy to OpenSearch that can be cut (connections dropped, nothing accepted) and restored. */
-class Proxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-  constructor(private readonly target: URL) {}
-
-  async up(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(Number(this.target.port), this.target.hostname);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((r) => this.server!.listen(this.port, '127.0.0.1', r));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  async cut(): Promise<void> {
-    if (!this.server?.listening) return;
-    const closed = new Promise<void>((r) => this.server!.close(() => r()));
-    for (const s of this.sockets) s.destroy();
-    await closed;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-}
 
 const TIER = propertyUrn('faults.tier');
 
 describe('search faults on opensearch', () => {
   const prefix = `f${randomBytes(4).toString('hex')}`;
   const client = new Client({ node: OPENSEARCH_URL });
-  const proxy = new Proxy(new URL(OPENSEARCH_URL));
+  const proxy = new TcpProxy(new URL(OPENSEARCH_URL));
   let env: Record<string, string>;
 
   before(async () => {

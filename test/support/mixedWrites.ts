@@ -1,13 +1,15 @@
 /**
- * The mixed write load of the reliability tests (crash-under-load, postgres-outage): clients each own a
+ * The mixed write load of the reliability tests (crash-under-load, postgres-outage, replicas,
+ * faults-under-load): clients each own a
  * few datasets, pick writes from a model of what those hold (aspect upserts and deletes,
  * structured-property values set, patched and removed, two-entity batches), and check that a write whose
  * answer was lost or failed is found wholly applied or not at all. Every request goes through the test's
  * own `call` (its server, its token, its bounds).
  */
 import assert from 'node:assert/strict';
+import { pollUntil } from './poll.ts';
 import { datasetUrn, definitionOf } from './structuredProperties.ts';
-import { enc } from './testServer.ts';
+import { enc, sql } from './testServer.ts';
 
 /** A request to the server under test, with its token and `content-type` (JSON unless `contentType`). */
 export type Call = (path: string, init?: RequestInit & { contentType?: string }) => Promise<Response>;
@@ -197,8 +199,8 @@ export async function assertStoredAsModelled(call: Call, load: Workload): Promis
 }
 
 /**
- * Runs writing clients beside a fault loop until the loop ends: a client that fails ends the run at once
- * with its error (the others are stopped through `stop`); one that returns early waits for the rest.
+ * Runs writing clients beside a fault loop, which ends by stopping them (`stop`), until all are done: a
+ * client that fails ends the run at once with its error (the others are stopped through `stop`).
  */
 export async function runUnderFaults(clients: Promise<void>[], faults: Promise<void>, stop: () => void): Promise<void> {
   const failed = Promise.race(clients.map((p) => p.then(() => new Promise<never>(() => undefined))));
@@ -207,4 +209,27 @@ export async function runUnderFaults(clients: Promise<void>[], faults: Promise<v
   } finally {
     stop();
   }
+}
+
+/**
+ * Once the search outbox of the database at `databaseUrl` is delivered, asserts that a search for each
+ * stored value of the load (`structuredProperties.<name>:<value>`) finds its dataset alone; delivered is
+ * not yet searchable on OpenSearch (its refresh interval), so each search is polled. Returns how many values it checked.
+ */
+export async function assertSearchable(call: Call, load: Workload, databaseUrl: string): Promise<number> {
+  await pollUntil('the outbox delivered', () => sql<{ n: number }>(databaseUrl, 'SELECT count(*)::int AS n FROM search_outbox').then((r) => r[0]!.n), (n) => n === 0, 60_000);
+  let checked = 0;
+  for (const [urn, state] of load.model) {
+    for (const [property, value] of Object.entries(state.values)) {
+      const field = `structuredProperties.${property.slice('urn:li:structuredProperty:'.length).replace(/\./g, '_')}`;
+      const search = async () => {
+        const res = await call(`/openapi/v3/entity/dataset?query=${encodeURIComponent(`${field}:${value}`)}&count=10`);
+        assert.equal(res.status, 200, await res.clone().text());
+        return ((await res.json()) as { entities: { urn: string }[] }).entities.map((e) => e.urn);
+      };
+      await pollUntil(`search for ${field}:${value} finds ${urn}`, search, (found) => found.length === 1 && found[0] === urn, 10_000);
+      checked++;
+    }
+  }
+  return checked;
 }
