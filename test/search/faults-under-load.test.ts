@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { Client } from '@opensearch-project/opensearch';
 import { startChildServer, type ChildServer } from '../support/childServer.ts';
-import { assertSearchable, assertStoredAsModelled, pickWrite, prepareWorkload, rng, runUnderFaults, settleUnacknowledged, type Call, type Workload } from '../support/mixedWrites.ts';
+import { assertSearchable, assertStoredAsModelled, pickWrite, prepareWorkload, rng, runUnderFaults, sendWrite, settleUnacknowledged, type Call, type Workload } from '../support/mixedWrites.ts';
 import { opensearchUrl, searchBackends } from '../support/searchBackends.ts';
 import { TcpProxy } from '../support/tcpProxy.ts';
 import { createTestDatabase } from '../support/testServer.ts';
@@ -54,17 +54,7 @@ function writers(target: Restartable, load: Workload, seed: number, counts: { ac
     for (let n = 0; !stopped; n++) {
       const write = pickWrite(target.call, load, c, random, `c${c}n${n}`);
       await target.up;
-      let res: Response | undefined;
-      let body: string | undefined;
-      try {
-        res = await write.send();
-        body = await res.text();
-      } catch {
-        res = undefined; // the connection died with the server
-      }
-      if (res && body !== undefined && res.status < 500) {
-        assert.ok(res.status >= 200 && res.status < 300, `${write.what}: ${res.status} ${body}`);
-        for (const [urn, s] of write.after) load.model.set(urn, s);
+      if (await sendWrite(load, write)) {
         counts.acknowledged++;
         continue;
       }

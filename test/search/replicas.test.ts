@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { Client } from '@opensearch-project/opensearch';
 import { startChildServer, type ChildServer } from '../support/childServer.ts';
-import { assertSearchable, assertStoredAsModelled, pickWrite, prepareWorkload, rng, settleUnacknowledged, type Call } from '../support/mixedWrites.ts';
+import { assertSearchable, assertStoredAsModelled, pickWrite, prepareWorkload, rng, sendWrite, settleUnacknowledged, type Call } from '../support/mixedWrites.ts';
 import { pollUntil } from '../support/poll.ts';
 import { datasetUrn, definitionOf, propertyUrn } from '../support/structuredProperties.ts';
 import { HARD_DELETE_TASK } from '../support/tasks.ts';
@@ -136,17 +136,7 @@ for (const backend of searchBackends()) {
             });
           }
           const write = pickWrite(call, load, c, random, `c${c}n${n}`);
-          let res: Response | undefined;
-          let body: string | undefined;
-          try {
-            res = await write.send();
-            body = await res.text();
-          } catch {
-            res = undefined; // the connection died with the replica
-          }
-          if (res && body !== undefined && res.status < 500) {
-            assert.ok(res.status >= 200 && res.status < 300, `${write.what}: ${res.status} ${body}`);
-            for (const [urn, s] of write.after) load.model.set(urn, s);
+          if (await sendWrite(load, write)) {
             counts.acknowledged++;
             continue;
           }

@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { freePort } from '../harness/component.ts';
-import { assertStoredAsModelled, pickWrite, prepareWorkload, rng, runUnderFaults, settleUnacknowledged } from '../support/mixedWrites.ts';
+import { assertStoredAsModelled, pickWrite, prepareWorkload, rng, runUnderFaults, sendWrite, settleUnacknowledged } from '../support/mixedWrites.ts';
 import { createTestDatabase } from '../support/testServer.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -87,21 +87,9 @@ test(`acknowledged writes survive ${KILLS} SIGKILLs under ${CLIENTS} writing cli
     for (let n = 0; !stop; n++) {
       const write = pickWrite(call, load, c, mine, `c${c}n${n}`);
       await up;
-      let res: Response | undefined;
-      try {
-        res = await write.send();
-      } catch {
-        res = undefined; // the connection died with the server
-      }
-      if (res && res.status < 500) {
-        const body = await res.text().catch(() => undefined);
-        if (body === undefined) res = undefined;
-        else {
-          assert.ok(res.status >= 200 && res.status < 300, `${write.what}: ${res.status} ${body}`);
-          for (const [urn, s] of write.after) load.model.set(urn, s);
-          counts.acknowledged++;
-          continue;
-        }
+      if (await sendWrite(load, write)) {
+        counts.acknowledged++;
+        continue;
       }
       // No answer: once the server is back, the datasets hold the state before or after, wholly.
       counts.lost++;

@@ -165,6 +165,26 @@ export function pickWrite(call: Call, load: Workload, c: number, random: () => n
 }
 
 /**
+ * Sends one write. Answered 2xx: the model takes its result and it returns true. No answer (the server
+ * died, or the connection did) or a 5xx: it returns false, and the caller settles it once the server
+ * serves again ({@link settleUnacknowledged}). Any other answer fails: the load only sends valid writes.
+ */
+export async function sendWrite(load: Workload, write: Write): Promise<boolean> {
+  let res: Response;
+  let body: string;
+  try {
+    res = await write.send();
+    body = await res.text();
+  } catch {
+    return false;
+  }
+  if (res.status >= 500) return false;
+  assert.ok(res.status >= 200 && res.status < 300, `${write.what}: ${res.status} ${body}`);
+  for (const [urn, s] of write.after) load.model.set(urn, s);
+  return true;
+}
+
+/**
  * For a write not acknowledged (its answer lost, or a failure): reads its datasets back and asserts each
  * holds the state before or the state after, the same for all of them (never half applied). Takes what
  * was found into the model; returns whether the write was applied.
