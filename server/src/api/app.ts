@@ -37,6 +37,9 @@ const SWAGGER_PAGE = `<!doctype html>
 <script>window.ui = SwaggerUIBundle({ url: '/openapi/v3/api-docs', dom_id: '#ui', deepLinking: true, docExpansion: 'none' });</script>
 </body></html>`;
 
+/** The answer to a GraphQL POST without a body (Yoga's own would be a bare 415). */
+const EMPTY_GRAPHQL_POST = 'A GraphQL request needs a body: {"query": "…", "variables": {…}}, sent with Content-Type application/json';
+
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -69,7 +72,6 @@ export function createApp(deps: AppDeps): Express {
   // GraphiQL holds no data either: a browser asking for HTML gets it without a token (the queries it
   // sends carry one).
   const yoga = createGraphQLHandler(catalog, deps.log);
-  const EMPTY_GRAPHQL_POST = 'A GraphQL request needs a body: {"query": "…", "variables": {…}}, sent with Content-Type application/json';
   const graphql = async (req: express.Request, res: express.Response) => {
     await yoga.requestListener(req, res);
   };

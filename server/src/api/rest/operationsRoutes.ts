@@ -7,12 +7,13 @@
  * `GET /openapi/operations/elasticSearch/getTaskStatus?task=<node:number>`.
  */
 import type { Request, Response, Router } from 'express';
-import { SvcError, toSvcError } from '../../errors.ts';
+import { SvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import type { TimeseriesService } from '../../timeseries/timeseriesService.ts';
 import { principalOf } from '../auth.ts';
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
+import { restliHandler } from './restliRoutes.ts';
 
 export const OPERATIONS_PATHS = ['/gms/operations', '/operations', '/api/gms/operations'];
 const ACTIONS = ['truncateTimeseriesAspect', 'getEsTaskStatus', 'getIndexSizes'] as const;
@@ -22,33 +23,22 @@ export const OPERATIONS_QUERIES = {
   taskStatus: queryParams({ task: { type: 'string', description: 'The task id, node:number (e.g. svc:42)' } }),
 };
 
-export function sendRestliError(res: Response, err: SvcError): void {
-  res.setHeader('X-RestLi-Error-Response', 'true');
-  sendJson(res, err.httpStatus, { message: err.code === 'INTERNAL' ? err.title : err.message, status: err.httpStatus });
-}
-
 export function operationsRoutes(router: Router, timeseries: TimeseriesService, log: Logger): void {
-  const action = async (req: Request, res: Response) => {
-    try {
-      const { action: name } = OPERATIONS_QUERIES.action.parse(req);
-      if (name === undefined) throw SvcError.validation([`The query parameter action is required: one of ${ACTIONS.join(', ')}`]);
-      const principal = principalOf(req);
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      switch (name) {
-        case 'truncateTimeseriesAspect':
-          return sendJson(res, 200, { value: await timeseries.truncate(principal, req.body) });
-        case 'getEsTaskStatus':
-          // DataHub returns the status as a JSON string inside `value`.
-          return sendJson(res, 200, { value: JSON.stringify(await timeseries.taskStatus(principal, body)) });
-        case 'getIndexSizes':
-          return sendJson(res, 200, { value: await timeseries.indexSizes(principal) });
-      }
-    } catch (err) {
-      const svc = toSvcError(err);
-      if (svc.code === 'INTERNAL' || svc.code === 'UNAVAILABLE') log.error({ err: svc.cause ?? svc, url: req.originalUrl }, 'operations action failed');
-      sendRestliError(res, svc);
+  const action = restliHandler(log, 'operations action failed', async (req, res) => {
+    const { action: name } = OPERATIONS_QUERIES.action.parse(req);
+    if (name === undefined) throw SvcError.validation([`The query parameter action is required: one of ${ACTIONS.join(', ')}`]);
+    const principal = principalOf(req);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    switch (name) {
+      case 'truncateTimeseriesAspect':
+        return sendJson(res, 200, { value: await timeseries.truncate(principal, req.body) });
+      case 'getEsTaskStatus':
+        // DataHub returns the status as a JSON string inside `value`.
+        return sendJson(res, 200, { value: JSON.stringify(await timeseries.taskStatus(principal, body)) });
+      case 'getIndexSizes':
+        return sendJson(res, 200, { value: await timeseries.indexSizes(principal) });
     }
-  };
+  });
   for (const path of OPERATIONS_PATHS) router.post(path, action);
 
   router.get('/openapi/operations/elasticSearch/getTaskStatus', async (req, res) => {

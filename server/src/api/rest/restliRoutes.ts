@@ -25,7 +25,6 @@ import { registry, type EntityUrn } from '../../registry/registry.ts';
 import { principalOf } from '../auth.ts';
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
-import { sendRestliError } from './operationsRoutes.ts';
 
 /** The DataHub version `/config` reports: the line whose Rest.li API svc serves (1.x clients switch to OpenAPI writes from 1.0.1). */
 export const RESTLI_VERSION = 'v0.14.1';
@@ -118,16 +117,27 @@ function patchOf(aspect: string, value: unknown, where: string): { patch: PatchO
   return { patch: ops, arrayPrimaryKeys: keys };
 }
 
-export function restliRoutes(router: Router, entities: EntityService, log: Logger): void {
-  const restli = (handler: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
+/** A Rest.li error response: `{"message", "status"}` and the header `X-RestLi-Error-Response: true`. */
+export function sendRestliError(res: Response, err: SvcError): void {
+  res.setHeader('X-RestLi-Error-Response', 'true');
+  sendJson(res, err.httpStatus, { message: err.code === 'INTERNAL' ? err.title : err.message, status: err.httpStatus });
+}
+
+/** A route answering failures as Rest.li does; faults (and an unreachable database) are logged as `what`. */
+export function restliHandler(log: Logger, what: string, handler: (req: Request, res: Response) => Promise<unknown>) {
+  return async (req: Request, res: Response): Promise<void> => {
     try {
       await handler(req, res);
     } catch (err) {
       const svc = toSvcError(err);
-      if (svc.code === 'INTERNAL') log.error({ err: svc.cause ?? svc, url: req.originalUrl }, 'Rest.li call failed');
+      if (svc.code === 'INTERNAL' || svc.code === 'UNAVAILABLE') log.error({ err: svc.cause ?? svc, url: req.originalUrl }, what);
       sendRestliError(res, svc);
     }
   };
+}
+
+export function restliRoutes(router: Router, entities: EntityService, log: Logger): void {
+  const restli = (handler: (req: Request, res: Response) => Promise<void>) => restliHandler(log, 'Rest.li call failed', handler);
 
   router.get(
     '/aspects/:urn',
