@@ -148,6 +148,48 @@ describe('the runner', () => {
     }
   });
 
+  test('a step that records its progress in its own transaction commits with it, and is rolled back once the lease is lost', async () => {
+    const runner = notifiedOnly();
+    await runnerPool.query('CREATE TABLE step_log (task bigint, step int)');
+    let stolen!: () => void;
+    const stealNow = new Promise<void>((r) => (stolen = r));
+    let secondStep: Promise<unknown> | undefined;
+    runner.register('fenced-steps', async (ctx) => {
+      const step = (n: number) =>
+        inTransaction(runnerPool, async (tx) => {
+          await tx.query('INSERT INTO step_log VALUES ($1, $2)', [ctx.task.id, n]);
+          await ctx.progress({ total: 2, doneDelta: 1 }, tx);
+        });
+      await step(1);
+      await stealNow;
+      secondStep = step(2);
+      await secondStep;
+    });
+    runner.start();
+    try {
+      const task = await enqueueTask(runnerPool, 'fenced-steps', 'fenced');
+      const deadline = Date.now() + 30_000;
+      while ((await getTask(runnerPool, task.id)).done < 1) {
+        if (Date.now() > deadline) assert.fail('the first step did not commit');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // Another runner takes the task over; the first one's next step must not land.
+      await runnerPool.query("UPDATE tasks SET lease_until = now() - interval '1 second' WHERE id = $1", [task.id]);
+      const other = (await claimTask(runnerPool, ['fenced-steps']))!;
+      assert.equal(other.task.id, task.id);
+      stolen();
+      while (!secondStep) await new Promise((r) => setTimeout(r, 10));
+      await assert.rejects(secondStep, /lost the lease/);
+      const steps = await runnerPool.query('SELECT step FROM step_log WHERE task = $1 ORDER BY step', [task.id]);
+      assert.deepEqual(steps.rows.map((r: { step: number }) => r.step), [1], 'the fenced step was rolled back');
+      const after = await getTask(runnerPool, task.id);
+      assert.deepEqual([after.state, after.done, after.total, after.failures, after.error], ['RUNNING', 1, 2, 0, null], 'the new claim is untouched');
+    } finally {
+      stolen();
+      await runner.stop();
+    }
+  });
+
   test('listening resumes after its connection is lost, and what was queued meanwhile runs', async () => {
     const runner = notifiedOnly();
     const ran: string[] = [];

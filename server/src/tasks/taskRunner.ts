@@ -6,15 +6,18 @@
  * (a runner that died) or whose backoff is over. Handlers work in small idempotent steps, so a task
  * cut off anywhere (crash, kill, shutdown) is resumed by whichever runner claims it next.
  */
-import type { Pool } from '../db/pool.ts';
+import type { Db, Pool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { Listener } from '../db/listener.ts';
 import { claimTask, finishTask, LEASE_SECONDS, releaseTask, renewLease, reportProgress, TASK_CHANNEL, type Claim, type Task } from './taskQueue.ts';
 
 export interface TaskContext {
   task: Task;
-  /** Records progress (and renews the lease). */
-  progress(p: { total?: number; doneDelta?: number }): Promise<void>;
+  /**
+   * Records progress (and renews the lease). Given the step's transaction, the progress commits with
+   * the work it counts, and a runner that lost the task's lease fails the step (it is rolled back).
+   */
+  progress(p: { total?: number; doneDelta?: number }, tx?: Db): Promise<void>;
   /** True once the runner is stopping or lost the task's lease: return between steps (it is resumed later). */
   readonly stopping: boolean;
 }
@@ -124,7 +127,11 @@ export class TaskRunner {
     const runner = this;
     const ctx: TaskContext = {
       task,
-      progress: async (p) => lose(await reportProgress(this.pool, claim, p)),
+      progress: async (p, tx) => {
+        const ok = await reportProgress(tx ?? this.pool, claim, p);
+        lose(ok);
+        if (!ok && tx) throw new Error(`lost the lease of task ${task.id}: its step is rolled back`);
+      },
       get stopping() {
         return runner.stopping || lost;
       },
@@ -141,6 +148,7 @@ export class TaskRunner {
       await finishTask(this.pool, claim);
       this.log.info({ task: task.id, kind: task.kind }, 'task succeeded');
     } catch (err) {
+      if (lost) return;
       const message = err instanceof Error ? err.message : String(err);
       this.log.warn({ err, task: task.id }, 'task step failed; it is retried after a backoff');
       await finishTask(this.pool, claim, message).catch((e: unknown) => this.log.error({ err: e, task: task.id }, 'could not record the task outcome'));
