@@ -52,8 +52,12 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 const dryRun = (base: string) => call(base, 'POST', '/gms/operations?action=truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: BOUNDARY });
 
-/** svc's truncation, from the request to its task's `completed` (polled every 20 ms). */
-async function truncateAndWait(base: string): Promise<{ status: { deleted: number } }> {
+/**
+ * svc's truncation, from the request to its task's `completed`, polled every `pollMs` (20 ms for a
+ * sub-second run; 100 ms for OpenSearch's runs of seconds, so that polling takes no CPU worth naming
+ * from the node on a small machine).
+ */
+async function truncateAndWait(base: string, pollMs: number): Promise<{ status: { deleted: number } }> {
   const r = (await call(base, 'POST', '/gms/operations?action=truncateTimeseriesAspect', {
     entityType: 'dataset',
     aspect: 'datasetProfile',
@@ -64,7 +68,7 @@ async function truncateAndWait(base: string): Promise<{ status: { deleted: numbe
   for (;;) {
     const status = JSON.parse(((await call(base, 'POST', '/gms/operations?action=getEsTaskStatus', { task: r.value })) as { value: string }).value);
     if (status.completed) return status;
-    await new Promise((res) => setTimeout(res, 20));
+    await new Promise((res) => setTimeout(res, pollMs));
   }
 }
 
@@ -117,7 +121,7 @@ async function onPostgres(pgc: BenchPostgres): Promise<void> {
     const { dry, rawCount, message } = await dryRuns(server.base, () => raw.query(`SELECT count(*) FILTER (WHERE timestamp_millis <= $3) AS n, count(*) AS total FROM timeseries_raw WHERE entity_type = $1 AND aspect = $2`, ['dataset', 'datasetProfile', BOUNDARY]));
 
     // The truncation itself: svc until its task completes, then the raw DELETE.
-    const [svcMs, task] = await time(() => truncateAndWait(server.base));
+    const [svcMs, task] = await time(() => truncateAndWait(server.base, 20));
     const [rawMs, rawResult] = await time(() => raw.query('DELETE FROM timeseries_raw WHERE entity_type = $1 AND aspect = $2 AND timestamp_millis <= $3', ['dataset', 'datasetProfile', BOUNDARY]));
     const [left] = (await svcSql.query('SELECT count(*)::int AS n FROM timeseries_entries WHERE index_name = $1', [INDEX])).rows as { n: number }[];
     if (task.status.deleted !== N / 2 || rawResult.rowCount !== N / 2 || left!.n !== N / 2) {
@@ -179,7 +183,7 @@ async function onOpenSearch(pgc: BenchPostgres): Promise<void> {
 
     const { dry, rawCount, message } = await dryRuns(server.base, () => client.search({ index: rawIndex, body: { size: 0, track_total_hits: true, aggs: { old: { filter: { range: { timestampMillis: { lte: BOUNDARY } } } } } } as never }));
 
-    const [svcMs, task] = await time(() => truncateAndWait(server.base));
+    const [svcMs, task] = await time(() => truncateAndWait(server.base, 100));
     const [rawMs, rawResult] = await time(() =>
       client.deleteByQuery({ index: rawIndex, conflicts: 'proceed', refresh: true, scroll_size: BATCH, body: { query: { range: { timestampMillis: { lte: BOUNDARY } } } } as never }),
     );

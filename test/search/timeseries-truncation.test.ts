@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Client as OpenSearchClient } from '@opensearch-project/opensearch';
+import pg from 'pg';
 import { datasetUrn } from '../support/structuredProperties.ts';
 import { searchBackends } from '../support/searchBackends.ts';
 import { enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
@@ -193,6 +194,48 @@ for (const backend of searchBackends()) {
         );
         assert.equal((await partitions()).length, 2);
         await sql(s.databaseUrl, "DELETE FROM timeseries_entries WHERE aspect = 'datasetUsageStatistics'");
+      });
+
+      if (opensearch) test('while a reindex copies an index: a hard delete waits for the copy (which does not bring the entries back); a delete of the latest entry is a 409', async () => {
+        const [a, b] = [datasetUrn('ts.hold.a'), datasetUrn('ts.hold.b')];
+        const write = async (urn: string, t: number) =>
+          text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/operation?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t, operationType: 'INSERT', lastUpdatedTimestamp: t } }) }), 200);
+        const deleteLatest = () => s.request(`/openapi/v3/entity/dataset/${enc(a)}/operation`, { method: 'DELETE' });
+        for (const t of [1000, 2000, 3000, 4000]) await write(a, T0 + t);
+        await write(b, T0 + 5000);
+        await settle();
+        const r = await operation('truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'operation', endTimeMillis: T0 + 1000, dryRun: false, forceReindex: true, batchSize: 1 });
+        const task = r.body.value as string;
+        assert.match(task, /^(?!svc:).+:\d+$/);
+        // The svc task that follows the reindex is held (its row locked), so the reindex counts as running.
+        const hold = new pg.Client({ connectionString: s.databaseUrl });
+        await hold.connect();
+        try {
+          await hold.query('BEGIN');
+          const held = await hold.query("SELECT id FROM tasks WHERE kind = 'timeseries-truncate' AND params->>'opensearchTask' = $1 FOR UPDATE", [task]);
+          assert.equal(held.rowCount, 1);
+          const refused = await deleteLatest();
+          assert.equal(refused.status, 409);
+          assert.match(await refused.text(), new RegExp(`dataset_operationaspect_v1 is being rebuilt by a truncation \\(task ${held.rows[0].id},`));
+          await text(await s.request(`/openapi/v3/entity/dataset/${enc(b)}`, { method: 'DELETE' }), 200);
+          await settle();
+          const waiting = await sql<{ kind: string }>(s.databaseUrl, 'SELECT kind FROM timeseries_deletes WHERE urn = ANY($1)', [[a, b]]);
+          assert.deepEqual(waiting.map((w) => w.kind), ['entity'], 'the hard delete waits in the outbox; the refused delete left nothing');
+          // The copy, done meanwhile, holds the hard-deleted dataset's entry again.
+          await completed(task);
+          const alias = `${prefix}_dataset_operationaspect_v1`;
+          await os!.indices.refresh({ index: alias });
+          const copied = await os!.search({ index: alias, body: { size: 100, query: { term: { timestampMillis: T0 + 5000 } } } as never });
+          assert.equal((copied.body.hits.hits as unknown[]).length, 1, 'the copy read it before it was deleted');
+        } finally {
+          await hold.query('ROLLBACK').catch(() => undefined);
+          await hold.end();
+        }
+        await svcTask('dataset_operationaspect_v1');
+        await settle();
+        assert.deepEqual(await stored('operation'), [T0 + 2000, T0 + 3000, T0 + 4000], 'the hard delete applied to the new index');
+        await text(await deleteLatest(), 200);
+        assert.deepEqual(await stored('operation'), [T0 + 2000, T0 + 3000], 'the latest entry can be deleted once the copy is done');
       });
 
       test('an entity type or aspect that is not a time series is a 400 in Rest.li’s shape', async () => {

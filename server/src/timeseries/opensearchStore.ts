@@ -22,7 +22,8 @@ import { enqueueTask } from '../tasks/taskQueue.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
 import { timeseriesIndexName } from './partitions.ts';
 import { countEntries, listEntries, svcTaskStatus, truncationTask } from './postgresStore.ts';
-import { TASK_NODE, TRUNCATE_TASK, type EntryQuery, type EntryRow, type TimeseriesStore, type TruncationParams } from './store.ts';
+import { reindexes } from './truncation.ts';
+import { TASK_NODE, TRUNCATE_TASK, type EntryQuery, type EntryRow, type TimeseriesStore, type TruncationOrder, type TruncationParams } from './store.ts';
 
 /** Rows of the outbox one shipping step takes. */
 const SHIP_BATCH = 5000;
@@ -30,6 +31,24 @@ const SHIP_BATCH = 5000;
 const READ_TIMEOUT_MS = 5_000;
 /** How often a truncation task looks at its OpenSearch task. */
 const POLL_MS = 250;
+
+/** The truncation tasks rebuilding an index (a reindex not done yet): `id` and `subject` (the index). */
+const REINDEXING = `SELECT id, subject FROM tasks WHERE kind = '${TRUNCATE_TASK}' AND state <> 'SUCCEEDED' AND params ? 'opensearchTask' AND (params->>'reindex')::boolean`;
+
+/**
+ * While a truncation copies an index into a new one, the alias already names the new index, so the
+ * latest entry read there may not be the latest (entries are still being copied): deleting it could
+ * delete the wrong one. Such a delete is refused (409, naming the task to wait for).
+ */
+async function refuseWhileReindexing(tx: Db, index: string): Promise<void> {
+  const [task] = await query<{ id: string }>(tx, `WITH reindexing AS (${REINDEXING}) SELECT id FROM reindexing WHERE subject = $1 LIMIT 1`, [index]);
+  if (task) {
+    throw new SvcError(
+      'CONFLICT',
+      `The time series index ${index} is being rebuilt by a truncation (task ${task.id}, GET /api/tasks/${task.id}); its latest entry can be deleted once that task has succeeded`,
+    );
+  }
+}
 /** The dispatcher's lock (search/outbox.ts): shipping and starting a truncation never interleave. */
 const DISPATCHER_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('search:dispatcher', 0))";
 
@@ -221,6 +240,7 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
   }
 
   async deleteLatest(tx: Db, entityType: string, urn: string, aspect: string): Promise<boolean> {
+    await refuseWhileReindexing(tx, timeseriesIndexName(entityType, aspect));
     const [s] = await this.stagedLatest(tx, [urn], [aspect]);
     const d = (await this.shippedLatest(tx, entityType, [urn], [aspect])).get(`${urn}\0${aspect}`);
     if (!s && !d) return false;
@@ -313,9 +333,11 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
    * alias and an async `_reindex` into it of the entries after the boundary. Returns OpenSearch's task
    * id; an svc task follows it.
    */
-  async truncate(params: TruncationParams): Promise<string> {
+  async truncate({ forceDeleteByQuery, forceReindex, ...order }: TruncationOrder): Promise<string> {
     return inTransaction(this.pool, async (tx) => {
       await query(tx, DISPATCHER_LOCK, []);
+      const counts = await this.countLocked(tx, order.index, order.endTimeMillis);
+      const params: TruncationParams = { ...order, numToDelete: counts.numToDelete, reindex: reindexes({ forceDeleteByQuery, forceReindex }, counts.numToDelete, counts.total) };
       const [staged] = await query<{ n: number }>(
         tx,
         'WITH d AS (DELETE FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2 RETURNING 1) SELECT count(*)::int AS n FROM d',
@@ -396,16 +418,17 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
     const postgres = truncationTask(this.pool);
     return async (ctx) => {
       const p = ctx.task.params as unknown as TruncationParams & { stagedDeleted?: number };
-      if (!p.opensearchTask) return postgres(ctx);
+      if (!p.opensearchTask || p.numToDelete === null) return postgres(ctx);
+      const numToDelete = p.numToDelete;
       const deadline = p.timeoutSeconds === null ? Infinity : Date.parse(ctx.task.createdAt) + p.timeoutSeconds * 1000;
       let done = ctx.task.done;
       let cancelled = false;
-      if (ctx.task.total === null) await ctx.progress({ total: p.numToDelete });
+      if (ctx.task.total === null) await ctx.progress({ total: numToDelete });
       while (!ctx.stopping) {
         const t = await this.opensearchTask(p.opensearchTask);
         // No such task: OpenSearch lost it (a restart before it stored its result); nothing more to follow.
         const completed = !t || t.completed;
-        const removed = (p.stagedDeleted ?? 0) + (p.reindex ? (completed ? p.numToDelete - (p.stagedDeleted ?? 0) : 0) : (t?.task.status.deleted ?? 0));
+        const removed = (p.stagedDeleted ?? 0) + (p.reindex ? (completed ? numToDelete - (p.stagedDeleted ?? 0) : 0) : (t?.task.status.deleted ?? 0));
         if (removed > done) {
           await ctx.progress({ doneDelta: removed - done });
           done = removed;
@@ -440,11 +463,11 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
     // entries back); reads keep hiding them meanwhile. A hard delete of an entity waits for any reindex.
     const deletes = await query<DeleteRow>(
       tx,
-      `WITH reindexing AS (SELECT subject FROM tasks WHERE kind = $2 AND state <> 'SUCCEEDED' AND params ? 'opensearchTask' AND (params->>'reindex')::boolean)
+      `WITH reindexing AS (${REINDEXING})
        SELECT id, kind, index_name, urn, entry_ids FROM timeseries_deletes d
         WHERE NOT EXISTS (SELECT 1 FROM reindexing r WHERE d.kind = 'entity' OR r.subject = d.index_name)
         ORDER BY id LIMIT $1`,
-      [SHIP_BATCH, TRUNCATE_TASK],
+      [SHIP_BATCH],
     );
     if (entries.length === 0 && deletes.length === 0) return 0;
     // Only up to where both lists are complete, so that order holds across them.

@@ -8,7 +8,7 @@ import { deleteLatestTimeseries, latestTimeseries, type StoredAspect } from '../
 import { SvcError } from '../errors.ts';
 import { enqueueTask, getTask, type Task } from '../tasks/taskQueue.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
-import { deleteByQueryStatus, TASK_NODE, TRUNCATE_TASK, type EntryQuery, type EntryRow, type TimeseriesStore, type TruncationParams } from './store.ts';
+import { deleteByQueryStatus, TASK_NODE, TRUNCATE_TASK, type EntryQuery, type EntryRow, type TimeseriesStore, type TruncationOrder, type TruncationParams } from './store.ts';
 import { reindexes } from './truncation.ts';
 
 export class PostgresTimeseriesStore implements TimeseriesStore {
@@ -49,7 +49,9 @@ export class PostgresTimeseriesStore implements TimeseriesStore {
     return rows.map((r) => ({ indexName: /IN \('(.*)'\)/.exec(r.bound)?.[1] ?? '', bytes: Number(r.bytes) }));
   }
 
-  async truncate(params: TruncationParams): Promise<string> {
+  /** Queued at once: the task counts what it deletes when it starts (the flags do not apply: it decides per month). */
+  async truncate({ forceDeleteByQuery: _f, forceReindex: _r, ...order }: TruncationOrder): Promise<string> {
+    const params: TruncationParams = { ...order, numToDelete: null };
     const task = await enqueueTask(this.pool, TRUNCATE_TASK, params.index, params as unknown as Record<string, unknown>);
     return `${TASK_NODE}:${task.id}`;
   }
@@ -134,75 +136,86 @@ async function partitionsOf(db: Db, index: string): Promise<Partition[]> {
 }
 
 /**
- * Removes the entries up to the boundary: each month wholly before it is dropped with its partition
- * (counted first); the month of the boundary is rebuilt with the entries kept when most of it goes;
- * the rest is deleted in batches of about `batchSize` (entries of one time are never split). Each
- * step is its own transaction and
- * counted, so a task cut off anywhere resumes where it was. With `timeoutSeconds` it stops that long
- * after it was queued, leaving the rest (its status then shows fewer deleted than total).
+ * Removes the entries up to the boundary, each step one transaction that commits its count with it
+ * (so a task cut off anywhere resumes where it was, and counts exactly):
+ *
+ * 1. the months wholly at or before the boundary are counted and dropped with their partitions; on
+ *    the first run the same transaction records the total (those plus the boundary month's share);
+ * 2. the month of the boundary is rebuilt with the entries kept when most of it goes;
+ * 3. the rest is deleted in batches of about `batchSize` (entries of one time are never split).
+ *
+ * With `timeoutSeconds` it stops that long after it was queued, leaving the rest (its status then
+ * shows fewer deleted than total).
  */
 export function truncationTask(pool: Pool): TaskHandler {
   return async (ctx) => {
     const p = ctx.task.params as unknown as TruncationParams;
     const deadline = p.timeoutSeconds === null ? Infinity : Date.parse(ctx.task.createdAt) + p.timeoutSeconds * 1000;
     const going = () => !ctx.stopping && Date.now() < deadline;
-    if (ctx.task.total === null) {
-      // The count made when the task was queued.
-      await ctx.progress({ total: p.numToDelete });
-    } else {
-      // Resumed: a step that removed entries may not have been counted (the process died in between).
-      const [row] = await query<{ n: string }>(pool, 'SELECT count(*) AS n FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2', [p.index, p.endTimeMillis]);
-      const uncounted = ctx.task.total - Number(row!.n) - ctx.task.done;
-      if (uncounted > 0) await ctx.progress({ doneDelta: uncounted });
-    }
+    if (!going()) return;
     const [{ parent }] = (await query<{ parent: string }>(pool, 'SELECT svc_timeseries_parent($1) AS parent', [p.index])) as [{ parent: string }];
-    for (const part of await partitionsOf(pool, p.index)) {
-      if (!going()) return;
-      if (part.lo > p.endTimeMillis) break;
-      const removed = await inTransaction(pool, async (tx) => {
-        // Both steps lock the index's table: a busy table makes the step fail and be retried.
+    const parts = (await partitionsOf(pool, p.index)).filter((part) => part.lo <= p.endTimeMillis);
+    const whole = parts.filter((part) => part.hi <= p.endTimeMillis + 1);
+    const boundary = parts.find((part) => part.hi > p.endTimeMillis + 1);
+    if (ctx.task.total === null || whole.length > 0) {
+      await inTransaction(pool, async (tx) => {
+        // Counted under SHARE locks (writes into those months wait, reads go on); the drops then lock
+        // the index's table for the moment they take. A busy table fails the step, which is retried.
         await query(tx, "SET LOCAL lock_timeout = '5s'", []);
-        await query(tx, `LOCK TABLE ${quoteIdent(part.name)} IN ACCESS EXCLUSIVE MODE`, []);
-        const [c] = await query<{ gone: string; total: string }>(tx, `SELECT count(*) FILTER (WHERE timestamp_millis <= $1) AS gone, count(*) AS total FROM ${quoteIdent(part.name)}`, [p.endTimeMillis]);
-        const gone = Number(c!.gone);
-        const total = Number(c!.total);
-        if (part.hi <= p.endTimeMillis + 1) {
-          // A month wholly at or before the boundary goes with its partition.
-          await query(tx, `DROP TABLE ${quoteIdent(part.name)}`, []);
-          return gone;
-        }
-        // The boundary month: when most of it goes, it is rebuilt with the entries kept (DataHub's
-        // "reindex"), which costs what they cost; otherwise deleted from in batches below.
-        if (!reindexes({ forceDeleteByQuery: undefined, forceReindex: undefined }, gone, total)) return 0;
-        const fresh = `${part.name}_next`;
-        await query(tx, `CREATE TABLE ${quoteIdent(fresh)} (LIKE ${quoteIdent(part.name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)`, []);
-        await query(tx, `INSERT INTO ${quoteIdent(fresh)} SELECT * FROM ${quoteIdent(part.name)} WHERE timestamp_millis > $1`, [p.endTimeMillis]);
-        await query(tx, `DROP TABLE ${quoteIdent(part.name)}`, []);
-        await query(tx, `ALTER TABLE ${quoteIdent(fresh)} RENAME TO ${quoteIdent(part.name)}`, []);
-        await query(tx, `ALTER TABLE ${quoteIdent(parent)} ATTACH PARTITION ${quoteIdent(part.name)} FOR VALUES FROM (${part.lo}) TO (${part.hi})`, []);
-        return gone;
+        for (const part of whole) await query(tx, `LOCK TABLE ${quoteIdent(part.name)} IN SHARE MODE`, []);
+        const gone = whole.length ? await count(tx, whole.map((part) => `(SELECT count(*) FROM ${quoteIdent(part.name)})`).join(' + ')) : 0;
+        const total = ctx.task.total === null ? gone + (boundary ? await count(tx, `(SELECT count(*) FROM ${quoteIdent(boundary.name)} WHERE timestamp_millis <= $1)`, p.endTimeMillis) : 0) : undefined;
+        await ctx.progress({ total, doneDelta: gone }, tx);
+        for (const part of whole) await query(tx, `DROP TABLE ${quoteIdent(part.name)}`, []);
       });
-      if (removed > 0) await ctx.progress({ doneDelta: removed });
+    }
+    if (boundary && going()) {
+      await inTransaction(pool, async (tx) => {
+        await query(tx, "SET LOCAL lock_timeout = '5s'", []);
+        await query(tx, `LOCK TABLE ${quoteIdent(boundary.name)} IN ACCESS EXCLUSIVE MODE`, []);
+        const [c] = await query<{ gone: string; total: string }>(tx, `SELECT count(*) FILTER (WHERE timestamp_millis <= $1) AS gone, count(*) AS total FROM ${quoteIdent(boundary.name)}`, [p.endTimeMillis]);
+        const gone = Number(c!.gone);
+        // When most of the month goes, it is rebuilt with the entries kept (DataHub's "reindex"), which
+        // costs what they cost; otherwise deleted from in batches below. The new table gets its indexes
+        // as it is attached (built once, not row by row).
+        if (!reindexes({ forceDeleteByQuery: undefined, forceReindex: undefined }, gone, Number(c!.total))) return;
+        const fresh = `${boundary.name}_next`;
+        await query(tx, `CREATE TABLE ${quoteIdent(fresh)} (LIKE ${quoteIdent(boundary.name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`, []);
+        await query(tx, `INSERT INTO ${quoteIdent(fresh)} SELECT * FROM ${quoteIdent(boundary.name)} WHERE timestamp_millis > $1`, [p.endTimeMillis]);
+        await query(tx, `DROP TABLE ${quoteIdent(boundary.name)}`, []);
+        await query(tx, `ALTER TABLE ${quoteIdent(fresh)} RENAME TO ${quoteIdent(boundary.name)}`, []);
+        await query(tx, `ALTER TABLE ${quoteIdent(parent)} ATTACH PARTITION ${quoteIdent(boundary.name)} FOR VALUES FROM (${boundary.lo}) TO (${boundary.hi})`, []);
+        await ctx.progress({ doneDelta: gone }, tx);
+      });
     }
     while (going()) {
       // A batch is a range of times: up to the batchSize-th oldest entry left (a plain range delete,
       // as fast per entry as one big DELETE, where deleting listed rows costs several times more).
-      const [cut] = await query<{ t: string }>(
-        pool,
-        'SELECT timestamp_millis AS t FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2 ORDER BY timestamp_millis OFFSET $3 - 1 LIMIT 1',
-        [p.index, p.endTimeMillis, p.batchSize],
-      );
-      // The bound is a parameter of its own, so the delete is planned as a range scan of one partition.
-      const [deleted] = await query<{ n: string }>(
-        pool,
-        'WITH d AS (DELETE FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2 RETURNING 1) SELECT count(*) AS n FROM d',
-        [p.index, cut ? Math.min(Number(cut.t), p.endTimeMillis) : p.endTimeMillis],
-      );
-      const n = Number(deleted!.n);
-      if (n > 0) await ctx.progress({ doneDelta: n });
+      const n = await inTransaction(pool, async (tx) => {
+        const [cut] = await query<{ t: string }>(
+          tx,
+          'SELECT timestamp_millis AS t FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2 ORDER BY timestamp_millis OFFSET $3 - 1 LIMIT 1',
+          [p.index, p.endTimeMillis, p.batchSize],
+        );
+        // The bound is a parameter of its own, so the delete is planned as a range scan of one partition.
+        const [row] = await query<{ n: string }>(
+          tx,
+          'WITH d AS (DELETE FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2 RETURNING 1) SELECT count(*) AS n FROM d',
+          [p.index, cut ? Math.min(Number(cut.t), p.endTimeMillis) : p.endTimeMillis],
+        );
+        const deleted = Number(row!.n);
+        if (deleted > 0) await ctx.progress({ doneDelta: deleted }, tx);
+        return deleted;
+      });
       if (n < p.batchSize) return;
     }
   };
+}
+
+/** The number a count expression (`(SELECT count(*) …)`, summed or not) comes to. */
+async function count(db: Db, expression: string, ...params: unknown[]): Promise<number> {
+  const [row] = await query<{ n: string }>(db, `SELECT ${expression} AS n`, params);
+  return Number(row!.n);
 }
 
 const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;

@@ -33,8 +33,8 @@ export interface EntryQuery {
   limit: number;
 }
 
-/** What a truncation task carries (its params). */
-export interface TruncationParams {
+/** A truncation as asked for (the validated request, with DataHub's index name); each store counts what it needs. */
+export interface TruncationOrder {
   /** DataHub's index name, without any prefix (`dataset_datasetprofileaspect_v1`). */
   index: string;
   entityType: string;
@@ -42,9 +42,16 @@ export interface TruncationParams {
   endTimeMillis: number;
   batchSize: number;
   timeoutSeconds: number | null;
-  reindex: boolean;
-  /** The entries at or before the boundary when the task was queued. */
-  numToDelete: number;
+  forceDeleteByQuery: boolean | undefined;
+  forceReindex: boolean | undefined;
+}
+
+/** What a truncation task carries (its params). */
+export interface TruncationParams extends Omit<TruncationOrder, 'forceDeleteByQuery' | 'forceReindex'> {
+  /** `opensearch`: whether the index is rebuilt without the old entries (`postgres` decides per month). */
+  reindex?: boolean;
+  /** The entries at or before the boundary when the task was queued; null: counted when the task starts. */
+  numToDelete: number | null;
   /** `opensearch`: the OpenSearch task followed, and the indices to delete once a reindex completes. */
   opensearchTask?: string;
   oldIndices?: string[];
@@ -68,7 +75,7 @@ export interface TimeseriesStore {
   /** The size of each index in bytes, by DataHub's index name (with the index prefix when one is set). */
   sizes(): Promise<{ indexName: string; bytes: number }[]>;
   /** Starts a truncation; returns its task id (`node:number`). */
-  truncate(params: TruncationParams): Promise<string>;
+  truncate(order: TruncationOrder): Promise<string>;
   /** The getEsTaskStatus answer of a `node:number` task id; undefined when there is none such. */
   status(taskId: string): Promise<Record<string, unknown> | undefined>;
   /** The handler of the `timeseries-truncate` svc task. */

@@ -12,8 +12,8 @@ import { SvcError } from '../errors.ts';
 import { registry, type AspectSpec, type EntitySpec } from '../registry/registry.ts';
 import type { ScrollIds } from '../entities/scrollIds.ts';
 import { timeseriesIndexName } from './partitions.ts';
-import type { TimeseriesStore, TruncationParams } from './store.ts';
-import { flagConflict, parseTruncation, reindexes, summary } from './truncation.ts';
+import type { TimeseriesStore } from './store.ts';
+import { flagConflict, parseTruncation, summary } from './truncation.ts';
 
 const TASK_ID = /^[a-zA-Z0-9-_]+:[0-9]+$/;
 
@@ -91,20 +91,10 @@ export class TimeseriesService {
     const conflict = flagConflict(r);
     if (conflict) return conflict;
     const index = timeseriesIndexName(spec.name, aspect.name);
-    const counts = await this.store.count(index, r.endTimeMillis);
-    const message = summary(counts, r);
-    if (r.dryRun) return message;
-    const params: TruncationParams = {
-      index,
-      entityType: spec.name,
-      aspect: aspect.name,
-      endTimeMillis: r.endTimeMillis,
-      batchSize: r.batchSize,
-      timeoutSeconds: r.timeoutSeconds ?? null,
-      reindex: reindexes(r, counts.numToDelete, counts.total),
-      numToDelete: counts.numToDelete,
-    };
-    return this.store.truncate(params);
+    if (r.dryRun) return summary(await this.store.count(index, r.endTimeMillis), r);
+    // A real run answers its task id only: the store counts what it needs to start it.
+    const { dryRun: _, timeoutSeconds, ...order } = r;
+    return this.store.truncate({ ...order, index, entityType: spec.name, aspect: aspect.name, timeoutSeconds: timeoutSeconds ?? null });
   }
 
   /**
