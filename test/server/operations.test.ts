@@ -62,6 +62,10 @@ test('every operation of the OpenAPI document has a unique operationId; tokens, 
     ['/health', 'get', 'health'],
     ['/ready', 'get', 'ready'],
     ['/openapi/v3/entity/dataset/{urn}/structuredProperties', 'patch', 'v3PatchDatasetStructuredProperties'],
+    ['/config', 'get', 'restliConfig'],
+    ['/aspects/{urn}', 'get', 'restliGetAspect'],
+    ['/aspects', 'post', 'restliIngestProposal'],
+    ['/entities', 'post', 'restliDeleteEntity'],
   ] as const) {
     assert.equal(doc.paths[path]?.[method]?.operationId, id, `${method} ${path}`);
   }

@@ -39,9 +39,13 @@ export class TimeseriesPartitions {
   }
 }
 
-/** Whether an error is Postgres' "no partition of relation … found for row" (a partition dropped under a write). */
+/**
+ * Whether an error is Postgres' "no partition of relation … found for row", or the default partition
+ * refusing a time of a month (migration 017): a partition dropped under a write.
+ */
 export function isMissingPartition(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown; cause?: unknown };
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown; constraint?: unknown };
   if (e?.code === '23514' && typeof e.message === 'string' && e.message.includes('no partition')) return true;
+  if (e?.code === '23514' && e.constraint === 'svc_timeseries_other_range') return true;
   return e?.cause !== undefined && e.cause !== err && isMissingPartition(e.cause);
 }

@@ -164,7 +164,12 @@ export function truncationTask(pool: Pool): TaskHandler {
         await query(tx, "SET LOCAL lock_timeout = '5s'", []);
         for (const part of whole) await query(tx, `LOCK TABLE ${quoteIdent(part.name)} IN SHARE MODE`, []);
         const gone = whole.length ? await count(tx, whole.map((part) => `(SELECT count(*) FROM ${quoteIdent(part.name)})`).join(' + ')) : 0;
-        const total = ctx.task.total === null ? gone + (boundary ? await count(tx, `(SELECT count(*) FROM ${quoteIdent(boundary.name)} WHERE timestamp_millis <= $1)`, p.endTimeMillis) : 0) : undefined;
+        // The total: those, and the entries at or before the boundary outside them (the boundary month,
+        // and the default partition of times before 1970).
+        const [lo, hi] = whole.length ? [whole[0]!.lo, whole[whole.length - 1]!.hi] : [0, 0];
+        const rest = () =>
+          count(tx, '(SELECT count(*) FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis <= $2 AND (timestamp_millis < $3 OR timestamp_millis >= $4))', p.index, p.endTimeMillis, lo, hi);
+        const total = ctx.task.total === null ? gone + (await rest()) : undefined;
         await ctx.progress({ total, doneDelta: gone }, tx);
         for (const part of whole) await query(tx, `DROP TABLE ${quoteIdent(part.name)}`, []);
       });

@@ -8,6 +8,7 @@ import { TOKEN_REQUEST } from '../../auth/tokens.ts';
 import { PATCH_BODY } from '../../entities/jsonPatch.ts';
 import { ENTITY_QUERIES } from './entityRoutes.ts';
 import { OPERATIONS_QUERIES } from './operationsRoutes.ts';
+import { RESTLI_QUERIES } from './restliRoutes.ts';
 import { TIMESERIES_QUERIES } from './timeseriesRoutes.ts';
 import { TASK_QUERIES } from './taskRoutes.ts';
 import { ASPECT_BODY, type ApiVersion } from './shapes.ts';
@@ -208,7 +209,7 @@ export function openapiDocument(): Obj {
       Object.assign(paths, entityPaths(v, e));
     }
   }
-  Object.assign(paths, servicePaths());
+  Object.assign(paths, servicePaths(), restliPaths());
   Object.assign(schemas, serviceSchemas());
   return {
     openapi: '3.1.0',
@@ -251,6 +252,52 @@ function serviceSchemas(): Obj {
         createdAt: { type: 'string', format: 'date-time' },
         updatedAt: { type: 'string', format: 'date-time' },
         finishedAt: { type: ['string', 'null'], format: 'date-time' },
+      },
+    },
+  };
+}
+
+/** The Rest.li calls of DataHub's own clients (the `datahub` CLI and Python SDK) that svc serves. */
+function restliPaths(): Obj {
+  const restliError = (description: string) => ({ description, content: json({ type: 'object', properties: { message: { type: 'string' }, status: { type: 'integer' } } }) });
+  const failures = { '400': restliError('A malformed call: {"message", "status"}, with X-RestLi-Error-Response: true'), '401': errors['401'], '403': restliError('A role the call needs') };
+  return {
+    '/config': {
+      get: {
+        tags: ['datahub-restli'],
+        operationId: 'restliConfig',
+        summary: 'The server configuration DataHub clients read first (no token needed): noCode, and the DataHub version whose Rest.li API svc serves',
+        security: [],
+        responses: { '200': { description: '`{"noCode": "true", "versions": {"acryldata/datahub": {"version": "v0.14.1", …}}, …}`', content: json({ type: 'object' }) } },
+      },
+    },
+    '/aspects/{urn}': {
+      get: {
+        tags: ['datahub-restli'],
+        operationId: 'restliGetAspect',
+        summary: 'One aspect of an entity under its Pegasus class name: {"urn", "version", "aspect": {"com.linkedin.…": value}}',
+        parameters: [param('urn', 'path', { type: 'string' }, 'The entity URN (URL-encoded)'), ...RESTLI_QUERIES.aspect.openapi()],
+        responses: { '200': { description: 'The aspect', content: json({ type: 'object' }) }, '404': restliError('No such entity, aspect or version'), ...failures },
+      },
+    },
+    '/aspects': {
+      post: {
+        tags: ['datahub-restli'],
+        operationId: 'restliIngestProposal',
+        summary: 'ingestProposal ({"proposal": {…}}) or ingestProposalBatch ({"proposals": [...]}): metadata change proposals with changeType UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE',
+        parameters: RESTLI_QUERIES.aspectsAction.openapi(),
+        requestBody: { required: true, content: json({ type: 'object' }) },
+        responses: { '200': { description: '`{"value": "<urn>"}` for one proposal, `{}` for a batch', content: json({ type: 'object' }) }, ...failures },
+      },
+    },
+    '/entities': {
+      post: {
+        tags: ['datahub-restli'],
+        operationId: 'restliDeleteEntity',
+        summary: 'action=delete ({"urn"}): hard delete of an entity (admin), as `datahub delete --hard`',
+        parameters: RESTLI_QUERIES.entitiesAction.openapi(),
+        requestBody: { required: true, content: json({ type: 'object', properties: { urn: { type: 'string' } }, required: ['urn'] }) },
+        responses: { '200': { description: '`{"value": {"urn", "rows", "timeseriesRows"}}`', content: json({ type: 'object' }) }, ...failures },
       },
     },
   };

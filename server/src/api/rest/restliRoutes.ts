@@ -29,7 +29,8 @@ import { queryParams } from './queryParams.ts';
 /** The DataHub version `/config` reports: the line whose Rest.li API svc serves (1.x clients switch to OpenAPI writes from 1.0.1). */
 export const RESTLI_VERSION = 'v0.14.1';
 
-const QUERIES = {
+/** The query parameters of the Rest.li routes (parsed by them, and documented in the OpenAPI document). */
+export const RESTLI_QUERIES = {
   aspect: queryParams({
     aspect: { type: 'string', description: 'The aspect name, e.g. propertyDefinition' },
     version: { type: 'integer', default: 0, minimum: 0, description: 'The version (0 = latest)' },
@@ -142,7 +143,7 @@ export function restliRoutes(router: Router, entities: EntityService, log: Logge
   router.get(
     '/aspects/:urn',
     restli(async (req, res) => {
-      const { aspect: name, version } = QUERIES.aspect.parse(req);
+      const { aspect: name, version } = RESTLI_QUERIES.aspect.parse(req);
       if (name === undefined) throw SvcError.validation(['The query parameter aspect is required, e.g. ?aspect=status&version=0']);
       const urn = String(req.params.urn);
       let t: EntityUrn;
@@ -208,7 +209,7 @@ export function restliRoutes(router: Router, entities: EntityService, log: Logge
   router.post(
     '/aspects',
     restli(async (req, res) => {
-      const { action } = QUERIES.aspectsAction.parse(req);
+      const { action } = RESTLI_QUERIES.aspectsAction.parse(req);
       const body = (req.body ?? {}) as { proposal?: Proposal; proposals?: Proposal[] };
       if (action === 'ingestProposal') {
         if (!body.proposal) throw SvcError.validation(['The body must be {"proposal": {entityType, entityUrn, changeType, aspectName, aspect: {value, contentType}}}']);
@@ -227,7 +228,7 @@ export function restliRoutes(router: Router, entities: EntityService, log: Logge
   router.post(
     '/entities',
     restli(async (req, res) => {
-      const { action } = QUERIES.entitiesAction.parse(req);
+      const { action } = RESTLI_QUERIES.entitiesAction.parse(req);
       if (action !== 'delete') throw SvcError.validation(['The query parameter action is required: delete (svc serves no other entities action)']);
       const urn = (req.body as { urn?: unknown } | undefined)?.urn;
       const t = target(urn, 'urn');
