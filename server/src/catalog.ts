@@ -29,6 +29,7 @@ import { PostgresBackend } from './search/postgresBackend.ts';
 import { SearchService } from './search/searchService.ts';
 import { INDEX_REBUILD_TASK, indexRebuild } from './search/indexRebuild.ts';
 import { TimeseriesService } from './timeseries/timeseriesService.ts';
+import { DefinitionCache } from './properties/definitionCache.ts';
 import { OpenSearchTimeseriesStore } from './timeseries/opensearchStore.ts';
 import { PostgresTimeseriesStore } from './timeseries/postgresStore.ts';
 import { TRUNCATE_TASK, type TimeseriesStore } from './timeseries/store.ts';
@@ -79,12 +80,15 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
     const entities = new EntityService(pool, scrollIds, timeseries);
     const searchOutbox = new SearchOutbox(pool, entities, backend, log, database.url, timeseries instanceof OpenSearchTimeseriesStore ? timeseries : undefined);
     const runner = new TaskRunner(pool, log, { listenUrl: database.url });
+    const definitions = new DefinitionCache(pool, database.url, log);
+    entities.onCommitted((urns) => definitions.committed(urns));
     for (const hook of structuredPropertyHooks()) entities.addHook(hook);
     runner.register(HARD_DELETE_TASK, hardDeleteCleanup(pool, entities));
     runner.register(STALE_VALUES_TASK, staleValuesCleanup(pool, entities));
     runner.register(TRUNCATE_TASK, timeseries.taskHandler());
     if (backend instanceof OpenSearchBackend) runner.register(INDEX_REBUILD_TASK, indexRebuild(pool, backend, log));
     await entities.write(SYSTEM, bootstrapAspects(), 'upsert');
+    definitions.start();
     if (opts.background !== false) {
       runner.start();
       searchOutbox.start();
@@ -96,7 +100,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       tasks: new TaskService(pool),
       timeseries: new TimeseriesService(timeseries, scrollIds),
       tokens: new TokenService(pool, root.token),
-      search: new SearchService(pool, backend, entities, scrollIds),
+      search: new SearchService(backend, entities, scrollIds, definitions),
       searchOutbox,
       rootToken: root,
       embeddedDatabase: database.embedded,
@@ -109,6 +113,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
           await shutdownStep(log, 'queued writes to commit', entities.drain());
           await shutdownStep(log, 'background tasks to stop', runner.stop());
           await shutdownStep(log, 'the search outbox to stop', searchOutbox.stop());
+          await shutdownStep(log, 'the property listener to stop', definitions.stop());
           await shutdownStep(log, 'the search backend to close', backend.close());
           await shutdownStep(log, 'database connections to be released', pool.end());
           await shutdownStep(log, 'the embedded Postgres to stop', database.stop());

@@ -8,11 +8,18 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
 import { SYSTEM } from '../../server/src/auth/authorize.ts';
 import type { Criterion } from '../../server/src/search/expr.ts';
 import { addOp, createDataset, datasetUrn, patchValues, propertyUrn, retentionTimeDefinition, setValues, writeDefinition, type Assignment } from '../support/structuredProperties.ts';
 import { searchBackends } from '../support/searchBackends.ts';
-import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { pollUntil } from '../support/poll.ts';
+import { createCatalog } from '../../server/src/catalog.ts';
+import { loadConfig } from '../../server/src/config.ts';
 import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
 
 const BACKENDS = searchBackends();
@@ -137,6 +144,9 @@ for (const backend of BACKENDS) {
         [{ field: T, condition: 'START_WITH', values: ['go'] }, (i) => tierOf(i) === 'gold'],
         [{ field: T, condition: 'END_WITH', values: ['er'] }, (i) => tierOf(i) === 'silver'],
         [{ field: 'structuredProperties.test_tier', condition: 'EQUAL', values: ['gold'] }, (i) => tierOf(i) === 'gold'],
+        // Literal text with the characters of query syntax: matched as text, `*` included.
+        [{ field: 'platform', condition: 'START_WITH', values: ['urn:li:dataPlatform:hi'] }, () => true],
+        [{ field: 'platform', condition: 'CONTAIN', values: ['Platform:*'] }, () => false],
       ];
       for (const [c, pred] of cases) {
         assert.deepEqual(await filter([c]), expected(pred), `${c.condition} ${c.values ?? ''}`);
@@ -224,6 +234,33 @@ for (const backend of BACKENDS) {
       }
       await settle();
       assert.deepEqual(await query('structuredProperties.test_tier:gold'), expected((i) => tierOf(i) === 'gold'));
+    });
+
+    test('another server on the same database hears of a definition change: a property soft-deleted through one is refused by the other', async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-other-'));
+      const other = await createCatalog(loadConfig({ ...backend.env, DATABASE_URL: s.databaseUrl, SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: 'other-admin-token' }), pino({ level: 'silent' }), { background: false });
+      const status = (removed: boolean) =>
+        s.request(`/openapi/v3/entity/structuredProperty/${enc(propertyUrn(TIER))}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed } }) });
+      const search = () =>
+        other.search.search(SYSTEM, { entityTypes: ['dataset'], query: 'structuredProperties.test_tier:gold', count: 1000 }).then(
+          () => 'served',
+          (e: Error) => e.message,
+        );
+      try {
+        // Both servers listen; the other one has resolved the field (and keeps it).
+        await pollUntil('both servers listen for property changes', async () => (await sql<{ n: number }>(s.databaseUrl, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'svc-properties' AND datname = current_database()"))[0]!.n, (n) => n === 2);
+        assert.equal(await search(), 'served');
+        assert.equal(await search(), 'served');
+        await text(await status(true), 200);
+        const refused = await pollUntil('the other server refuses the soft-deleted property', search, (m) => m !== 'served', 10_000);
+        assert.match(refused, /Cannot filter on deleted Structured Property/);
+        await text(await status(false), 200);
+        await pollUntil('the other server serves the restored property again', search, (m) => m === 'served', 10_000);
+      } finally {
+        await text(await status(false), 200);
+        await other.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     });
 
     test('versions: after a breaking change, values are searched under the new versioned field only', async () => {

@@ -1,7 +1,8 @@
 /**
  * A connection that LISTENs on one Postgres channel and calls back on each notification, opening the
  * connection again (with backoff and jitter) whenever it fails. `onNotify` is also called with no
- * payload each time the connection is (re)established: whatever was announced while not listening.
+ * payload each time the connection is (re)established: whatever was announced while not listening;
+ * `onLost` each time a listening connection ends.
  */
 import pg from 'pg';
 import type { Logger } from '../log.ts';
@@ -21,6 +22,7 @@ export class Listener {
     private readonly name: string,
     private readonly log: Logger,
     private readonly onNotify: (payload: string | undefined) => void,
+    private readonly onLost?: () => void,
   ) {}
 
   start(): void {
@@ -50,6 +52,7 @@ export class Listener {
           failures = 0;
           this.onNotify(undefined);
           await lost;
+          this.onLost?.();
         }
       } catch (err) {
         if (!this.stopping) this.log.warn({ err, channel: this.channel }, 'could not listen for notifications; polling meanwhile');

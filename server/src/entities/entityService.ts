@@ -142,6 +142,7 @@ export class EntityService {
   private readonly hooksByAspect = new Map<string, AspectHook[]>();
   private readonly readGroups = new Map<AspectHook, StatementGroup<WriteIntent, ReadForWrite & { context?: unknown }>>();
   private readonly batcher: WriteBatcher;
+  private readonly commitListeners: ((urns: string[]) => void)[] = [];
 
   constructor(
     private readonly pool: Pool,
@@ -161,6 +162,15 @@ export class EntityService {
   /** What the group commit of single-aspect writes did so far (see {@link WriteBatcher}). */
   get writeBatchStats(): Readonly<WriteBatchStats> {
     return this.batcher.stats;
+  }
+
+  /** Calls `listener` with the entities a write or delete changed, as soon as its transaction has committed. */
+  onCommitted(listener: (urns: string[]) => void): void {
+    this.commitListeners.push(listener);
+  }
+
+  private committed(urns: string[]): void {
+    for (const listener of this.commitListeners) listener(urns);
   }
 
   /** Attaches a domain module's rules of one aspect (see {@link AspectHook}). */
@@ -425,6 +435,7 @@ export class EntityService {
         else if (unlocked) optimisticWrites.stale++;
       }
     }
+    this.committed(changes.map((c) => c.target.urn));
     await this.filterRead(written.filter((w) => !w.shownAsWritten).map((w) => w.stored));
     return written.map(({ shownAsWritten: _shown, ...w }) => w);
   }
@@ -611,7 +622,7 @@ export class EntityService {
   /** Hard-deletes an entity: every aspect, every version, every time series entry. Missing is fine. */
   async deleteEntity(principal: Principal, target: EntityUrn): Promise<WriteResult[]> {
     authorize(principal, 'HARD_DELETE', target.urn);
-    return inTransaction(this.pool, async (tx) => {
+    const results = await inTransaction(this.pool, async (tx) => {
       await lockEntity(tx, target.urn);
       for (const aspect of registry.aspectsOf(target.spec)) {
         for (const h of this.hooksFor(aspect.name)) await h.onDelete?.(target, tx, true);
@@ -622,6 +633,8 @@ export class EntityService {
       const aspects = elsewhere.length ? [...rows, ...elsewhere].sort() : rows;
       return aspects.map((aspect) => ({ urn: target.urn, aspect, version: 0, outcome: 'deleted' as const }));
     });
+    this.committed([target.urn]);
+    return results;
   }
 
   /**
@@ -632,7 +645,7 @@ export class EntityService {
     const aspects = aspectNames.map((n) => registry.aspect(target.spec, n));
     authorize(principal, this.isHardDelete(target, aspectNames) ? 'HARD_DELETE' : 'DELETE', target.urn);
     if (aspects.some((a) => a.keyOf)) return this.deleteEntity(principal, target);
-    return inTransaction(this.pool, async (tx) => {
+    const deleted = await inTransaction(this.pool, async (tx) => {
       await lockEntity(tx, target.urn);
       const results: WriteResult[] = [];
       for (const aspect of aspects) {
@@ -645,6 +658,8 @@ export class EntityService {
       }
       return results;
     });
+    this.committed([target.urn]);
+    return deleted;
   }
 }
 

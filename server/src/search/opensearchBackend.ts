@@ -5,9 +5,9 @@
  * `urn`, `removed`, the key-aspect fields, and each structured property's field, added as the
  * dispatcher meets it (number → `double`, date → `date`, string/urn/rich_text → `keyword`).
  *
- * Selections go to OpenSearch as a `query_string` query: the query string as parsed, checked and
- * resolved (fields restricted to the ones above, values typed), written back fully parenthesized, so
- * both backends read it alike.
+ * Selections go to OpenSearch as query DSL built from the expression as parsed, checked and resolved
+ * (fields restricted to the ones above, values typed), so both backends read it alike and OpenSearch
+ * parses no query string.
  */
 import { Client } from '@opensearch-project/opensearch';
 import { query, type Db, type Pool } from '../db/pool.ts';
@@ -42,39 +42,38 @@ export function mappingOf(fields: FieldSpec[]): Record<string, unknown> {
   return root;
 }
 
-const SPECIAL = /[+\-=&|><!(){}[\]^"~*?:\\/\s]/g;
-
-function quoted(v: Scalar): string {
-  return `"${String(v).replace(/["\\]/g, '\\$&')}"`;
-}
-
+/** A wildcard query's pattern: literal text with `*`, `?` and backslashes escaped, and the wildcards. */
 function pattern(p: PatternPart[]): string {
-  return p.map((x) => (typeof x === 'string' ? x.replace(SPECIAL, '\\$&') : x.wildcard)).join('');
+  return p.map((x) => (typeof x === 'string' ? x.replace(/[*?\\]/g, '\\$&') : x.wildcard)).join('');
 }
 
-/** A resolved expression as a fully parenthesized `query_string` query. */
-export function queryString(e: Resolved): string {
+const MATCH_NONE = { bool: { must_not: [{ match_all: {} }] } };
+
+/** A resolved expression as OpenSearch query DSL (filter context: nothing is scored). */
+export function queryDsl(e: Resolved): Record<string, unknown> {
   switch (e.kind) {
     case 'all':
-      return '*:*';
+      return { match_all: {} };
     case 'none':
-      return '(*:* AND NOT *:*)';
+      return MATCH_NONE;
     case 'and':
+      return { bool: { filter: e.of.map(queryDsl) } };
     case 'or':
-      return `(${e.of.map(queryString).join(e.kind === 'and' ? ' AND ' : ' OR ')})`;
+      return { bool: { should: e.of.map(queryDsl), minimum_should_match: 1 } };
     case 'not':
-      return `(*:* AND NOT ${queryString(e.of)})`;
+      return { bool: { must_not: [queryDsl(e.of)] } };
     case 'exists':
-      return `_exists_:${e.field.name}`;
+      return { exists: { field: e.field.name } };
     case 'terms':
-      return e.values.length === 0 ? queryString({ kind: 'none' }) : `(${e.values.map((v) => `${e.field.name}:${quoted(v)}`).join(' OR ')})`;
+      return e.values.length === 0 ? MATCH_NONE : { terms: { [e.field.name]: e.values } };
     case 'range': {
-      const lo = e.min ? `${e.min.inclusive ? '[' : '{'}${quoted(e.min.value)}` : '{*';
-      const hi = e.max ? `${quoted(e.max.value)}${e.max.inclusive ? ']' : '}'}` : '*}';
-      return `${e.field.name}:${lo} TO ${hi}`;
+      const bounds: Record<string, unknown> = {};
+      if (e.min) bounds[e.min.inclusive ? 'gte' : 'gt'] = e.min.value;
+      if (e.max) bounds[e.max.inclusive ? 'lte' : 'lt'] = e.max.value;
+      return { range: { [e.field.name]: bounds } };
     }
     case 'wildcard':
-      return `${e.field.name}:${pattern(e.pattern)}`;
+      return { wildcard: { [e.field.name]: { value: pattern(e.pattern) } } };
   }
 }
 
@@ -226,7 +225,7 @@ export class OpenSearchBackend implements SearchBackend {
   }
 
   private body(req: { where: Resolved; includeRemoved: boolean }): Record<string, unknown> {
-    const filter: unknown[] = [{ query_string: { query: queryString(req.where), allow_leading_wildcard: true } }];
+    const filter: unknown[] = [queryDsl(req.where)];
     if (!req.includeRemoved) filter.push({ term: { removed: false } });
     return { bool: { filter } };
   }

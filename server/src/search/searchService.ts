@@ -12,11 +12,10 @@
  */
 import { createHash } from 'node:crypto';
 import { authorize, type Principal } from '../auth/authorize.ts';
-import type { Pool } from '../db/pool.ts';
 import { SvcError } from '../errors.ts';
 import type { EntityRecord, EntityService } from '../entities/entityService.ts';
 import type { ScrollIds } from '../entities/scrollIds.ts';
-import { findProperties } from '../properties/propertyStore.ts';
+import type { DefinitionCache } from '../properties/definitionCache.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
 import { ENTITIES } from '../registry/entities.ts';
 import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
@@ -72,10 +71,11 @@ type Resolution = FieldSpec | null;
 
 export class SearchService {
   constructor(
-    private readonly pool: Pool,
     readonly backend: SearchBackend,
     private readonly entities: EntityService,
     private readonly scrollIds: ScrollIds,
+    /** The properties field names resolve to, kept between searches. */
+    private readonly definitions: DefinitionCache,
   ) {}
 
   /** A page of matching entities in URN order, with a scroll id for the next page. */
@@ -157,7 +157,7 @@ export class SearchService {
     const wanted = names.map((n) => ({ name: n, property: propertyPart(n) }));
     const dotted = wanted.filter((w) => w.property && !w.property.startsWith('_versioned.') && w.property.includes('.')).map((w) => w.property!);
     const fieldNames = wanted.filter((w) => w.property).map((w) => underscored(w.property!));
-    const found = await findProperties(this.pool, dotted, fieldNames);
+    const found = await this.definitions.find(dotted, fieldNames);
     const problems: string[] = [];
     const deleted = new Set<string>();
     for (const { name, property } of wanted) {
