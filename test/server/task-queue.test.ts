@@ -137,6 +137,12 @@ describe('the runner', () => {
     runner.start();
     try {
       const long = await enqueueTask(runnerPool, 'long', 'slow-subject');
+      // The long one has started (is held) before the short one is queued.
+      const deadline = Date.now() + 30_000;
+      while ((await getTask(runnerPool, long.id)).state !== 'RUNNING') {
+        if (Date.now() > deadline) assert.fail('the long task did not start');
+        await new Promise((r) => setTimeout(r, 20));
+      }
       const short = await enqueueTask(runnerPool, 'short', 'quick-subject');
       await finished(short.id);
       assert.equal((await getTask(runnerPool, long.id)).state, 'RUNNING', 'the long task was still running');

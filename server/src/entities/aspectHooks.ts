@@ -85,8 +85,14 @@ export interface AspectHook<Plan = unknown, Context = unknown> {
   prepare(w: PendingWrite, tx: Db, context?: Context): Promise<Prepared<Plan>>;
   /** After the aspect was stored, in the same transaction (side tables, tasks). */
   afterWrite?(w: PendingWrite, stored: unknown, plan: Plan, tx: Db): Promise<void>;
+  /**
+   * What `filterRead` needs, as SQL over `read` (the rows of this aspect being read: urn, aspect,
+   * metadata) returning text columns `kind, a, b, c`: entity reads run it in the statement that reads
+   * the aspects (one round trip, one snapshot) and hand its rows to `filterRead` as `context`.
+   */
+  readonly readContextSql?: string;
   /** Rewrites values before any read returns them (e.g. hides values); mutates `aspects` in place. */
-  filterRead?(aspects: StoredAspect[], db: Db): Promise<void>;
+  filterRead?(aspects: StoredAspect[], db: Db, context?: { kind: string; a: string; b: string; c: string | null }[]): Promise<void>;
   /** Deleting this aspect removes data beyond it (e.g. a property's values everywhere): a hard delete. */
   readonly deletesMore?: boolean;
   /**

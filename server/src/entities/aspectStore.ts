@@ -2,6 +2,7 @@
  * SQL over the `aspects` and `timeseries_entries` tables. Plain functions taking a pool or a
  * transaction's client, so callers decide the transaction boundaries.
  */
+import { createHash } from 'node:crypto';
 import { timeseriesIndexName } from '../timeseries/partitions.ts';
 import { inTransaction, query as q, type Db, type Pool } from '../db/pool.ts';
 import { removedSql } from './softDelete.ts';
@@ -81,6 +82,47 @@ export async function latestAspects(db: Db, urns: string[], aspects?: string[]):
     ? await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = ANY($1) AND version = 0 AND aspect = ANY($2)`, [urns, aspects], 'svc_latest_some')
     : await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = ANY($1) AND version = 0`, [urns], 'svc_latest_all');
   return rows.map(toAspect);
+}
+
+const statementNames = new Map<string, string>();
+/** A prepared statement's name for a statement built at run time (the same text, the same name). */
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (!name) statementNames.set(sql, (name = `svc_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`));
+  return name;
+}
+
+/** A row of a read context (see AspectHook.readContextSql), with the index of the query it came from. */
+export interface ContextRow {
+  query: number;
+  kind: string;
+  a: string;
+  b: string;
+  c: string | null;
+}
+
+/**
+ * Latest versions of aspects as {@link latestAspects} reads them, and in the same statement the rows
+ * of each of `contexts` (SQL over `read`, the rows read; see AspectHook.readContextSql).
+ */
+export async function latestAspectsWith(db: Db, urns: string[], aspects: string[] | undefined, contexts: string[]): Promise<{ aspects: StoredAspect[]; context: ContextRow[] }> {
+  if (urns.length === 0) return { aspects: [], context: [] };
+  const where = aspects ? 'urn = ANY($1) AND version = 0 AND aspect = ANY($2)' : 'urn = ANY($1) AND version = 0';
+  const sql = `WITH read AS (SELECT ${COLUMNS} FROM aspects WHERE ${where})
+    SELECT ${COLUMNS}, NULL::int AS ctx_query, NULL::text AS ctx_kind, NULL::text AS ctx_a, NULL::text AS ctx_b, NULL::text AS ctx_c FROM read
+    ${contexts.map((c, i) => `UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, ${i}, kind, a, b, c FROM (${c}) ctx${i}`).join('\n    ')}`;
+  const rs = await q<Row & { ctx_query: number | null; ctx_kind: string; ctx_a: string; ctx_b: string; ctx_c: string | null }>(
+    db,
+    sql,
+    aspects ? [urns, aspects] : [urns],
+    statementName(sql),
+  );
+  const out = { aspects: [] as StoredAspect[], context: [] as ContextRow[] };
+  for (const r of rs) {
+    if (r.ctx_query === null) out.aspects.push(toAspect(r));
+    else out.context.push({ query: r.ctx_query, kind: r.ctx_kind, a: r.ctx_a, b: r.ctx_b, c: r.ctx_c });
+  }
+  return out;
 }
 
 /** One version of one aspect (0 = latest). */

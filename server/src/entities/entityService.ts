@@ -19,12 +19,14 @@ import {
   deleteEntityRows,
   insertTimeseries,
   latestAspects,
+  latestAspectsWith,
   lockAndRead,
   readForWrite,
   scrollUrns,
   writeAspect,
   writeAspectsAtomically,
   type AspectWrite,
+  type ContextRow,
   type ReadForWrite,
   type Guard,
   type StoredAspect,
@@ -193,12 +195,25 @@ export class EntityService {
   }
 
   /** Applies the read filters of the aspects' hooks to aspects about to be returned. */
-  private async filterRead(aspects: StoredAspect[]): Promise<void> {
+  private async filterRead(aspects: StoredAspect[], contexts?: Map<AspectHook, ContextRow[]>): Promise<void> {
     for (const hook of this.hooks) {
       if (!hook.filterRead) continue;
       const mine = aspects.filter((a) => a.aspect === hook.aspect);
-      if (mine.length) await hook.filterRead(mine, this.pool);
+      if (mine.length) await hook.filterRead(mine, this.pool, contexts?.get(hook));
     }
+  }
+
+  /**
+   * The latest rows of the aspects, with what the read filters of their hooks need read in the same
+   * statement (AspectHook.readContextSql): one round trip and one snapshot.
+   */
+  private async readLatest(urns: string[], names: string[] | undefined): Promise<{ rows: StoredAspect[]; contexts: Map<AspectHook, ContextRow[]> }> {
+    const hooks = this.hooks.filter((h) => h.filterRead && h.readContextSql && (names === undefined || names.includes(h.aspect)));
+    const contexts = new Map<AspectHook, ContextRow[]>(hooks.map((h) => [h, []]));
+    if (hooks.length === 0) return { rows: await latestAspects(this.pool, urns, names), contexts };
+    const read = await latestAspectsWith(this.pool, urns, names, hooks.map((h) => h.readContextSql!));
+    for (const row of read.context) contexts.get(hooks[row.query]!)!.push(row);
+    return { rows: read.aspects, contexts };
   }
 
   /**
@@ -229,14 +244,16 @@ export class EntityService {
     const timeseries = (wanted ?? registry.aspectsOf(spec)).filter((a) => a.timeseries).map((a) => a.name);
     // The key aspect is read even when not asked for: it is what says the entity exists.
     const names = versioned && [...new Set([...versioned, spec.keyAspect])];
-    const series = await this.timeseries.latest(this.pool, spec.name, urns, timeseries).catch((err: unknown) => {
+    const reading = this.timeseries.latest(this.pool, spec.name, urns, timeseries).catch((err: unknown) => {
       // Every aspect asked for, and the store of time series (OpenSearch) does not answer: the entity
       // is read without them rather than not at all. Asked for by name, they are a 503.
       if (wanted === undefined && err instanceof SvcError && err.code === 'UNAVAILABLE') return [];
       throw err;
     });
-    const rows = [...(await latestAspects(this.pool, urns, names)), ...series];
-    await this.filterRead(rows);
+    // Both at once: time series entries and the other aspects are independent reads.
+    const [series, latest] = await Promise.all([reading, this.readLatest(urns, names)]);
+    const rows = [...latest.rows, ...series];
+    await this.filterRead(rows, latest.contexts);
     const byUrn = new Map<string, Map<string, StoredAspect>>();
     for (const row of rows) {
       if (!byUrn.has(row.urn)) byUrn.set(row.urn, new Map());

@@ -13,7 +13,7 @@ import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
-import { loadDefinitionContexts, lockQualifiedName, loadProperties, loadReadContext, loadWriteContexts, type DefinitionContext, type WriteContext } from './propertyStore.ts';
+import { loadDefinitionContexts, lockQualifiedName, loadProperties, loadReadContext, loadWriteContexts, READ_CONTEXT_SQL, readContextOf, type DefinitionContext, type ReadContextRow, type WriteContext } from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
 import { compareVersions, isOlder } from './versions.ts';
@@ -179,10 +179,13 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
       const shown = { ...value, properties: next.filter((a) => !states.get(a.propertyUrn)?.softDeleted) };
       return { value, plan: undefined, guards, shown };
     },
-    async filterRead(aspects: StoredAspect[], db: Db) {
+    readContextSql: READ_CONTEXT_SQL,
+    async filterRead(aspects: StoredAspect[], db: Db, context?: ReadContextRow[]) {
       const all = aspects.flatMap((a) => (a.value as StructuredProperties).properties ?? []);
       if (all.length === 0) return;
-      const { properties: states, recorded } = await loadReadContext(db, [...new Set(aspects.map((a) => a.urn))], all.map((a) => a.propertyUrn));
+      const { properties: states, recorded } = context
+        ? readContextOf(context)
+        : await loadReadContext(db, [...new Set(aspects.map((a) => a.urn))], all.map((a) => a.propertyUrn));
       for (const a of aspects) {
         const value = a.value as StructuredProperties;
         // The record follows the latest row in the statement that writes it: a property of the row read

@@ -152,12 +152,22 @@ export async function loadDefinitionContexts(
 /** entity URN → property URN → the definition version its values were written under. */
 export type RecordedVersions = Map<string, Map<string, string>>;
 
+/** A row of a read context: `p` (a property's definition or status: urn, aspect, metadata text) or `v` (an assignment: entity, property, version). */
+export interface ReadContextRow {
+  kind: string;
+  a: string;
+  b: string;
+  c: string | null;
+}
+
+export type ReadContext = { properties: Map<string, PropertyState>; recorded: RecordedVersions };
+
 /**
  * What reads need to hide values, in one round trip: the state of the referenced properties and the
  * versions the entities' values were written under.
  */
-export async function loadReadContext(db: Db, urns: string[], propertyUrns: string[]): Promise<{ properties: Map<string, PropertyState>; recorded: RecordedVersions }> {
-  const rs = await rows<{ kind: string; a: string; b: string; c: string | null }>(
+export async function loadReadContext(db: Db, urns: string[], propertyUrns: string[]): Promise<ReadContext> {
+  const rs = await rows<ReadContextRow>(
     db,
     `SELECT 'p' AS kind, urn AS a, aspect AS b, metadata::text AS c FROM aspects
       WHERE urn = ANY($2) AND version = 0 AND aspect IN ('propertyDefinition', 'status')
@@ -166,6 +176,21 @@ export async function loadReadContext(db: Db, urns: string[], propertyUrns: stri
     [urns, [...new Set(propertyUrns)]],
     'read-context',
   );
+  return readContextOf(rs);
+}
+
+/**
+ * The same read context, as SQL over `read` (the structuredProperties rows being read: urn, aspect,
+ * metadata) to run in the statement that reads them: one round trip and one snapshot for both.
+ */
+export const READ_CONTEXT_SQL = `SELECT 'p' AS kind, urn AS a, aspect AS b, metadata::text AS c FROM aspects
+  WHERE version = 0 AND aspect IN ('propertyDefinition', 'status')
+    AND urn IN (SELECT e ->> 'propertyUrn' FROM read r, json_array_elements(r.metadata -> 'properties') e WHERE r.aspect = 'structuredProperties')
+ UNION ALL
+ SELECT 'v', entity_urn, property_urn, definition_version FROM structured_property_assignments
+  WHERE entity_urn IN (SELECT urn FROM read WHERE aspect = 'structuredProperties')`;
+
+export function readContextOf(rs: ReadContextRow[]): ReadContext {
   const recorded: RecordedVersions = new Map();
   const states: { urn: string; aspect: string; metadata: unknown }[] = [];
   for (const r of rs) {
