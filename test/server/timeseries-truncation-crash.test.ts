@@ -48,7 +48,8 @@ test('a truncation killed mid-way resumes after a restart and removes exactly th
 
   const res = await server.remote.request('/gms/operations?action=truncateTimeseriesAspect', {
     method: 'POST',
-    body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: BOUNDARY, dryRun: false, batchSize: 2000 }),
+    // Small batches: the batch phase (about 78,000 entries) lasts long enough for the 200 ms poll below to see it under way.
+    body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: BOUNDARY, dryRun: false, batchSize: 500 }),
   });
   const task = ((await res.json()) as { value: string }).value;
   assert.match(task, /^svc:\d+$/);
