@@ -3,8 +3,10 @@
  * unchanged but for the server URL and token, on both search backends: `datahub properties upsert -f` and
  * `get` with the seed's property file, `datahub dataset upsert -f` and `get` with dataset- and field-level
  * structured properties and a downstream, `datahub delete` soft and `--hard -f`, and a script on the Python
- * SDK (fixtures/sdk_patch_read_search.py: a patch, a read, a GraphQL search), and `datahub ingest` of a
- * file source through the `datahub-rest` sink. What each wrote is read back through svc's own REST API.
+ * SDK (fixtures/sdk_patch_read_search.py: a patch, a read, a GraphQL search), `datahub ingest` of a
+ * file source through the `datahub-rest` sink (the run recorded too, as by default), `datahub get`, and
+ * the hard delete of a user, which removes the references to it first. What each wrote is read back
+ * through svc's own REST API.
  *
  * The clients' calls to PyPI and GitHub (their upgrade check) go to a proxy that refuses them, so the
  * suite stays off the internet.
@@ -25,6 +27,7 @@ const RETENTION = 'urn:li:structuredProperty:io.acryl.privacy.retentionTime';
 const STEWARD = 'urn:li:structuredProperty:io.acryl.dataManagement.steward';
 const CLICKS = 'urn:li:dataset:(urn:li:dataPlatform:hive,user.clicks,PROD)';
 const CLICKS_AGG = 'urn:li:dataset:(urn:li:dataPlatform:hive,user.clicks_agg,PROD)';
+const ORDERS = 'urn:li:dataset:(urn:li:dataPlatform:hive,ingested.orders,PROD)';
 
 /** The seed's property file; allowed values as strings, which both client lines take (0.14 takes nothing else). */
 const PROPERTIES = `- id: io.acryl.privacy.retentionTime
@@ -182,19 +185,56 @@ for (const backend of searchBackends()) {
         assert.deepEqual(stored.structuredProperties.value.properties, [{ propertyUrn: STEWARD, values: [{ string: 'urn:li:corpuser:alice' }] }]);
       });
 
-      test('datahub ingest: a file source through the datahub-rest sink (with --no-default-report: svc keeps no ingestion-run records)', async () => {
+      test('datahub ingest: a file source through the datahub-rest sink, with the run recorded as DataHub records it', async () => {
         for (const f of ['recipe.yaml', 'metadata.json']) copyFileSync(join(FIXTURES, f), join(dir, f));
-        const refusedRun = await datahub(['ingest', '-c', 'recipe.yaml']);
-        assert.notEqual(refusedRun.code, 0);
-        assert.match(refusedRun.out, /svc keeps no record of ingestion runs \(dataHub(IngestionSource|ExecutionRequest)\); run datahub ingest with --no-default-report/);
-        const run = await datahub(['ingest', '-c', 'recipe.yaml', '--no-default-report']);
+        const run = await datahub(['ingest', '-c', 'recipe.yaml']);
         assert.equal(run.code, 0, run.out);
-        assert.match(run.out, /'total_records_written': 3/);
-        const orders = await rest(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,ingested.orders,PROD)')}`);
+        // The file's 4 records, and the run's own (3 from 0.14, 2 written by then from 1.x).
+        assert.ok(Number(/'total_records_written': (\d+)/.exec(run.out)?.[1]) >= 4, run.out);
+        assert.doesNotMatch(run.out, /failures': \[\{|Failed to/, run.out);
+        const orders = await rest(`/openapi/v3/entity/dataset/${enc(ORDERS)}`);
         assert.equal(orders.datasetProperties.value.description, 'ingested from a file');
         assert.deepEqual(orders.structuredProperties.value.properties, [{ propertyUrn: STEWARD, values: [{ string: 'urn:li:corpuser:bob' }] }]);
+        assert.equal(orders.datasetProfile.value.rowCount, 42);
         const events = await rest(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,ingested.events,PROD)')}/status`);
         assert.deepEqual(events.status.value, { removed: false });
+        // The run's records (the default report): its source, and the run with its input and result.
+        const runs = await rest('/openapi/v3/entity/dataHubExecutionRequest?count=10&aspects=dataHubExecutionRequestInput&aspects=dataHubExecutionRequestResult');
+        const ours = runs.entities.filter((e: any) => e.dataHubExecutionRequestResult?.value.status === 'SUCCESS');
+        assert.equal(ours.length, 1, JSON.stringify(runs));
+        const sourceUrn = ours[0].dataHubExecutionRequestInput.value.source.ingestionSource;
+        const source = await rest(`/openapi/v3/entity/dataHubIngestionSource/${enc(sourceUrn)}/dataHubIngestionSourceInfo`);
+        assert.equal(source.dataHubIngestionSourceInfo.value.type, 'file');
+        // Run again: a second run, under the same source.
+        const again = await datahub(['ingest', '-c', 'recipe.yaml']);
+        assert.equal(again.code, 0, again.out);
+        const after = await rest('/openapi/v3/entity/dataHubExecutionRequest?count=10&aspects=dataHubExecutionRequestInput');
+        assert.equal(after.entities.length, 2);
+        assert.deepEqual(new Set(after.entities.map((e: any) => e.dataHubExecutionRequestInput.value.source.ingestionSource)), new Set([sourceUrn]));
+      });
+
+      test('datahub get: versioned aspects through entitiesV2, a time series aspect through getTimeseriesAspectValues, and an absent entity', async () => {
+        const got = await datahub(['get', '--urn', ORDERS, '--aspect', 'datasetProperties', '--aspect', 'datasetProfile']);
+        assert.equal(got.code, 0, got.out);
+        const shown = printed(got.out);
+        assert.equal(shown.datasetProperties.description, 'ingested from a file');
+        assert.equal(shown.datasetProfile.rowCount, 42);
+        const whole = await datahub(['get', '--urn', ORDERS]);
+        assert.equal(whole.code, 0, whole.out);
+        assert.deepEqual(Object.keys(printed(whole.out)).sort(), ['datasetKey', 'datasetProperties', 'structuredProperties']);
+        const missing = await datahub(['get', '--urn', 'urn:li:dataset:(urn:li:dataPlatform:hive,nothing.here,PROD)']);
+        assert.notEqual(missing.code, 0);
+        assert.match(missing.out, /not found/);
+      });
+
+      test('delete --hard of a user: the references to it go first (deleteReferences), the values naming it with them', async () => {
+        const user = 'urn:li:corpuser:jdoe';
+        const del = await datahub(['delete', '--urn', user, '--hard', '-f']);
+        assert.equal(del.code, 0, del.out);
+        const entity = await rest(`/openapi/v3/entity/dataset/${enc(CLICKS)}`);
+        assert.deepEqual(entity.structuredProperties.value.properties, [{ propertyUrn: RETENTION, values: [{ string: '30' }, { string: '365' }] }]);
+        const field = await rest(`/openapi/v3/entity/schemaField/${enc(`urn:li:schemaField:(${CLICKS},ip)`)}/structuredProperties`);
+        assert.deepEqual(field.structuredProperties.value.properties, []);
       });
 
       test('delete: soft by default (status removed), then --hard -f (gone)', async () => {

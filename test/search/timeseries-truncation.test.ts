@@ -18,6 +18,7 @@ import { enc, sql, startTestServer, text, type TestServer } from '../support/tes
 import { pollUntil } from '../support/poll.ts';
 
 const T0 = 1_700_000_000_000;
+const FAR = 7_000_000_000_000;
 
 for (const backend of searchBackends()) {
   describe(`time series on ${backend.name}`, () => {
@@ -311,6 +312,46 @@ for (const backend of searchBackends()) {
         assert.match(((await res.json()) as { message: string }).message, /status is not a time series aspect of dataset/);
         const bad = await s.request('/openapi/v2/timeseries/dataset/operation?scrollId=nonsense');
         assert.equal(bad.status, 400);
+      });
+    });
+
+    describe('POST /aspects?action=getTimeseriesAspectValues (DataHub\'s clients)', () => {
+      test('the entries of one entity, newest first, shipped or not; latestValue, bounds and limit; values as JSON strings', async () => {
+        const urn = datasetUrn('ts.values');
+        const other = datasetUrn('ts.values.other');
+        // Times of their own (year 2190), apart from the other tests' entries of the aspect.
+        const write = (u: string, t: number) =>
+          s.request(`/openapi/v3/entity/dataset/${enc(u)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: FAR + t, rowCount: t } }) }).then((r) => text(r, 200));
+        await write(urn, 1000);
+        await write(other, 2500);
+        await write(urn, 2000);
+        await settle();
+        await write(urn, 3000); // perhaps not shipped yet (opensearch)
+        await write(other, 3500);
+        const values = async (body: Record<string, unknown>) => {
+          const res = await s.request('/aspects?action=getTimeseriesAspectValues', { method: 'POST', body: JSON.stringify({ urn, entity: 'dataset', aspect: 'datasetProfile', ...body }) });
+          return JSON.parse(await text(res, 200)).value;
+        };
+        const all = await values({});
+        assert.deepEqual([all.entityName, all.aspectName], ['dataset', 'datasetProfile']);
+        assert.deepEqual(all.values.map((v: { aspect: { value: string; contentType: string } }) => [JSON.parse(v.aspect.value).timestampMillis - FAR, v.aspect.contentType]), [
+          [3000, 'application/json'],
+          [2000, 'application/json'],
+          [1000, 'application/json'],
+        ]);
+        assert.deepEqual(JSON.parse((await values({ latestValue: true })).values[0].aspect.value), { timestampMillis: FAR + 3000, rowCount: 3000 });
+        assert.equal((await values({ latestValue: true })).values.length, 1);
+        assert.deepEqual((await values({ startTimeMillis: FAR + 1500, endTimeMillis: FAR + 2500 })).values.map((v: any) => JSON.parse(v.aspect.value).rowCount), [2000]);
+        assert.deepEqual((await values({ limit: 2 })).values.map((v: any) => JSON.parse(v.aspect.value).rowCount), [3000, 2000]);
+        const refused = async (body: Record<string, unknown>, message: RegExp) => {
+          const res = await s.request('/aspects?action=getTimeseriesAspectValues', { method: 'POST', body: JSON.stringify(body) });
+          assert.equal(res.status, 400);
+          assert.equal(res.headers.get('x-restli-error-response'), 'true');
+          assert.match(((await res.json()) as { message: string }).message, message);
+        };
+        await refused({ urn, entity: 'dataset', aspect: 'status' }, /status is not a time series aspect of dataset/);
+        await refused({ urn, aspect: 'datasetProfile', limit: -1 }, /entity is required: a string.*limit must be a positive integer/s);
+        await refused({ urn, entity: 'chart', aspect: 'datasetProfile' }, /entity chart does not match the URN's type dataset/);
       });
     });
 

@@ -65,6 +65,8 @@ test('every operation of the OpenAPI document has a unique operationId; tokens, 
     ['/config', 'get', 'restliConfig'],
     ['/aspects/{urn}', 'get', 'restliGetAspect'],
     ['/aspects', 'post', 'restliIngestProposal'],
+    ['/entitiesV2/{urn}', 'get', 'restliGetEntityV2'],
+    ['/entitiesV2', 'get', 'restliBatchGetEntityV2'],
     ['/entities', 'post', 'restliDeleteEntity'],
   ] as const) {
     assert.equal(doc.paths[path]?.[method]?.operationId, id, `${method} ${path}`);

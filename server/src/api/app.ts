@@ -101,7 +101,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(taskRoutes(catalog.tasks));
   operationsRoutes(api, catalog.timeseries, deps.log);
   timeseriesRoutes(api, catalog.timeseries);
-  restliRoutes(api, catalog.entities, deps.log);
+  restliRoutes(api, catalog.entities, catalog.timeseries, deps.log);
   app.use(api);
   app.use(restliUnsupported);
 

@@ -265,6 +265,18 @@ export interface ScrollPage {
 }
 
 /**
+ * The latest rows of the named aspects whose stored JSON holds `text` (a JSON string literal, quotes
+ * included), in URN order: the candidates of a search for references, which the caller checks.
+ */
+export async function latestMentioning(db: Db, aspects: string[], text: string): Promise<{ urn: string; aspect: string }[]> {
+  return q<{ urn: string; aspect: string }>(
+    db,
+    'SELECT urn, aspect FROM aspects WHERE aspect = ANY($1) AND version = 0 AND strpos(metadata::text, $2) > 0 ORDER BY urn, aspect',
+    [aspects, text],
+  );
+}
+
+/**
  * One page of the URNs of an entity type (those with a latest key aspect) in URN order, after `after`.
  * Soft-deleted entities (status.removed = true) are left out unless `includeSoftDeleted`.
  */

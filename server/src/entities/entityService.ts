@@ -20,6 +20,7 @@ import {
   insertTimeseries,
   latestAspects,
   latestAspectsWith,
+  latestMentioning,
   lockAndRead,
   readForWrite,
   scrollUrns,
@@ -36,6 +37,7 @@ import {
 } from './aspectStore.ts';
 import { applyPatch, parsePatchBody, type PatchOperation } from './jsonPatch.ts';
 import { isRemoved } from './softDelete.ts';
+import { REFERENCE_RULES, REFERRING_ASPECTS } from './references.ts';
 import { WriteBatcher, type WriteBatchStats } from './writeBatcher.ts';
 import { StatementGroup, type Pending } from '../db/statementGroup.ts';
 import { isMissingPartition, TimeseriesPartitions } from '../timeseries/partitions.ts';
@@ -652,6 +654,27 @@ export class EntityService {
     });
     this.committed([target.urn]);
     return results;
+  }
+
+  /**
+   * The references other entities hold to `target` (see references.ts), as shown on reads; unless
+   * `dryRun`, each is taken out of its aspect through the write path (one write per aspect, under the
+   * aspect's rules). `related` lists the first `sample` of them.
+   */
+  async deleteReferences(principal: Principal, target: EntityUrn, dryRun: boolean, sample = 10): Promise<{ total: number; related: { relationship: string; entity: string; aspect: string }[] }> {
+    authorize(principal, 'HARD_DELETE', target.urn);
+    const related: { relationship: string; entity: string; aspect: string }[] = [];
+    for (const row of await latestMentioning(this.pool, REFERRING_ASPECTS, JSON.stringify(target.urn))) {
+      const holder = registry.resolveUrn(row.urn);
+      const rule = REFERENCE_RULES[row.aspect]!;
+      const shown = (await this.readAspect(holder, row.aspect))?.value as Record<string, unknown> | undefined;
+      if (!shown || rule.without(shown, target.urn) === shown) continue;
+      related.push({ relationship: rule.relationship, entity: row.urn, aspect: row.aspect });
+      if (!dryRun) {
+        await this.update(principal, holder, row.aspect, (stored) => (stored ? rule.without(stored as Record<string, unknown>, target.urn) : stored), rule.addressed?.(shown, target.urn));
+      }
+    }
+    return { total: related.length, related: related.slice(0, sample) };
   }
 
   /**

@@ -82,7 +82,9 @@ function decodePointer(path: string): string[] {
   return segments;
 }
 
-const encodePointer = (segments: string[]) => segments.map((s) => `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+/** A string (a URN, say) as one JSON Pointer segment (`~` and `/` escaped). */
+export const pointerSegment = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
+const encodePointer = (segments: string[]) => segments.map((s) => `/${pointerSegment(s)}`).join('');
 
 /** Where a path points once its keyed segments are indices: the RFC 6902 path, and whether its target exists. */
 interface Resolved {

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/authorize.ts';
 import { SvcError } from '../errors.ts';
 import type { EntityService, WrittenAspect } from '../entities/entityService.ts';
-import type { PatchOperation } from '../entities/jsonPatch.ts';
+import { pointerSegment, type PatchOperation } from '../entities/jsonPatch.ts';
 import { registry, type EntityUrn } from '../registry/registry.ts';
 import { normalizeEntityType } from './normalize.ts';
 import { sameValue, type AllowedValue, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
@@ -138,9 +138,4 @@ export function updatedDefinition(current: PropertyDefinition, changes: Definiti
 
 function appendNew(current: string[], added: string[]): string[] {
   return [...new Set([...current, ...added])];
-}
-
-/** A URN as one JSON Pointer segment (`~` and `/` escaped). */
-function pointerSegment(s: string): string {
-  return s.replace(/~/g, '~0').replace(/\//g, '~1');
 }

@@ -194,6 +194,40 @@ export const ASPECT_SCHEMAS: Record<string, Schema> = {
     },
     ['timestampMillis', 'operationType', 'lastUpdatedTimestamp'],
   ),
+  // An ingestion run's source and the run itself, as `datahub ingest` records them (its default report).
+  dataHubIngestionSourceInfo: record(
+    {
+      name: str,
+      type: str,
+      platform: str,
+      schedule: record({ interval: str, timezone: str }, ['interval', 'timezone']),
+      config: record({ recipe: str, version: str, executorId: str, debugMode: bool, extraArgs: strMap }, ['recipe']),
+      source: record({ type: { enum: ['SYSTEM'] } }, ['type']),
+    },
+    ['name', 'type', 'config'],
+  ),
+  dataHubExecutionRequestInput: record(
+    {
+      task: str,
+      args: strMap,
+      executorId: str,
+      source: record({ type: str, ingestionSource: str }, ['type']),
+      requestedAt: long,
+      actorUrn: str,
+      cliVersionAudit: record({ source: str, serverVersion: str }, ['source']),
+    },
+    ['task', 'args', 'executorId', 'source', 'requestedAt'],
+  ),
+  dataHubExecutionRequestResult: record(
+    {
+      status: str,
+      report: str,
+      structuredReport: record({ type: str, serializedValue: str, contentType: str }, ['type', 'serializedValue', 'contentType']),
+      startTimeMs: long,
+      durationMs: long,
+    },
+    ['status'],
+  ),
 };
 
 /** Aspects stored as time series (one entry per timestamp) rather than as versioned aspects. */

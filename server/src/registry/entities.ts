@@ -69,4 +69,17 @@ export const ENTITIES: EntitySpec[] = [
   },
   { name: 'dataType', keyAspect: 'dataTypeKey', keyFields: [{ name: 'id' }], aspects: ['dataTypeInfo', 'status'] },
   { name: 'entityType', keyAspect: 'entityTypeKey', keyFields: [{ name: 'id' }], aspects: ['entityTypeInfo', 'status'] },
+  // The records of ingestion runs `datahub ingest` keeps by default: the recipe's source and each run.
+  {
+    name: 'dataHubIngestionSource',
+    keyAspect: 'dataHubIngestionSourceKey',
+    keyFields: [{ name: 'id' }],
+    aspects: ['dataHubIngestionSourceInfo', 'status'],
+  },
+  {
+    name: 'dataHubExecutionRequest',
+    keyAspect: 'dataHubExecutionRequestKey',
+    keyFields: [{ name: 'id' }],
+    aspects: ['dataHubExecutionRequestInput', 'dataHubExecutionRequestResult', 'status'],
+  },
 ];

@@ -18,6 +18,9 @@ export const PEGASUS_CLASSES: Record<string, string> = {
   dataJobInfo: 'com.linkedin.datajob.DataJobInfo',
   dataTypeInfo: 'com.linkedin.datatype.DataTypeInfo',
   entityTypeInfo: 'com.linkedin.entitytype.EntityTypeInfo',
+  dataHubIngestionSourceInfo: 'com.linkedin.ingestion.DataHubIngestionSourceInfo',
+  dataHubExecutionRequestInput: 'com.linkedin.execution.ExecutionRequestInput',
+  dataHubExecutionRequestResult: 'com.linkedin.execution.ExecutionRequestResult',
 };
 
 /** Key aspects whose class lives beside their entity's other models rather than under `metadata.key`. */
@@ -25,6 +28,7 @@ const KEY_CLASSES: Record<string, string> = {
   structuredPropertyKey: 'com.linkedin.structured.StructuredPropertyKey',
   entityTypeKey: 'com.linkedin.entitytype.EntityTypeKey',
   dataTypeKey: 'com.linkedin.datatype.DataTypeKey',
+  dataHubExecutionRequestKey: 'com.linkedin.metadata.key.ExecutionRequestKey',
 };
 
 /** The Pegasus class of an aspect (`undefined` for one svc declares without a DataHub counterpart). */

@@ -272,7 +272,7 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
         ignore_unavailable: true,
         body: {
           size: q.limit + 1,
-          query: { bool: { filter: [{ range: { timestampMillis: range } }], must_not: mustNot } },
+          query: { bool: { filter: [{ range: { timestampMillis: range } }, ...(q.urn === undefined ? [] : [{ term: { urn: q.urn } }])], must_not: mustNot } },
           sort: [{ timestampMillis: 'desc' }, { entryId: 'desc' }],
           ...(q.after ? { search_after: q.after } : {}),
         } as never,

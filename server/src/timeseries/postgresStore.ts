@@ -71,9 +71,9 @@ export async function listEntries(db: Db, index: string, q: EntryQuery): Promise
     db,
     `SELECT urn, timestamp_millis AS ts, id, metadata, system_metadata FROM timeseries_entries
       WHERE index_name = $1 AND ($2::bigint IS NULL OR timestamp_millis >= $2) AND ($3::bigint IS NULL OR timestamp_millis <= $3)
-        AND ($4::bigint IS NULL OR (timestamp_millis, id) < ($4, $5))
+        AND ($4::bigint IS NULL OR (timestamp_millis, id) < ($4, $5)) AND ($7::text IS NULL OR urn = $7)
       ORDER BY timestamp_millis DESC, id DESC LIMIT $6`,
-    [index, q.startTimeMillis ?? null, q.endTimeMillis ?? null, q.after?.[0] ?? null, q.after?.[1] ?? null, q.limit + 1],
+    [index, q.startTimeMillis ?? null, q.endTimeMillis ?? null, q.after?.[0] ?? null, q.after?.[1] ?? null, q.limit + 1, q.urn ?? null],
   );
   return rows.map((r) => ({ id: Number(r.id), urn: r.urn, timestampMillis: Number(r.ts), value: r.metadata, systemMetadata: r.system_metadata }));
 }

@@ -27,6 +27,8 @@ export interface EntryRow {
 
 /** A page request of entries, newest first: `after` is the (timestampMillis, id) of the last entry seen. */
 export interface EntryQuery {
+  /** Only the entries of this entity. */
+  urn?: string;
   startTimeMillis?: number;
   endTimeMillis?: number;
   after?: [number, number];

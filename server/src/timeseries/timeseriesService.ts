@@ -49,23 +49,23 @@ export class TimeseriesService {
   ) {}
 
   /**
-   * The entries of a time series aspect of an entity type, newest first, between `startTimeMillis` and
-   * `endTimeMillis` (both inclusive, either optional), `count` a page (at most 1000), with a scroll id
-   * for the next page.
+   * The entries of a time series aspect of an entity type (or of one entity of it, `urn`), newest
+   * first, between `startTimeMillis` and `endTimeMillis` (both inclusive, either optional), `count` a
+   * page (at most 1000), with a scroll id for the next page.
    */
   async list(
     principal: Principal,
     entityType: string,
     aspectName: string,
-    opts: { count: number; scrollId?: string; startTimeMillis?: number; endTimeMillis?: number; systemMetadata: boolean },
+    opts: { count: number; scrollId?: string; urn?: string; startTimeMillis?: number; endTimeMillis?: number; systemMetadata: boolean },
   ): Promise<EntryPage> {
     authorize(principal, 'READ');
     const { spec, aspect } = timeseriesAspect(entityType, aspectName);
     const index = timeseriesIndexName(spec.name, aspect.name);
-    const scope = `timeseries:${index}:${opts.startTimeMillis ?? ''}:${opts.endTimeMillis ?? ''}`;
+    const scope = `timeseries:${index}:${opts.urn ?? ''}:${opts.startTimeMillis ?? ''}:${opts.endTimeMillis ?? ''}`;
     const after = opts.scrollId ? (this.scrollIds.decode(scope, opts.scrollId).split(':').map(Number) as [number, number]) : undefined;
     const limit = Math.min(Math.max(opts.count, 1), MAX_ENTRY_PAGE);
-    const rows = await this.store.list(index, { startTimeMillis: opts.startTimeMillis, endTimeMillis: opts.endTimeMillis, after, limit });
+    const rows = await this.store.list(index, { urn: opts.urn, startTimeMillis: opts.startTimeMillis, endTimeMillis: opts.endTimeMillis, after, limit });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {

@@ -22,6 +22,8 @@ const NAMES: Record<string, { enum: string; type: string }> = {
   structuredProperty: { enum: 'STRUCTURED_PROPERTY', type: 'StructuredPropertyEntity' },
   dataType: { enum: 'DATA_TYPE', type: 'DataTypeEntity' },
   entityType: { enum: 'ENTITY_TYPE', type: 'EntityTypeEntity' },
+  dataHubIngestionSource: { enum: 'INGESTION_SOURCE', type: 'IngestionSource' },
+  dataHubExecutionRequest: { enum: 'EXECUTION_REQUEST', type: 'ExecutionRequest' },
 };
 
 const BY_ENUM = new Map(Object.entries(NAMES).map(([name, n]) => [n.enum, name]));

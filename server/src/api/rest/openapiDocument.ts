@@ -284,20 +284,46 @@ function restliPaths(): Obj {
       post: {
         tags: ['datahub-restli'],
         operationId: 'restliIngestProposal',
-        summary: 'ingestProposal ({"proposal": {…}}) or ingestProposalBatch ({"proposals": [...]}): metadata change proposals with changeType UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE',
+        summary:
+          'ingestProposal ({"proposal": {…}}) or ingestProposalBatch ({"proposals": [...]}): metadata change proposals with changeType UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE; getTimeseriesAspectValues ({"urn", "entity", "aspect", "startTimeMillis"?, "endTimeMillis"?, "limit"?, "latestValue"?}): the entries of a time series aspect of one entity, newest first',
         parameters: RESTLI_QUERIES.aspectsAction.openapi(),
         requestBody: { required: true, content: json({ type: 'object' }) },
-        responses: { '200': { description: '`{"value": "<urn>"}` for one proposal, `{}` for a batch', content: json({ type: 'object' }) }, ...failures },
+        responses: {
+          '200': { description: '`{"value": "<urn>"}` for one proposal, `{}` for a batch, `{"value": {"entityName", "aspectName", "limit", "values": [{"aspect": {"value": "<JSON>", "contentType"}, "systemMetadata"}]}}` for time series values', content: json({ type: 'object' }) },
+          ...failures,
+        },
+      },
+    },
+    '/entitiesV2/{urn}': {
+      get: {
+        tags: ['datahub-restli'],
+        operationId: 'restliGetEntityV2',
+        summary: 'An entity with its versioned aspects, each enveloped ({"name", "type", "version", "value", "created", "systemMetadata"}); the key aspect is always included (built from the URN, so an entity that does not exist answers its key alone) unless alwaysIncludeKeyAspect=false',
+        parameters: [param('urn', 'path', { type: 'string' }, 'The entity URN (URL-encoded)'), ...RESTLI_QUERIES.entitiesV2.openapi().filter((p) => p.name !== 'ids')],
+        responses: { '200': { description: '`{"entityName", "urn", "aspects": {name: envelope}}`', content: json({ type: 'object' }) }, '404': restliError('Nothing to answer (no aspect asked for that the entity has, and no key)'), ...failures },
+      },
+    },
+    '/entitiesV2': {
+      get: {
+        tags: ['datahub-restli'],
+        operationId: 'restliBatchGetEntityV2',
+        summary: 'Several entities (ids=List(…), at most 1000) as GET /entitiesV2/{urn} answers each',
+        parameters: RESTLI_QUERIES.entitiesV2.openapi(),
+        responses: { '200': { description: '`{"results": {urn: entity}, "statuses": {}, "errors": {}}`', content: json({ type: 'object' }) }, ...failures },
       },
     },
     '/entities': {
       post: {
         tags: ['datahub-restli'],
         operationId: 'restliDeleteEntity',
-        summary: 'action=delete ({"urn"}): hard delete of an entity (admin), as `datahub delete --hard`',
+        summary:
+          'action=delete ({"urn"}): hard delete of an entity (admin), as `datahub delete --hard`; action=deleteReferences ({"urn", "dryRun"}, a dry run unless dryRun is false): the references other entities hold to the entity, counted and removed (admin)',
         parameters: RESTLI_QUERIES.entitiesAction.openapi(),
-        requestBody: { required: true, content: json({ type: 'object', properties: { urn: { type: 'string' } }, required: ['urn'] }) },
-        responses: { '200': { description: '`{"value": {"urn", "rows", "timeseriesRows"}}`', content: json({ type: 'object' }) }, ...failures },
+        requestBody: { required: true, content: json({ type: 'object', properties: { urn: { type: 'string' }, dryRun: { type: 'boolean', default: true } }, required: ['urn'] }) },
+        responses: {
+          '200': { description: '`{"value": {"urn", "rows", "timeseriesRows"}}` for delete; `{"value": {"dryRun", "total", "relatedAspects": [{"relationship", "entity", "aspect"}]}}` (the first 10) for deleteReferences', content: json({ type: 'object' }) },
+          ...failures,
+        },
       },
     },
   };

@@ -18,7 +18,7 @@ export type ParamSpec =
   | { type: 'enum'; values: readonly string[]; default?: string; description: string }
   /** Repeatable, and each value may list several, comma-separated (`aspects=status,datasetKey`). */
   | { type: 'list'; aliases?: readonly string[]; description: string }
-  /** Taken for DataHub clients that send it; it has no effect. */
+  /** Taken (also repeated) and not read here: a parameter DataHub clients send that has no effect, or one the route reads from the raw query. */
   | { type: 'ignored'; description: string };
 
 type Specs = Record<string, ParamSpec>;
@@ -62,6 +62,7 @@ function readValue(name: string, spec: ParamSpec, values: string[], v: Violation
     }
   }
   if (spec.type === 'list') return values.flatMap((x) => x.split(',')).map((s) => s.trim()).filter(Boolean);
+  if (spec.type === 'ignored') return undefined;
   if (values.length > 1) {
     v.add(`${at}: expected one value, got ${values.length}`);
     return undefined;

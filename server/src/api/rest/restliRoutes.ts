@@ -10,19 +10,30 @@
  * - `POST /aspects?action=ingestProposal` and `?action=ingestProposalBatch`: metadata change proposals
  *   (`UPSERT`, `CREATE`, `CREATE_ENTITY`, `DELETE`, and `PATCH` with a JSON Patch), the aspect value a
  *   JSON string;
- * - `POST /entities?action=delete`: a hard delete, answering the rows it removed.
+ * - `GET /entitiesV2/{urn}?aspects=List(…)` and `GET /entitiesV2?ids=List(…)`: entities with their
+ *   versioned aspects, each enveloped as DataHub does (`{"name", "type", "version", "value", "created",
+ *   "systemMetadata"}`); the key aspect is always there (built from the URN, as DataHub does, so an entity
+ *   that does not exist answers its key alone) unless `alwaysIncludeKeyAspect=false`;
+ * - `POST /aspects?action=getTimeseriesAspectValues`: the entries of a time series aspect of one entity,
+ *   newest first (`latestValue: true` for the newest alone), each value a JSON string;
+ * - `POST /entities?action=delete`: a hard delete, answering the rows it removed;
+ * - `POST /entities?action=deleteReferences` (`{"urn", "dryRun"}`): the references other entities hold
+ *   to the entity (references.ts), counted, and removed unless a dry run (the default, as in DataHub).
  *
  * Failures are Rest.li error responses (`{"message", "status"}`, `X-RestLi-Error-Response: true`).
  */
 import type { Request, Response, Router } from 'express';
 import type { EntityService, AspectInput } from '../../entities/entityService.ts';
-import type { WriteMode } from '../../entities/aspectStore.ts';
+import type { StoredAspect, WriteMode } from '../../entities/aspectStore.ts';
+import { MAX_ENTRY_PAGE, type TimeseriesService } from '../../timeseries/timeseriesService.ts';
 import type { PatchOperation } from '../../entities/jsonPatch.ts';
 import { SvcError, toSvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { normalizeDataType, normalizeEntityType } from '../../properties/normalize.ts';
-import { registry, type EntityUrn } from '../../registry/registry.ts';
+import { registry, type AspectSpec, type EntityUrn } from '../../registry/registry.ts';
+import { SYSTEM } from '../../auth/authorize.ts';
 import { principalOf } from '../auth.ts';
+import { quoted } from '../pathGuard.ts';
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
 
@@ -35,8 +46,13 @@ export const RESTLI_QUERIES = {
     aspect: { type: 'string', description: 'The aspect name, e.g. propertyDefinition' },
     version: { type: 'integer', default: 0, minimum: 0, description: 'The version (0 = latest)' },
   }),
-  aspectsAction: queryParams({ action: { type: 'enum', values: ['ingestProposal', 'ingestProposalBatch'], description: 'The action' } }),
-  entitiesAction: queryParams({ action: { type: 'enum', values: ['delete'], description: 'The action' } }),
+  aspectsAction: queryParams({ action: { type: 'enum', values: ['ingestProposal', 'ingestProposalBatch', 'getTimeseriesAspectValues'], description: 'The action' } }),
+  entitiesV2: queryParams({
+    aspects: { type: 'ignored', description: 'The aspects to read, as Rest.li lists them: List(status,datasetProperties) (all versioned aspects when absent)' },
+    ids: { type: 'ignored', description: 'Batch get: the URNs, as Rest.li lists them, each percent-encoded: List(urn%3Ali%3A…,…)' },
+    alwaysIncludeKeyAspect: { type: 'boolean', default: true, description: 'Include the key aspect (built from the URN) even when not asked for' },
+  }),
+  entitiesAction: queryParams({ action: { type: 'enum', values: ['delete', 'deleteReferences'], description: 'The action' } }),
 };
 
 /**
@@ -47,9 +63,6 @@ const TEMPLATE_KEYS: Record<string, Record<string, string[]>> = {
   structuredProperties: { properties: ['propertyUrn'] },
   upstreamLineage: { upstreams: ['dataset'] },
 };
-
-/** The entities DataHub's `datahub ingest` records its runs in by default (svc has no ingestion UI to show them). */
-const INGESTION_RUN_TYPES = ['dataHubIngestionSource', 'dataHubExecutionRequest'];
 
 /** The separator DataHub's 1.x SDK puts between nested field names of an array key (`attribution␟source`). */
 const NESTED = '\u241f';
@@ -118,6 +131,45 @@ function patchOf(aspect: string, value: unknown, where: string): { patch: PatchO
   return { patch: ops, arrayPrimaryKeys: keys };
 }
 
+/**
+ * A Rest.li list parameter read from the raw query string, where its items are still percent-encoded
+ * (a comma inside a URN is `%2C`): `name=List(a,b)` (protocol 2.0) or the parameter repeated (protocol
+ * 1.0); undefined when absent.
+ */
+function restliList(req: Request, name: string): string[] | undefined {
+  const at = req.originalUrl.indexOf('?');
+  let out: string[] | undefined;
+  for (const pair of at < 0 ? [] : req.originalUrl.slice(at + 1).split('&')) {
+    const eq = pair.indexOf('=');
+    if (eq < 0 || decoded(pair.slice(0, eq), name) !== name) continue;
+    const value = pair.slice(eq + 1);
+    const list = /^List(?:\(|%28)(.*)(?:\)|%29)$/i.exec(value);
+    const items = list ? list[1]!.split(',').filter((x) => x !== '') : [value];
+    out = [...(out ?? []), ...items.map((x) => decoded(x, name))];
+  }
+  return out;
+}
+
+function decoded(text: string, name: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw SvcError.validation([`query parameter ${name}: ${quoted(text)} is not valid percent-encoding (expected %XX for each reserved character)`]);
+  }
+}
+
+/** An aspect as DataHub's `entitiesV2` envelopes it; a key aspect built from the URN has no stored row. */
+function enveloped(spec: AspectSpec, value: unknown, stored: StoredAspect | undefined): Record<string, unknown> {
+  return {
+    name: spec.name,
+    type: 'VERSIONED',
+    version: 0,
+    value,
+    created: stored ? { time: stored.createdOn.getTime(), actor: stored.createdBy } : { time: 0, actor: SYSTEM.actor },
+    ...(stored ? { systemMetadata: stored.systemMetadata } : {}),
+  };
+}
+
 /** A Rest.li error response: `{"message", "status"}` and the header `X-RestLi-Error-Response: true`. */
 export function sendRestliError(res: Response, err: SvcError): void {
   res.setHeader('X-RestLi-Error-Response', 'true');
@@ -137,7 +189,7 @@ export function restliHandler(log: Logger, what: string, handler: (req: Request,
   };
 }
 
-export function restliRoutes(router: Router, entities: EntityService, log: Logger): void {
+export function restliRoutes(router: Router, entities: EntityService, timeseries: TimeseriesService, log: Logger): void {
   const restli = (handler: (req: Request, res: Response) => Promise<void>) => restliHandler(log, 'Rest.li call failed', handler);
 
   router.get(
@@ -163,6 +215,60 @@ export function restliRoutes(router: Router, entities: EntityService, log: Logge
     }),
   );
 
+  /**
+   * Entities as `entitiesV2` answers them (`{"entityName", "urn", "aspects": {name: envelope}}`): the
+   * versioned aspects asked for that the entity has, and its key unless `alwaysIncludeKeyAspect=false`.
+   * Aspect names svc does not keep for the type are left out, as DataHub leaves out aspects an entity
+   * lacks; time series aspects are read with `getTimeseriesAspectValues`.
+   */
+  const entitiesV2 = async (req: Request, urns: string[]) => {
+    const { alwaysIncludeKeyAspect } = RESTLI_QUERIES.entitiesV2.parse(req);
+    const names = restliList(req, 'aspects')?.map((n) => n.toLowerCase());
+    for (const n of names ?? []) {
+      if (!/^[a-z][a-z0-9_]*$/.test(n)) throw SvcError.validation([`query parameter aspects: ${quoted(n)} is not an aspect name; expected List(status,datasetProperties)`]);
+    }
+    const asked = urns.map((urn) => ({ urn, t: target(urn, 'urn') }));
+    const wanted = (t: EntityUrn) => registry.aspectsOf(t.spec).filter((a) => !a.timeseries && (names === undefined || names.includes(a.name.toLowerCase())));
+    // The key is read with them: it is what says the entity exists (and when it was made).
+    const read = new Set(asked.flatMap(({ t }) => [t.spec.keyAspect, ...wanted(t).map((a) => a.name)]));
+    const records = await entities.getMany(principalOf(req), asked.map(({ t }) => t), [...read]);
+    const byUrn = new Map(records.map((r) => [r.urn, r.aspects]));
+    return asked.map(({ urn, t }) => {
+      const stored = byUrn.get(t.urn);
+      const aspects: Record<string, unknown> = {};
+      for (const spec of wanted(t)) {
+        const row = stored?.get(spec.name);
+        if (row && !spec.keyOf) aspects[spec.name] = enveloped(spec, inDatahubNamespace(row.value), row);
+      }
+      const key = stored?.get(t.spec.keyAspect);
+      if (alwaysIncludeKeyAspect || (key && wanted(t).some((a) => a.keyOf))) {
+        // The key as the URN asked for spells it (an entity type asked for as datahub.dataset keeps that id).
+        aspects[t.spec.keyAspect] = enveloped(registry.aspect(t.spec, t.spec.keyAspect), registry.keyAspectValue(registry.resolveUrn(urn)), key);
+      }
+      return { urn, response: { entityName: t.spec.name, urn, aspects } };
+    });
+  };
+
+  router.get(
+    '/entitiesV2/:urn',
+    restli(async (req, res) => {
+      const [one] = await entitiesV2(req, [String(req.params.urn)]);
+      if (Object.keys(one!.response.aspects).length === 0) throw SvcError.notFound(`${one!.urn} has none of the aspects asked for`);
+      sendJson(res, 200, one!.response);
+    }),
+  );
+
+  router.get(
+    '/entitiesV2',
+    restli(async (req, res) => {
+      const ids = restliList(req, 'ids');
+      if (!ids?.length) throw SvcError.validation(['The query parameter ids is required: ids=List(<percent-encoded urn>,…), or GET /entitiesV2/<urn> for one entity']);
+      if (ids.length > MAX_ENTRY_PAGE) throw SvcError.validation([`query parameter ids: at most ${MAX_ENTRY_PAGE} URNs, got ${ids.length}`]);
+      const found = await entitiesV2(req, [...new Set(ids)]);
+      sendJson(res, 200, { results: Object.fromEntries(found.filter((f) => Object.keys(f.response.aspects).length).map((f) => [f.urn, f.response])), statuses: {}, errors: {} });
+    }),
+  );
+
   /** Applies proposals in order (a batch as one write where it can be); returns nothing (Rest.li answers no body for a batch). */
   const ingest = async (req: Request, proposals: Proposal[]) => {
     const principal = principalOf(req);
@@ -175,9 +281,6 @@ export function restliRoutes(router: Router, entities: EntityService, log: Logge
     for (const [i, p] of proposals.entries()) {
       const where = proposals.length > 1 ? `proposals[${i}]` : 'proposal';
       if (!p || typeof p !== 'object') throw SvcError.validation([`${where} must be a metadata change proposal object`]);
-      if (typeof p.entityType === 'string' && INGESTION_RUN_TYPES.includes(p.entityType)) {
-        throw SvcError.validation([`${where}: svc keeps no record of ingestion runs (${p.entityType}); run datahub ingest with --no-default-report`]);
-      }
       const t = target(p.entityUrn, where);
       if (typeof p.entityType === 'string' && p.entityType.toLowerCase() !== t.spec.name.toLowerCase()) {
         throw SvcError.validation([`${where}: entityType ${p.entityType} does not match the URN's type ${t.spec.name}`]);
@@ -206,6 +309,55 @@ export function restliRoutes(router: Router, entities: EntityService, log: Logge
     await flush();
   };
 
+  /**
+   * `getTimeseriesAspectValues`: `{urn, entity, aspect, startTimeMillis?, endTimeMillis?, limit?,
+   * latestValue?}`; the entries of one entity, newest first, each value a JSON string as DataHub's
+   * clients decode it.
+   */
+  const timeseriesValues = async (req: Request) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const problems: string[] = [];
+    const text = (k: string): string => {
+      if (typeof body[k] === 'string' && body[k] !== '') return body[k] as string;
+      problems.push(`${k} is required: a string`);
+      return '';
+    };
+    const integer = (k: string, what: string, min: number): number | undefined => {
+      const v = body[k];
+      if (v === undefined || v === null) return undefined;
+      if (Number.isSafeInteger(v) && (v as number) >= min) return v as number;
+      problems.push(`${k} must be ${what}`);
+      return undefined;
+    };
+    const urn = text('urn');
+    const entity = text('entity');
+    const aspectName = text('aspect');
+    const startTimeMillis = integer('startTimeMillis', 'epoch milliseconds (an integer)', -Number.MAX_SAFE_INTEGER);
+    const endTimeMillis = integer('endTimeMillis', 'epoch milliseconds (an integer)', -Number.MAX_SAFE_INTEGER);
+    const limit = integer('limit', 'a positive integer', 1) ?? MAX_ENTRY_PAGE;
+    if (body.latestValue !== undefined && typeof body.latestValue !== 'boolean') problems.push('latestValue must be true or false');
+    if (problems.length) throw SvcError.validation(problems);
+    const t = target(urn, 'urn');
+    if (t.spec.name.toLowerCase() !== entity.toLowerCase()) throw SvcError.validation([`entity ${entity} does not match the URN's type ${t.spec.name}`]);
+    const spec = registry.aspect(t.spec, aspectName);
+    if (!spec.timeseries) throw SvcError.validation([`${spec.name} is not a time series aspect of ${t.spec.name}; read it with GET /aspects/<urn>?aspect=${spec.name}`]);
+    const page = await timeseries.list(principalOf(req), t.spec.name, spec.name, {
+      urn: t.urn,
+      count: body.latestValue === true ? 1 : Math.min(limit, MAX_ENTRY_PAGE),
+      startTimeMillis,
+      endTimeMillis,
+      systemMetadata: true,
+    });
+    return {
+      entityName: t.spec.name,
+      aspectName: spec.name,
+      limit,
+      ...(startTimeMillis === undefined ? {} : { startTimeMillis }),
+      ...(endTimeMillis === undefined ? {} : { endTimeMillis }),
+      values: page.results.map((e) => ({ aspect: { value: JSON.stringify(e.event), contentType: 'application/json' }, systemMetadata: e.systemMetadata })),
+    };
+  };
+
   router.post(
     '/aspects',
     restli(async (req, res) => {
@@ -221,7 +373,8 @@ export function restliRoutes(router: Router, entities: EntityService, log: Logge
         await ingest(req, body.proposals);
         return sendJson(res, 200, {});
       }
-      throw SvcError.validation(['The query parameter action is required: ingestProposal or ingestProposalBatch']);
+      if (action === 'getTimeseriesAspectValues') return sendJson(res, 200, { value: await timeseriesValues(req) });
+      throw SvcError.validation(['The query parameter action is required: ingestProposal, ingestProposalBatch or getTimeseriesAspectValues']);
     }),
   );
 
@@ -229,10 +382,16 @@ export function restliRoutes(router: Router, entities: EntityService, log: Logge
     '/entities',
     restli(async (req, res) => {
       const { action } = RESTLI_QUERIES.entitiesAction.parse(req);
-      if (action !== 'delete') throw SvcError.validation(['The query parameter action is required: delete (svc serves no other entities action)']);
-      const urn = (req.body as { urn?: unknown } | undefined)?.urn;
-      const t = target(urn, 'urn');
+      if (action === undefined) throw SvcError.validation(['The query parameter action is required: delete or deleteReferences']);
+      const body = (req.body ?? {}) as { urn?: unknown; dryRun?: unknown };
+      const t = target(body.urn, 'urn');
       const principal = principalOf(req);
+      if (action === 'deleteReferences') {
+        if (body.dryRun !== undefined && typeof body.dryRun !== 'boolean') throw SvcError.validation(['dryRun must be true or false']);
+        const dryRun = body.dryRun !== false;
+        const { total, related } = await entities.deleteReferences(principal, t, dryRun);
+        return sendJson(res, 200, { value: { dryRun, total, relatedAspects: related } });
+      }
       const record = await entities.getEntity(principal, t);
       if (record) await entities.deleteEntity(principal, t);
       // The aspects the entity had (latest values); time series entries go with it, uncounted here.
@@ -254,7 +413,7 @@ export function restliUnsupported(req: Request, res: Response, next: () => void)
   sendRestliError(
     res,
     SvcError.notFound(
-      `svc does not serve the Rest.li call ${req.method} ${req.path.split('/').slice(0, 2).join('/')}${action}; it serves GET /config, GET /aspects/<urn>?aspect=<name>, POST /aspects?action=ingestProposal|ingestProposalBatch and POST /entities?action=delete`,
+      `svc does not serve the Rest.li call ${req.method} ${req.path.split('/').slice(0, 2).join('/')}${action}; it serves GET /config, GET /aspects/<urn>?aspect=<name>, GET /entitiesV2/<urn>, GET /entitiesV2?ids=List(…), POST /aspects?action=ingestProposal|ingestProposalBatch|getTimeseriesAspectValues and POST /entities?action=delete|deleteReferences`,
     ),
   );
 }

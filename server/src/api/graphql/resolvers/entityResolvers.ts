@@ -67,6 +67,8 @@ export const entityResolvers = {
   CorpUser: { ...withProperties, username: keyField('username') },
   CorpGroup: { ...withProperties, name: keyField('name') },
   DataPlatform: { ...base, name: keyField('platformName') },
+  IngestionSource: { ...base, name: async (ref: EntityRef, _: unknown, ctx: GraphQLContext) => (await aspectOf<{ name: string }>(ctx, ref.urn, 'dataHubIngestionSourceInfo'))?.name ?? null },
+  ExecutionRequest: base,
   // Its definition: see propertyResolvers.ts.
   StructuredPropertyEntity: base,
   DataTypeEntity: {
