@@ -186,12 +186,20 @@ const PROPOSAL: Json = {
     systemMetadata: { runId: 'fuzz', lastObserved: 1 },
   },
 };
-const restliBody = fc.oneof(
+/** getTimeseriesAspectValues' and deleteReferences' bodies. */
+const TIMESERIES_VALUES: Json = { urn: DATASET, entity: 'dataset', aspect: 'datasetProfile', startTimeMillis: 0, endTimeMillis: 1_900_000_000_000, limit: 10, latestValue: false };
+const DELETE_REFERENCES: Json = { urn: 'urn:li:tag:fuzz', dryRun: true };
+/** A valid body with one place (a value, or a key) made hostile. */
+const hostileIn = (valid: Json) =>
   fc.record({ pick: fc.nat(), key: fc.boolean(), hostile: hostileJson, keyText: hostileText }).map(({ pick, key, hostile, keyText }) => {
-    const all = paths(PROPOSAL);
+    const all = paths(valid);
     const target = all[pick % all.length]!;
-    return key && target.length > 0 ? serialise(PROPOSAL, target, JSON.stringify(keyText), true) : serialise(PROPOSAL, target, hostile, false);
-  }),
+    return key && target.length > 0 ? serialise(valid, target, JSON.stringify(keyText), true) : serialise(valid, target, hostile, false);
+  });
+const restliBody = fc.oneof(
+  hostileIn(PROPOSAL),
+  hostileIn(TIMESERIES_VALUES),
+  hostileIn(DELETE_REFERENCES),
   // A hostile aspect inside the JSON string, and the change types and patches.
   fc.record({ aspect: fc.constantFrom(...Object.keys(ASPECT_VALUES)), text: bodyText, changeType: fc.constantFrom('UPSERT', 'CREATE', 'CREATE_ENTITY', 'PATCH', 'DELETE', 'RESTATE') }).map(({ aspect, text, changeType }) =>
     JSON.stringify({ proposal: { entityType: 'dataset', entityUrn: DATASET, changeType, aspectName: aspect, aspect: { value: text, contentType: 'application/json' } } }),
@@ -210,8 +218,8 @@ const QUERY_NAMES = ['aspects', 'aspectNames', 'count', 'scrollId', 'sort', 'sor
 const segment = (valid: string[]) => fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...valid.map(enc)) }, { weight: 2, arbitrary: urlPiece });
 
 const request = fc.record({
-  route: fc.constantFrom('list', 'entity', 'aspect', 'tasks', 'task', 'tokens', 'token', 'health', 'timeseries', 'graphql', 'graphql', 'operations', 'operations', 'taskStatus', 'restliAspect', 'restliIngest', 'restliIngest', 'restliEntities'),
-  restliAction: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('ingestProposal', 'ingestProposalBatch', 'delete') }, { weight: 1, arbitrary: urlPiece }),
+  route: fc.constantFrom('list', 'entity', 'aspect', 'tasks', 'task', 'tokens', 'token', 'health', 'timeseries', 'graphql', 'graphql', 'operations', 'operations', 'taskStatus', 'restliAspect', 'restliIngest', 'restliIngest', 'restliEntities', 'restliEntityV2', 'restliEntitiesV2'),
+  restliAction: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('ingestProposal', 'ingestProposalBatch', 'getTimeseriesAspectValues', 'delete', 'deleteReferences') }, { weight: 1, arbitrary: urlPiece }),
   restliBody,
   action: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('truncateTimeseriesAspect', 'getEsTaskStatus', 'getIndexSizes') }, { weight: 1, arbitrary: urlPiece }),
   operationsPath: fc.constantFrom(...OPERATIONS_PATHS),
@@ -262,6 +270,10 @@ function pathOf(r: Request): string {
       return `/aspects?action=${r.restliAction}`;
     case 'restliEntities':
       return `/entities?action=${r.restliAction}`;
+    case 'restliEntityV2':
+      return `/entitiesV2/${r.urn}?aspects=List(${r.aspect},${r.aspect})`;
+    case 'restliEntitiesV2':
+      return `/entitiesV2?ids=List(${r.urn},${r.urn})&aspects=List(${r.aspect})`;
     default:
       return '/ready';
   }
@@ -278,7 +290,7 @@ test(`generated hostile requests to every REST route, GraphQL field and operatio
       const query = r.query.map(([k, v]) => `${k}=${v}`).join('&');
       const url = `${s.url}${path}${query ? `${path.includes('?') ? '&' : '?'}${query}` : ''}`;
       // GraphQL and the operations actions are POSTs with bodies of their own (a GET of GraphQL stays a GET).
-      const restli = r.route === 'restliIngest' || r.route === 'restliEntities' || r.route === 'restliAspect';
+      const restli = r.route.startsWith('restli');
       const special = r.route === 'graphql' || r.route === 'operations' || r.route === 'restliIngest' || r.route === 'restliEntities';
       const method = special && r.method !== 'GET' ? 'POST' : r.method;
       const text = r.route === 'graphql' ? r.graphqlBody : r.route === 'operations' ? r.operationsBody : r.route === 'restliIngest' || r.route === 'restliEntities' ? r.restliBody : r.body;
