@@ -13,7 +13,19 @@ import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
-import { loadDefinitionContexts, lockQualifiedName, loadProperties, loadReadContext, loadWriteContexts, READ_CONTEXT_SQL, readContextOf, type DefinitionContext, type ReadContextRow, type WriteContext } from './propertyStore.ts';
+import {
+  loadDefinitionContexts,
+  lockQualifiedName,
+  loadProperties,
+  loadReadContext,
+  loadWriteContexts,
+  READ_CONTEXT_SQL,
+  readContextOf,
+  type DefinitionContext,
+  type PropertyVisibility,
+  type ReadContextRow,
+  type WriteContext,
+} from './propertyStore.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
 import { compareVersions, isOlder } from './versions.ts';
@@ -21,18 +33,18 @@ import { compareVersions, isOlder } from './versions.ts';
 export const HARD_DELETE_TASK = 'property-hard-delete';
 export const STALE_VALUES_TASK = 'property-stale-values';
 
-const versionOf = (state: PropertyState | undefined) => state?.definition.version ?? '';
+/** What a property's state says about showing its values (see hiddenReason). */
+const visibilityOf = (state: PropertyState | undefined): PropertyVisibility | undefined => state && { version: state.definition.version ?? '', softDeleted: state.softDeleted };
 
 /**
  * Why an assignment is not shown: its property is soft deleted, gone, or its values were written under
  * an older version than the definition's.
  */
-function hiddenReason(a: Assignment, states: ReadonlyMap<string, PropertyState>, recorded: Map<string, string> | undefined): 'soft' | 'stale' | undefined {
-  const state = states.get(a.propertyUrn);
-  if (!state) return 'stale'; // hard deleted: its values are being removed
+function hiddenReason(a: Assignment, visibility: PropertyVisibility | undefined, recorded: Map<string, string> | undefined): 'soft' | 'stale' | undefined {
+  if (!visibility) return 'stale'; // hard deleted: its values are being removed
   const at = recorded?.get(a.propertyUrn);
-  if (at !== undefined && isOlder(at, versionOf(state))) return 'stale';
-  if (state.softDeleted) return 'soft';
+  if (at !== undefined && isOlder(at, visibility.version)) return 'stale';
+  if (visibility.softDeleted) return 'soft';
   return undefined;
 }
 
@@ -150,7 +162,7 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
         fail([{ message: `Entity ${w.target.urn} does not exist: create it before setting structured properties on it`, precondition: true }]);
       }
       const { properties: states, recorded } = context;
-      const hidden = new Map(before.map((a) => [a.propertyUrn, hiddenReason(a, states, recorded)]));
+      const hidden = new Map(before.map((a) => [a.propertyUrn, hiddenReason(a, visibilityOf(states.get(a.propertyUrn)), recorded)]));
       const previousOf = new Map(before.map((a) => [a.propertyUrn, a]));
       // What the caller gave: all of a set; the assignments a patch addresses; nothing of a refresh.
       // The rest is carried over.
@@ -181,17 +193,14 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
     },
     readContextSql: READ_CONTEXT_SQL,
     async filterRead(aspects: StoredAspect[], db: Db, context?: ReadContextRow[]) {
-      const all = aspects.flatMap((a) => (a.value as StructuredProperties).properties ?? []);
-      if (all.length === 0) return;
-      const { properties: states, recorded } = context
-        ? readContextOf(context)
-        : await loadReadContext(db, [...new Set(aspects.map((a) => a.urn))], all.map((a) => a.propertyUrn));
+      if (!aspects.some((a) => (a.value as StructuredProperties).properties?.length)) return;
+      const { properties: states, recorded } = context ? readContextOf(context) : await loadReadContext(db, [...new Set(aspects.map((a) => a.urn))]);
       for (const a of aspects) {
         const value = a.value as StructuredProperties;
         // The record follows the latest row in the statement that writes it: a property of the row read
         // here without its record was removed by a write since (e.g. a cleanup), so it is not shown.
         const record = recorded.get(a.urn);
-        const shown = value.properties.filter((p) => record?.has(p.propertyUrn) && hiddenReason(p, states, record) === undefined);
+        const shown = value.properties.filter((p) => record?.has(p.propertyUrn) && hiddenReason(p, states.get(p.propertyUrn), record) === undefined);
         if (shown.length !== value.properties.length) a.value = { ...value, properties: shown };
       }
     },

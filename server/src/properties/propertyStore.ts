@@ -152,54 +152,68 @@ export async function loadDefinitionContexts(
 /** entity URN → property URN → the definition version its values were written under. */
 export type RecordedVersions = Map<string, Map<string, string>>;
 
-/** A row of a read context: `p` (a property's definition or status: urn, aspect, metadata text) or `v` (an assignment: entity, property, version). */
+/**
+ * A row of a read context: `p`, the visibility of the properties (`c`: a JSON array of
+ * `[property URN, aspect, version or removed]`, from their definitions and statuses), or `v`, the
+ * assignment record (`c`: a JSON array of `[entity URN, property URN, definition version]`). One row
+ * each, aggregated in Postgres: a page's few dozen assignments cost one row to parse, not one each.
+ */
 export interface ReadContextRow {
   kind: string;
-  a: string;
-  b: string;
+  a: string | null;
+  b: string | null;
   c: string | null;
 }
 
-export type ReadContext = { properties: Map<string, PropertyState>; recorded: RecordedVersions };
+/** What showing a property's values depends on: its definition's version and whether it is soft deleted. */
+export interface PropertyVisibility {
+  version: string;
+  softDeleted: boolean;
+}
+
+export type ReadContext = { properties: Map<string, PropertyVisibility>; recorded: RecordedVersions };
+
+/** The read context of the entities `entities` (SQL selecting their URNs): see {@link ReadContextRow}. */
+const readContextOfEntities = (entities: string) => `SELECT 'p' AS kind, NULL::text AS a, NULL::text AS b,
+    (SELECT json_agg(json_build_array(p.urn, p.aspect, CASE WHEN p.aspect = 'status' THEN p.metadata -> 'removed' ELSE p.metadata -> 'version' END))::text
+       FROM aspects p WHERE p.version = 0 AND p.aspect IN ('propertyDefinition', 'status')
+        AND p.urn IN (SELECT s.property_urn FROM structured_property_assignments s WHERE s.entity_urn IN (${entities}))) AS c
+  UNION ALL
+  SELECT 'v', NULL, NULL,
+    (SELECT json_agg(json_build_array(s.entity_urn, s.property_urn, s.definition_version))::text
+       FROM structured_property_assignments s WHERE s.entity_urn IN (${entities}))`;
 
 /**
- * What reads need to hide values, in one round trip: the state of the referenced properties and the
- * versions the entities' values were written under.
+ * What reads need to hide values, in one round trip: the visibility of the properties the entities
+ * hold and the versions their values were written under. (A property in a row without its record is
+ * not shown whatever its state, so the record names every property whose state matters.)
  */
-export async function loadReadContext(db: Db, urns: string[], propertyUrns: string[]): Promise<ReadContext> {
-  const rs = await rows<ReadContextRow>(
-    db,
-    `SELECT 'p' AS kind, urn AS a, aspect AS b, metadata::text AS c FROM aspects
-      WHERE urn = ANY($2) AND version = 0 AND aspect IN ('propertyDefinition', 'status')
-     UNION ALL
-     SELECT 'v', entity_urn, property_urn, definition_version FROM structured_property_assignments WHERE entity_urn = ANY($1)`,
-    [urns, [...new Set(propertyUrns)]],
-    'read-context',
-  );
-  return readContextOf(rs);
+export async function loadReadContext(db: Db, urns: string[]): Promise<ReadContext> {
+  return readContextOf(await rows<ReadContextRow>(db, readContextOfEntities('SELECT unnest($1::text[])'), [urns], 'read-context'));
 }
 
 /**
  * The same read context, as SQL over `read` (the structuredProperties rows being read: urn, aspect,
  * metadata) to run in the statement that reads them: one round trip and one snapshot for both.
  */
-export const READ_CONTEXT_SQL = `SELECT 'p' AS kind, urn AS a, aspect AS b, metadata::text AS c FROM aspects
-  WHERE version = 0 AND aspect IN ('propertyDefinition', 'status')
-    AND urn IN (SELECT e ->> 'propertyUrn' FROM read r, json_array_elements(r.metadata -> 'properties') e WHERE r.aspect = 'structuredProperties')
- UNION ALL
- SELECT 'v', entity_urn, property_urn, definition_version FROM structured_property_assignments
-  WHERE entity_urn IN (SELECT urn FROM read WHERE aspect = 'structuredProperties')`;
+export const READ_CONTEXT_SQL = readContextOfEntities("SELECT urn FROM read WHERE aspect = 'structuredProperties'");
 
 export function readContextOf(rs: ReadContextRow[]): ReadContext {
   const recorded: RecordedVersions = new Map();
-  const states: { urn: string; aspect: string; metadata: unknown }[] = [];
+  const versions = new Map<string, string>();
+  const removed = new Set<string>();
   for (const r of rs) {
-    if (r.kind === 'v') {
-      if (!recorded.has(r.a)) recorded.set(r.a, new Map());
-      recorded.get(r.a)!.set(r.b, r.c ?? '');
-    } else states.push({ urn: r.a, aspect: r.b, metadata: JSON.parse(r.c!) });
+    if (!r.c) continue;
+    for (const [a, b, c] of JSON.parse(r.c) as [string, string, unknown][]) {
+      if (r.kind === 'v') {
+        if (!recorded.has(a)) recorded.set(a, new Map());
+        recorded.get(a)!.set(b, typeof c === 'string' ? c : '');
+      } else if (b === 'propertyDefinition') versions.set(a, typeof c === 'string' ? c : '');
+      else if (c === true) removed.add(a);
+    }
   }
-  const properties = statesFrom(states);
+  // A status without a definition is no property (as in statesFrom).
+  const properties = new Map([...versions].map(([urn, version]) => [urn, { version, softDeleted: removed.has(urn) }]));
   return { properties, recorded };
 }
 
