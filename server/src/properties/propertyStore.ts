@@ -173,30 +173,20 @@ export interface PropertyVisibility {
 
 export type ReadContext = { properties: Map<string, PropertyVisibility>; recorded: RecordedVersions };
 
-/** The read context of the entities `entities` (SQL selecting their URNs): see {@link ReadContextRow}. */
-const readContextOfEntities = (entities: string) => `SELECT 'p' AS kind, NULL::text AS a, NULL::text AS b,
-    (SELECT json_agg(json_build_array(p.urn, p.aspect, CASE WHEN p.aspect = 'status' THEN p.metadata -> 'removed' ELSE p.metadata -> 'version' END))::text
-       FROM aspects p WHERE p.version = 0 AND p.aspect IN ('propertyDefinition', 'status')
-        AND p.urn IN (SELECT s.property_urn FROM structured_property_assignments s WHERE s.entity_urn IN (${entities}))) AS c
-  UNION ALL
-  SELECT 'v', NULL, NULL,
-    (SELECT json_agg(json_build_array(s.entity_urn, s.property_urn, s.definition_version))::text
-       FROM structured_property_assignments s WHERE s.entity_urn IN (${entities}))`;
-
 /**
  * What reads need to hide values, in one round trip: the visibility of the properties the entities
  * hold and the versions their values were written under. (A property in a row without its record is
  * not shown whatever its state, so the record names every property whose state matters.)
  */
 export async function loadReadContext(db: Db, urns: string[]): Promise<ReadContext> {
-  return readContextOf(await rows<ReadContextRow>(db, readContextOfEntities('SELECT unnest($1::text[])'), [urns], 'read-context'));
+  return readContextOf(await rows<ReadContextRow>(db, 'SELECT * FROM svc_property_read_contexts($1)', [urns], 'svc_property_read_contexts'));
 }
 
 /**
  * The same read context, as SQL over `read` (the structuredProperties rows being read: urn, aspect,
  * metadata) to run in the statement that reads them: one round trip and one snapshot for both.
  */
-export const READ_CONTEXT_SQL = readContextOfEntities("SELECT urn FROM read WHERE aspect = 'structuredProperties'");
+export const READ_CONTEXT_SQL = "SELECT * FROM svc_property_read_contexts(ARRAY(SELECT urn FROM read WHERE aspect = 'structuredProperties'))";
 
 export function readContextOf(rs: ReadContextRow[]): ReadContext {
   const recorded: RecordedVersions = new Map();
