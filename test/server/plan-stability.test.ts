@@ -13,7 +13,7 @@ import pg from 'pg';
 import { createPool, type Pool } from '../../server/src/db/pool.ts';
 import { migrate } from '../../server/src/db/migrate.ts';
 import { latestAspectsWith } from '../../server/src/entities/aspectStore.ts';
-import { loadReadContext, READ_CONTEXT_SQL } from '../../server/src/properties/propertyStore.ts';
+import { findProperties, loadProperties, loadReadContext, READ_CONTEXT_SQL } from '../../server/src/properties/propertyStore.ts';
 import { createTestDatabase } from '../support/testServer.ts';
 
 const N = 300;
@@ -77,22 +77,28 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     for (let k = 0; k < 8; k++) {
       await latestAspectsWith(client, [datasetUrn(k)], names, [READ_CONTEXT_SQL]);
       await loadReadContext(client, [datasetUrn(k)]);
+      await loadProperties(client, [PROPERTY]);
+      await findProperties(client, ['plan.tier'], ['plan_tier']);
     }
     await grow();
     plans.length = 0;
     const urns = Array.from({ length: N }, (_, i) => datasetUrn(i));
     const read = await latestAspectsWith(client, urns, names, [READ_CONTEXT_SQL]);
     const context = await loadReadContext(client, urns);
+    const states = await loadProperties(client, [PROPERTY]);
+    const found = await findProperties(client, [], ['plan_tier']);
     // What was read is right…
     assert.equal(read.aspects.length, 3 * N);
     assert.equal(context.recorded.size, N);
     assert.equal(context.recorded.get(datasetUrn(7))?.get(PROPERTY), '20250101000000');
     assert.equal(context.properties.get(PROPERTY)?.version, '20250101000000');
-    // …and no join of the read context walked a whole table.
-    const joins = plans.filter((p) => /structured_property_assignments/.test(p));
-    assert.ok(joins.length >= 2, `plans of the read contexts were reported:\n${plans.join('\n')}`);
-    for (const p of joins) {
-      assert.doesNotMatch(p, /Seq Scan on (structured_property_assignments|aspects)/, `a read-context plan scans a whole table:\n${p}`);
+    assert.equal(states.get(PROPERTY)?.definition.qualifiedName, 'plan.tier');
+    assert.deepEqual([...found.keys()], [PROPERTY]);
+    // …and no plan of a read context or of a property lookup walked a whole table.
+    const lookups = plans.filter((p) => /structured_property_assignments|propertyDefinition/.test(p));
+    assert.ok(lookups.length >= 4, `plans of the lookups were reported:\n${plans.join('\n')}`);
+    for (const p of lookups) {
+      assert.doesNotMatch(p, /Seq Scan on (structured_property_assignments|aspects)/, `a plan scans a whole table:\n${p}`);
     }
   } finally {
     await close();
