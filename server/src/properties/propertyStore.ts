@@ -153,11 +153,11 @@ export async function loadDefinitionContexts(
 export type RecordedVersions = Map<string, Map<string, string>>;
 
 /**
- * A row of a read context (svc_property_read_contexts, migration 019): `p`, the visibility
- * of the properties (`c`: a JSON array of `[property URN, aspect, version or removed]`, from their
- * definitions and statuses), or `r`, the assignment record (`c`: `<entity URN> US <property URN> US
- * <definition version>` per assignment, separated by RS). One row each, aggregated in Postgres: a
- * page's few dozen assignments cost one row to parse, not one each.
+ * A row of a read context (svc_property_read_contexts, migration 019): `p`, the visibility of the
+ * properties (`c`: `<property URN> US <aspect> US <version, or 't' when soft deleted>` per definition
+ * and status), or `r`, the assignment record (`c`: `<entity URN> US <property URN> US <definition
+ * version>` per assignment); records separated by RS. One row each, aggregated in Postgres: a page's
+ * few dozen assignments cost one row to parse, not one each.
  */
 export interface ReadContextRow {
   kind: string;
@@ -195,17 +195,13 @@ export function readContextOf(rs: ReadContextRow[]): ReadContext {
   const removed = new Set<string>();
   for (const r of rs) {
     if (!r.c) continue;
-    if (r.kind === 'r') {
-      for (const assignment of r.c.split('\x1e')) {
-        const [entity, property, version] = assignment.split('\x1f') as [string, string, string];
-        if (!recorded.has(entity)) recorded.set(entity, new Map());
-        recorded.get(entity)!.set(property, version);
-      }
-      continue;
-    }
-    for (const [a, b, c] of JSON.parse(r.c) as [string, string, unknown][]) {
-      if (b === 'propertyDefinition') versions.set(a, typeof c === 'string' ? c : '');
-      else if (c === true) removed.add(a);
+    for (const item of r.c.split('\x1e')) {
+      const [a, b, c] = item.split('\x1f') as [string, string, string];
+      if (r.kind === 'r') {
+        if (!recorded.has(a)) recorded.set(a, new Map());
+        recorded.get(a)!.set(b, c);
+      } else if (b === 'propertyDefinition') versions.set(a, c);
+      else if (c === 't') removed.add(a);
     }
   }
   // A status without a definition is no property (as in statesFrom).
