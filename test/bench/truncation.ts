@@ -16,7 +16,7 @@
  * the sum of all.
  *
  * svc's side: the truncation is queued with dryRun=false and timed until its task completes (polled
- * every 20 ms). OpenSearch is OPENSEARCH_URL, or one the harness provisions and starts.
+ * every 20 ms on Postgres, 100 ms on OpenSearch). OpenSearch is OPENSEARCH_URL, or one the harness provisions and starts.
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -57,12 +57,15 @@ async function time<T>(f: () => Promise<T>): Promise<[number, T]> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** The entries a truncation at BOUNDARY deletes, as an OpenSearch query. */
+const OLDER = { range: { timestampMillis: { lte: BOUNDARY } } };
+
 const dryRun = (base: string) => call(base, 'POST', '/gms/operations?action=truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: BOUNDARY });
 
 /**
  * svc's truncation, from the request to its task's `completed`, polled every `pollMs` (20 ms for a
- * sub-second run; 100 ms for OpenSearch's runs of seconds, so that polling takes no CPU worth naming
- * from the node on a small machine).
+ * sub-second run; 100 ms for OpenSearch's runs of seconds; whether that polling takes CPU the node
+ * would delete with is not settled, see the README).
  */
 async function truncateAndWait(base: string, pollMs: number): Promise<{ status: { deleted: number }; runTimeNanos?: number }> {
   const r = (await call(base, 'POST', '/gms/operations?action=truncateTimeseriesAspect', {
@@ -198,11 +201,11 @@ async function openSearchRound(pgc: BenchPostgres, os: { url: string }, client: 
     await new Promise((res) => setTimeout(res, 5000));
 
     const dry = withDryRuns
-      ? await dryRuns(server.base, () => client.search({ index: rawIndex, body: { size: 0, track_total_hits: true, aggs: { old: { filter: { range: { timestampMillis: { lte: BOUNDARY } } } } } } as never }))
+      ? await dryRuns(server.base, () => client.search({ index: rawIndex, body: { size: 0, track_total_hits: true, aggs: { old: { filter: OLDER } } } as never }))
       : undefined;
 
     const rawDelete = () =>
-      time(() => client.deleteByQuery({ index: rawIndex, conflicts: 'proceed', refresh: true, scroll_size: BATCH, body: { query: { range: { timestampMillis: { lte: BOUNDARY } } } } as never }));
+      time(() => client.deleteByQuery({ index: rawIndex, conflicts: 'proceed', refresh: true, scroll_size: BATCH, body: { query: OLDER } as never }));
     const early = svcFirst ? undefined : await rawDelete();
     const [svcMs, task] = await time(() => truncateAndWait(server.base, 100));
     const [rawMs, rawResult] = early ?? (await rawDelete());
@@ -247,7 +250,7 @@ async function onOpenSearch(pgc: BenchPostgres): Promise<void> {
     const warmIndex = `bench${Date.now()}_warmup`;
     await client.indices.create({ index: warmIndex, body: { settings: { number_of_shards: 1, number_of_replicas: 0 }, mappings: { properties: { timestampMillis: { type: 'long' }, urn: { type: 'keyword' } } } } as never });
     await bulkLoad(client, warmIndex, N);
-    await client.deleteByQuery({ index: warmIndex, conflicts: 'proceed', refresh: true, scroll_size: BATCH, body: { query: { range: { timestampMillis: { lte: BOUNDARY } } } } as never });
+    await client.deleteByQuery({ index: warmIndex, conflicts: 'proceed', refresh: true, scroll_size: BATCH, body: { query: OLDER } as never });
     const background = await client.deleteByQuery({ index: warmIndex, wait_for_completion: false, conflicts: 'proceed', refresh: true, body: { query: { match_all: {} } } as never });
     for (;;) {
       const t = await client.tasks.get({ task_id: String((background.body as { task?: unknown }).task) });
