@@ -34,15 +34,15 @@ export interface BenchOpenSearch {
   stop(): Promise<void>;
 }
 
-/** OPENSEARCH_URL, or an OpenSearch provisioned and started by the test harness. */
-export async function benchOpenSearch(): Promise<BenchOpenSearch> {
+/** OPENSEARCH_URL, or an OpenSearch provisioned and started by the test harness (with the JVM heap given, 512 MB by default). */
+export async function benchOpenSearch(heap?: string): Promise<BenchOpenSearch> {
   if (process.env.OPENSEARCH_URL) return { url: process.env.OPENSEARCH_URL, stop: async () => undefined };
   const provisioned = execFileSync('bash', [resolve(ROOT, 'test/infra/provision.sh'), 'opensearch'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   for (const line of provisioned.split('\n')) {
     const m = line.match(/^([A-Z_][A-Z0-9_]*)=(.*)$/);
     if (m) process.env[m[1]!] = m[2]!;
   }
-  const node = await startOpenSearch();
+  const node = await startOpenSearch({ heap });
   return { url: node.env.OPENSEARCH_URL!, stop: () => node.stop() };
 }
 

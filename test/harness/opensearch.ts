@@ -20,7 +20,8 @@ import {
   waitWhileRunning,
 } from './component.ts';
 
-const HEAP = '512m';
+/** The JVM heap of a test node; the benchmarks of a million documents ask for more (see startOpenSearch). */
+const TEST_HEAP = '512m';
 const START_TIMEOUT_MS = 120_000;
 
 /** A started OpenSearch whose process can be stopped and started again on the same data and port. */
@@ -31,20 +32,23 @@ export interface OpenSearchNode extends Component {
   resume(): Promise<void>;
 }
 
-/** Starts OpenSearch and waits until the cluster is at least yellow. Env: `OPENSEARCH_URL`. */
-export async function startOpenSearch(): Promise<OpenSearchNode> {
+/**
+ * Starts OpenSearch and waits until the cluster is at least yellow. Env: `OPENSEARCH_URL`. `heap` is
+ * the JVM's (`-Xms` and `-Xmx`), 512 MB unless given.
+ */
+export async function startOpenSearch({ heap = TEST_HEAP }: { heap?: string } = {}): Promise<OpenSearchNode> {
   const cachedHome = requiredEnv('SVC_OPENSEARCH_HOME');
   const javaHome = requiredEnv('SVC_JAVA_HOME');
   const root = serviceDir('opensearch');
   try {
-    return await launch(root, cachedHome, javaHome);
+    return await launch(root, cachedHome, javaHome, heap);
   } catch (err) {
     rmSync(root, { recursive: true, force: true });
     throw err;
   }
 }
 
-async function launch(root: string, cachedHome: string, javaHome: string): Promise<OpenSearchNode> {
+async function launch(root: string, cachedHome: string, javaHome: string, heap: string): Promise<OpenSearchNode> {
   // The cache usually sits under root's home, which the service user cannot enter: run a copy then.
   let home = cachedHome;
   if (!readableByServiceUser(join(cachedHome, 'lib'))) {
@@ -103,7 +107,7 @@ async function launch(root: string, cachedHome: string, javaHome: string): Promi
           OPENSEARCH_JAVA_HOME: javaHome,
           OPENSEARCH_PATH_CONF: dirs.config,
           OPENSEARCH_TMPDIR: dirs.tmp,
-          OPENSEARCH_JAVA_OPTS: `-Xms${HEAP} -Xmx${HEAP}`,
+          OPENSEARCH_JAVA_OPTS: `-Xms${heap} -Xmx${heap}`,
         },
       },
     );
