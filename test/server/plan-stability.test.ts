@@ -12,8 +12,16 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createPool, type Pool } from '../../server/src/db/pool.ts';
 import { migrate } from '../../server/src/db/migrate.ts';
-import { latestAspectsWith } from '../../server/src/entities/aspectStore.ts';
-import { findProperties, loadProperties, loadReadContext, READ_CONTEXT_SQL } from '../../server/src/properties/propertyStore.ts';
+import { latestAspects, latestAspectsWith } from '../../server/src/entities/aspectStore.ts';
+import { HARD_DELETE_TASK } from '../../server/src/properties/propertyHooks.ts';
+import {
+  findProperties,
+  loadDefinitionContexts,
+  loadProperties,
+  loadReadContext,
+  loadWriteContexts,
+  READ_CONTEXT_SQL,
+} from '../../server/src/properties/propertyStore.ts';
 import { createTestDatabase } from '../support/testServer.ts';
 
 const N = 300;
@@ -33,9 +41,9 @@ after(async () => {
   await pool.end();
 });
 
-/** A connection that receives the plan of every statement it runs, nested ones included. */
-async function explainingClient(): Promise<{ client: pg.PoolClient; plans: string[]; close(): Promise<void> }> {
-  const own = createPool(databaseUrl, 1);
+/** A connection that receives the plan of every statement it runs, nested ones included (with what each node read, when `analyze`). */
+async function explainingClient(url = databaseUrl, analyze = false): Promise<{ client: pg.PoolClient; plans: string[]; close(): Promise<void> }> {
+  const own = createPool(url, 1);
   const client = await own.connect();
   const plans: string[] = [];
   client.on('notice', (n) => {
@@ -44,6 +52,7 @@ async function explainingClient(): Promise<{ client: pg.PoolClient; plans: strin
   await client.query("LOAD 'auto_explain'");
   await client.query('SET auto_explain.log_min_duration = 0');
   await client.query('SET auto_explain.log_nested_statements = on');
+  if (analyze) await client.query('SET auto_explain.log_analyze = on');
   await client.query('SET client_min_messages = log');
   const close = async () => {
     client.release();
@@ -52,20 +61,20 @@ async function explainingClient(): Promise<{ client: pg.PoolClient; plans: strin
   return { client, plans, close };
 }
 
-/** The catalog grows: N datasets, each with a key, a status and a value of one property. */
-async function grow(): Promise<void> {
-  await pool.query(
+/** The catalog grows: `n` datasets, each with a key, a status and a value of one property. */
+async function grow(db: Pool = pool, n = N): Promise<void> {
+  await db.query(
     `INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by)
        VALUES ($1, 'propertyDefinition', 0, '{"qualifiedName":"plan.tier","valueType":"urn:li:dataType:svc.string","entityTypes":["urn:li:entityType:svc.dataset"],"version":"20250101000000"}', '{}', 'test')`,
     [PROPERTY],
   );
-  await pool.query(
+  await db.query(
     `INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by)
        SELECT u, a.aspect, 0, a.metadata, '{}', 'test'
          FROM unnest($1::text[]) AS u,
               (VALUES ('datasetKey', '{}'::json), ('status', '{"removed":false}'::json),
                       ('structuredProperties', json_build_object('properties', json_build_array(json_build_object('propertyUrn', $2::text, 'values', json_build_array(json_build_object('string', 'gold'))))))) AS a(aspect, metadata)`,
-    [Array.from({ length: N }, (_, i) => datasetUrn(i)), PROPERTY],
+    [Array.from({ length: n }, (_, i) => datasetUrn(i)), PROPERTY],
   );
 }
 
@@ -102,5 +111,51 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     }
   } finally {
     await close();
+  }
+});
+
+test('lookups of a few entities among many, planned before any ANALYZE, read only their own rows', async () => {
+  // A catalog just loaded: thousands of rows that no ANALYZE (manual or autovacuum's) has seen yet.
+  // Without statistics, a plan once took the index of latest rows by aspect with the aspect as its
+  // only key and filtered every entity of it by URN: a structured-property write read the rows of
+  // all 5,000 datasets of a fresh load (15 ms instead of 0.1) until autovacuum came by.
+  const M = 3000;
+  const url = await createTestDatabase();
+  const db = createPool(url, 2);
+  try {
+    await migrate(db);
+    for (const table of ['aspects', 'structured_property_assignments', 'tasks']) await db.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
+    await grow(db, M);
+    await db.query("INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by) VALUES ($1, 'status', 0, '{\"removed\":false}', '{}', 'test')", [PROPERTY]);
+    const { client, plans, close } = await explainingClient(url, true);
+    try {
+      const few = [datasetUrn(5), datasetUrn(17)];
+      const names = ['datasetKey', 'status', 'structuredProperties'];
+      for (let k = 0; k < 3; k++) {
+        const writes = await loadWriteContexts(client, 'structuredProperties', few.map((urn) => ({ urn, keyAspect: 'datasetKey', named: [PROPERTY] })));
+        assert.equal(writes[1]!.previous?.urn, few[1]);
+        assert.equal(writes[1]!.context.entityKey, '{}');
+        assert.ok(writes[0]!.context.properties.has(PROPERTY));
+        const context = await loadReadContext(client, few);
+        assert.equal(context.recorded.get(few[0]!)?.get(PROPERTY), '20250101000000');
+        assert.equal((await latestAspectsWith(client, few, names, [READ_CONTEXT_SQL])).aspects.length, 6);
+        assert.equal((await latestAspects(client, few, names)).length, 6);
+        assert.equal((await loadProperties(client, [PROPERTY])).get(PROPERTY)?.softDeleted, false);
+        assert.ok((await findProperties(client, ['plan.tier'], [])).has(PROPERTY));
+        const [definition] = await loadDefinitionContexts(client, [{ urn: PROPERTY, qualifiedName: 'plan.tier' }], HARD_DELETE_TASK);
+        assert.equal(definition!.context.holder, undefined);
+      }
+      assert.ok(plans.length >= 7, `plans were reported:\n${plans.join('\n')}`);
+      for (const p of plans) {
+        for (const m of p.matchAll(/Rows Removed by Filter: (\d+)/g)) {
+          assert.ok(Number(m[1]) < 100, `a plan read ${m[1]} rows it did not need:\n${p}`);
+        }
+        assert.doesNotMatch(p, /Seq Scan on (structured_property_assignments|aspects)/, `a plan scans a whole table:\n${p}`);
+      }
+    } finally {
+      await close();
+    }
+  } finally {
+    await db.end();
   }
 });

@@ -75,12 +75,15 @@ function toAspect(r: Row): StoredAspect {
   };
 }
 
-/** Latest versions of the given aspects (all aspects when `aspects` is undefined) of the given URNs. */
+/**
+ * Latest versions of the given aspects (all aspects when `aspects` is undefined) of the given URNs, each
+ * found by key (svc_latest_rows, migration 021).
+ */
 export async function latestAspects(db: Db, urns: string[], aspects?: string[]): Promise<StoredAspect[]> {
   if (urns.length === 0) return [];
   const rows = aspects
-    ? await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = ANY($1) AND version = 0 AND aspect = ANY($2)`, [urns, aspects], 'svc_latest_some')
-    : await q<Row>(db, `SELECT ${COLUMNS} FROM aspects WHERE urn = ANY($1) AND version = 0`, [urns], 'svc_latest_all');
+    ? await q<Row>(db, `SELECT ${COLUMNS} FROM svc_latest_rows($1, $2)`, [urns, aspects], 'svc_latest_some')
+    : await q<Row>(db, `SELECT ${COLUMNS} FROM svc_latest_rows($1)`, [urns], 'svc_latest_all');
   return rows.map(toAspect);
 }
 
@@ -107,8 +110,7 @@ export interface ContextRow {
  */
 export async function latestAspectsWith(db: Db, urns: string[], aspects: string[] | undefined, contexts: string[]): Promise<{ aspects: StoredAspect[]; context: ContextRow[] }> {
   if (urns.length === 0) return { aspects: [], context: [] };
-  const where = aspects ? 'urn = ANY($1) AND version = 0 AND aspect = ANY($2)' : 'urn = ANY($1) AND version = 0';
-  const sql = `WITH read AS (SELECT ${COLUMNS} FROM aspects WHERE ${where})
+  const sql = `WITH read AS (SELECT ${COLUMNS} FROM ${aspects ? 'svc_latest_rows($1, $2)' : 'svc_latest_rows($1)'})
     SELECT ${COLUMNS}, NULL::int AS ctx_query, NULL::text AS ctx_kind, NULL::text AS ctx_a, NULL::text AS ctx_b, NULL::text AS ctx_c FROM read
     ${contexts.map((c, i) => `UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, ${i}, kind, a, b, c FROM (${c}) ctx${i}`).join('\n    ')}`;
   const rs = await q<Row & { ctx_query: number | null; ctx_kind: string; ctx_a: string; ctx_b: string; ctx_c: string | null }>(
