@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSchema, createYoga } from 'graphql-yoga';
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
@@ -51,6 +52,7 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger) {
       costLimitPlugin({ maxCost: GRAPHQL_LIMITS.cost, ignoreIntrospection: true }),
       useExtensionsObject(),
       useStringFilterFlags(),
+      useGraphQlJit(),
     ],
   });
 }
