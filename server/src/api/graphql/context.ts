@@ -19,6 +19,8 @@ export interface GraphQLContext {
   catalog: Catalog;
   /** An entity with its {@link GRAPHQL_ASPECTS}, as reads show them (null: it does not exist). */
   entities: DataLoader<string, EntityRecord | null>;
+  /** Entities the loader holds with some of their aspects only (see {@link primeEntity}): the aspects read. */
+  partial: Map<string, Set<string>>;
 }
 
 /** An entity as resolvers pass it on: its URN parsed; its aspects are read when a field needs them. */
@@ -44,10 +46,27 @@ export function createContext(catalog: Catalog, principal: Principal): GraphQLCo
       },
       { maxBatchSize: 100 },
     ),
+    partial: new Map(),
   };
+}
+
+/**
+ * Gives the loader an entity already read (by a search) with the given aspects only: a field that
+ * needs another of its aspects reads the entity again, whole.
+ */
+export function primeEntity(ctx: GraphQLContext, record: EntityRecord, aspects: readonly string[]): void {
+  ctx.entities.prime(record.urn, record);
+  ctx.partial.set(record.urn, new Set(aspects));
+}
+
+/** Drops what the loader holds of an entity (a write of this request changed it). */
+export function forgetEntity(ctx: GraphQLContext, urn: string): void {
+  ctx.entities.clear(urn);
+  ctx.partial.delete(urn);
 }
 
 /** The latest value of an aspect of the entity (undefined when the entity or the aspect is absent). */
 export async function aspectOf<T>(ctx: GraphQLContext, urn: string, aspect: string): Promise<T | undefined> {
+  if (ctx.partial.get(urn)?.has(aspect) === false) forgetEntity(ctx, urn);
   return (await ctx.entities.load(urn))?.aspects.get(aspect)?.value as T | undefined;
 }

@@ -5,7 +5,7 @@
  */
 import { SvcError, Violations } from '../../../errors.ts';
 import type { AllowedValue, PropertyDefinition, StructuredProperties } from '../../../properties/types.ts';
-import { aspectOf, entityRef, type EntityRef, type GraphQLContext } from '../context.ts';
+import { aspectOf, entityRef, forgetEntity, type EntityRef, type GraphQLContext } from '../context.ts';
 import { allowedValues, typedValues, type AllowedValueInput, type ValueInput } from '../inputs.ts';
 import { propertyValue, structuredPropertiesOf } from './entityResolvers.ts';
 
@@ -60,7 +60,7 @@ async function asManager<T>(verb: 'create' | 'update' | 'delete', work: () => Pr
 
 /** A read of the entity after a write of this request sees the write. */
 function forget(ctx: GraphQLContext, urn: string): void {
-  ctx.entities.clear(urn);
+  forgetEntity(ctx, urn);
 }
 
 async function definitionOf(ctx: GraphQLContext, ref: EntityRef): Promise<PropertyDefinition> {

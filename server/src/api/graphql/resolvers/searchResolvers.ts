@@ -6,7 +6,7 @@
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { EntityRecord } from '../../../entities/entityService.ts';
 import type { SearchInput } from '../../../search/searchService.ts';
-import { entityRef, GRAPHQL_ASPECTS, type GraphQLContext } from '../context.ts';
+import { entityRef, primeEntity, type GraphQLContext } from '../context.ts';
 import { entityNamesOf } from '../entityTypes.ts';
 import { descending, orFilters, type FacetFilterInput, type SortInput } from '../inputs.ts';
 
@@ -47,28 +47,42 @@ function fieldsAt(info: GraphQLResolveInfo, path: string[]): Set<string> {
 const URN_FIELDS = new Set(['urn', 'type', '__typename']);
 
 /**
- * What every search input has, as the search module's terms. The entities are read with the aspects
- * GraphQL shows when the query asks for more of them than their URN (and put in the request's loader,
- * saving a second read), with none otherwise.
+ * The aspects the entity fields read (see entityResolvers.ts and propertyResolvers.ts); the others are
+ * answered from the URN or the key aspect, which every read has. A field missing here still works: it
+ * reads its entity again, whole (see primeEntity).
  */
-function searchInput(input: CommonInput, info: GraphQLResolveInfo): SearchInput {
-  const entityFields = fieldsAt(info, ['searchResults', 'entity']);
+const FIELD_ASPECTS: Record<string, string[]> = {
+  structuredProperties: ['structuredProperties'],
+  definition: ['propertyDefinition'],
+  info: ['dataTypeInfo', 'entityTypeInfo'],
+  name: ['dataHubIngestionSourceInfo'],
+};
+
+/**
+ * What every search input has, as the search module's terms. When the query asks for more of the
+ * entities than their URN, they are read with the aspects its fields need (and put in the request's
+ * loader, saving a second read); with none otherwise.
+ */
+function searchInput(input: CommonInput, info: GraphQLResolveInfo): SearchInput & { primed: string[] | undefined } {
+  const entityFields = [...fieldsAt(info, ['searchResults', 'entity'])];
+  const primed = entityFields.some((f) => !URN_FIELDS.has(f)) ? [...new Set(entityFields.flatMap((f) => FIELD_ASPECTS[f] ?? []))] : undefined;
   return {
+    primed,
     entityTypes: entityNamesOf(input.types),
     query: input.query,
     filters: orFilters(input.orFilters),
     count: input.count ?? DEFAULT_COUNT,
     descending: descending(input.sortInput),
     includeSoftDeleted: input.searchFlags?.includeSoftDeleted ?? false,
-    aspects: [...entityFields].some((f) => !URN_FIELDS.has(f)) ? GRAPHQL_ASPECTS : [],
+    aspects: primed ?? [],
     total: fieldsAt(info, []).has('total'),
   };
 }
 
-/** The page's entities as results; read with GraphQL's aspects, they are the loader's answer for their URNs. */
-function results(ctx: GraphQLContext, entities: EntityRecord[], withAspects: boolean) {
+/** The page's entities as results; read with the aspects the query needs, they are the loader's answer for their URNs. */
+function results(ctx: GraphQLContext, entities: EntityRecord[], primed: string[] | undefined) {
   return entities.map((e) => {
-    if (withAspects) ctx.entities.prime(e.urn, e);
+    if (primed) primeEntity(ctx, e, primed);
     return { entity: entityRef(e.urn), matchedFields: [] };
   });
 }
@@ -78,13 +92,13 @@ export const searchResolvers = {
     async scrollAcrossEntities(_: unknown, { input }: { input: CommonInput & { scrollId?: string | null } }, ctx: GraphQLContext, info: GraphQLResolveInfo) {
       const search = { ...searchInput(input, info), scrollId: input.scrollId ?? undefined };
       const r = await ctx.catalog.search.search(ctx.principal, search);
-      return { nextScrollId: r.scrollId ?? null, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, search.aspects!.length > 0), facets: [] };
+      return { nextScrollId: r.scrollId ?? null, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, search.primed), facets: [] };
     },
     async searchAcrossEntities(_: unknown, { input }: { input: CommonInput & { start?: number | null } }, ctx: GraphQLContext, info: GraphQLResolveInfo) {
       const start = input.start ?? 0;
       const search = { ...searchInput(input, info), start };
       const r = await ctx.catalog.search.search(ctx.principal, search);
-      return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, search.aspects!.length > 0), facets: [] };
+      return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, search.primed), facets: [] };
     },
     async aggregateAcrossEntities(_: unknown, { input }: { input: Omit<CommonInput, 'count' | 'sortInput'> & { facets?: (string | null)[] | null } }, ctx: GraphQLContext) {
       const facets = await ctx.catalog.search.aggregate(ctx.principal, {
