@@ -27,10 +27,9 @@ export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Ma
   return statesFrom(
     await rows<{ urn: string; aspect: string; metadata: unknown }>(
       db,
-      "SELECT urn, aspect, metadata FROM aspects WHERE urn = ANY($1) AND version = 0 AND aspect IN ('propertyDefinition', 'status')",
+      "SELECT urn, aspect, metadata FROM svc_latest_rows($1, ARRAY['propertyDefinition', 'status'])",
       [[...new Set(propertyUrns)]],
-      // Not prepared: off the hot path, and planned per call it reads by index however the table grew
-      // since the connection's first calls (a plan cached on an empty table walks the whole table).
+      // Each row found by key (migration 021); not prepared: off the hot path.
     ),
   );
 }
