@@ -77,7 +77,7 @@ function toAspect(r: Row): StoredAspect {
 
 /**
  * Latest versions of the given aspects (all aspects when `aspects` is undefined) of the given URNs, each
- * found by key (svc_latest_rows, migration 021).
+ * found by key (svc_latest_rows, migrations 021 and 022).
  */
 export async function latestAspects(db: Db, urns: string[], aspects?: string[]): Promise<StoredAspect[]> {
   if (urns.length === 0) return [];

@@ -29,7 +29,7 @@ export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Ma
       db,
       "SELECT urn, aspect, metadata FROM svc_latest_rows($1, ARRAY['propertyDefinition', 'status'])",
       [[...new Set(propertyUrns)]],
-      // Each row found by key (migration 021); not prepared: off the hot path.
+      // Each row found by key (svc_latest_rows, migrations 021 and 022); not prepared: off the hot path.
     ),
   );
 }

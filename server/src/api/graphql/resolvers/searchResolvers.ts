@@ -63,11 +63,10 @@ const FIELD_ASPECTS: Record<string, string[]> = {
  * entities than their URN, they are read with the aspects its fields need (and put in the request's
  * loader, saving a second read); with none otherwise.
  */
-function searchInput(input: CommonInput, info: GraphQLResolveInfo): SearchInput & { primed: string[] | undefined } {
+function searchInput(input: CommonInput, info: GraphQLResolveInfo): { search: SearchInput; primed: string[] | undefined } {
   const entityFields = [...fieldsAt(info, ['searchResults', 'entity'])];
   const primed = entityFields.some((f) => !URN_FIELDS.has(f)) ? [...new Set(entityFields.flatMap((f) => FIELD_ASPECTS[f] ?? []))] : undefined;
-  return {
-    primed,
+  const search: SearchInput = {
     entityTypes: entityNamesOf(input.types),
     query: input.query,
     filters: orFilters(input.orFilters),
@@ -77,6 +76,7 @@ function searchInput(input: CommonInput, info: GraphQLResolveInfo): SearchInput 
     aspects: primed ?? [],
     total: fieldsAt(info, []).has('total'),
   };
+  return { search, primed };
 }
 
 /** The page's entities as results; read with the aspects the query needs, they are the loader's answer for their URNs. */
@@ -90,15 +90,15 @@ function results(ctx: GraphQLContext, entities: EntityRecord[], primed: string[]
 export const searchResolvers = {
   Query: {
     async scrollAcrossEntities(_: unknown, { input }: { input: CommonInput & { scrollId?: string | null } }, ctx: GraphQLContext, info: GraphQLResolveInfo) {
-      const search = { ...searchInput(input, info), scrollId: input.scrollId ?? undefined };
-      const r = await ctx.catalog.search.search(ctx.principal, search);
-      return { nextScrollId: r.scrollId ?? null, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, search.primed), facets: [] };
+      const { search, primed } = searchInput(input, info);
+      const r = await ctx.catalog.search.search(ctx.principal, { ...search, scrollId: input.scrollId ?? undefined });
+      return { nextScrollId: r.scrollId ?? null, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, primed), facets: [] };
     },
     async searchAcrossEntities(_: unknown, { input }: { input: CommonInput & { start?: number | null } }, ctx: GraphQLContext, info: GraphQLResolveInfo) {
       const start = input.start ?? 0;
-      const search = { ...searchInput(input, info), start };
-      const r = await ctx.catalog.search.search(ctx.principal, search);
-      return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, search.primed), facets: [] };
+      const { search, primed } = searchInput(input, info);
+      const r = await ctx.catalog.search.search(ctx.principal, { ...search, start });
+      return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, primed), facets: [] };
     },
     async aggregateAcrossEntities(_: unknown, { input }: { input: Omit<CommonInput, 'count' | 'sortInput'> & { facets?: (string | null)[] | null } }, ctx: GraphQLContext) {
       const facets = await ctx.catalog.search.aggregate(ctx.principal, {
