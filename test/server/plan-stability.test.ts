@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createPool, type Pool } from '../../server/src/db/pool.ts';
 import { migrate } from '../../server/src/db/migrate.ts';
-import { latestAspects, latestAspectsWith } from '../../server/src/entities/aspectStore.ts';
+import { latestAspects, latestAspectsWith, writeAspect } from '../../server/src/entities/aspectStore.ts';
 import { HARD_DELETE_TASK } from '../../server/src/properties/propertyHooks.ts';
 import {
   findProperties,
@@ -61,6 +61,20 @@ async function explainingClient(url = databaseUrl, analyze = false): Promise<{ c
   return { client, plans, close };
 }
 
+/** A set of the property's value on one dataset, as the write path sends it (the record of assignments follows in a trigger). */
+function setValue(db: pg.PoolClient, i: number, value: string) {
+  return writeAspect(db, {
+    urn: datasetUrn(i),
+    aspect: 'structuredProperties',
+    keyAspect: 'datasetKey',
+    key: {},
+    value: { properties: [{ propertyUrn: PROPERTY, values: [{ string: value }] }] },
+    systemMetadata: {},
+    actor: 'test',
+    mode: 'upsert',
+  });
+}
+
 /** The catalog grows: `n` datasets, each with a key, a status and a value of one property. */
 async function grow(db: Pool = pool, n = N): Promise<void> {
   await db.query(
@@ -88,6 +102,7 @@ test('plans made on empty tables read by index once the tables have grown', asyn
       await loadReadContext(client, [datasetUrn(k)]);
       await loadProperties(client, [PROPERTY]);
       await findProperties(client, ['plan.tier'], ['plan_tier']);
+      await setValue(client, N + k, 'silver');
     }
     await grow();
     plans.length = 0;
@@ -96,6 +111,7 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     const context = await loadReadContext(client, urns);
     const states = await loadProperties(client, [PROPERTY]);
     const found = await findProperties(client, [], ['plan_tier']);
+    assert.equal((await setValue(client, 3, 'bronze')).outcome, 'updated');
     // What was read is right…
     assert.equal(read.aspects.length, 3 * N);
     assert.equal(context.recorded.size, N);
@@ -103,7 +119,9 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     assert.equal(context.properties.get(PROPERTY)?.version, '20250101000000');
     assert.equal(states.get(PROPERTY)?.definition.qualifiedName, 'plan.tier');
     assert.deepEqual([...found.keys()], [PROPERTY]);
-    // …and no plan of a read context or of a property lookup walked a whole table.
+    const recorded = await pool.query('SELECT property_urn, definition_version FROM structured_property_assignments WHERE entity_urn = $1', [datasetUrn(3)]);
+    assert.deepEqual(recorded.rows, [{ property_urn: PROPERTY, definition_version: '20250101000000' }]);
+    // …and no plan of a read context, of a property lookup or of the record of a write walked a whole table.
     const lookups = plans.filter((p) => /structured_property_assignments|propertyDefinition/.test(p));
     assert.ok(lookups.length >= 4, `plans of the lookups were reported:\n${plans.join('\n')}`);
     for (const p of lookups) {
@@ -144,6 +162,7 @@ test('lookups of a few entities among many, planned before any ANALYZE, read onl
         assert.ok((await findProperties(client, ['plan.tier'], [])).has(PROPERTY));
         const [definition] = await loadDefinitionContexts(client, [{ urn: PROPERTY, qualifiedName: 'plan.tier' }], HARD_DELETE_TASK);
         assert.equal(definition!.context.holder, undefined);
+        assert.equal((await setValue(client, 40 + k, 'bronze')).outcome, 'updated');
       }
       assert.ok(plans.length >= 7, `plans were reported:\n${plans.join('\n')}`);
       for (const p of plans) {
