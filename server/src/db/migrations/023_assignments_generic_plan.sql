@@ -9,7 +9,7 @@
 -- aspects on each write, until the next ANALYZE. Now both run one generic plan per connection with
 -- sequential scans off, and the definition is read by key, one lookup per property.
 --
--- `pgbench` of svc_write_checked, one row per call, four clients, the search trigger off: 4,000 to
+-- `pgbench` of svc_write_checked, one row per call, four clients, the search trigger off: 3,800 to
 -- 4,150 writes/s before, 4,700 to 5,200 after (6,300 to 6,700 with no trigger at all).
 -- test/server/plan-stability.test.ts checks the plans.
 ALTER FUNCTION svc_replace_assignments(text, text[], text[]) SET plan_cache_mode = force_generic_plan;
