@@ -173,6 +173,32 @@ export async function rawUpserts(databaseUrl: string, n: number, concurrency: nu
   return rate;
 }
 
+/**
+ * One pass of a benchmark as `rounds` alternating rounds, svc then raw (this machine's speed drifts
+ * within a minute, so both sides see the same spells). `round` gets the round's number and how many
+ * svc operations earlier rounds made (where its requests go on numbering), and returns its svc run
+ * and the raw rate of as many operations. The ratio is of the rates over all rounds, with each
+ * round's beside it.
+ */
+export async function alternatingRounds(
+  pass: string,
+  rounds: number,
+  round: (k: number, done: number) => Promise<{ http: { count: number; rate: number }; raw: number }>,
+): Promise<BenchRow> {
+  let ops = 0;
+  let httpSeconds = 0;
+  let rawSeconds = 0;
+  const ratios: number[] = [];
+  for (let k = 0; k < rounds; k++) {
+    const { http, raw } = await round(k, ops);
+    ops += http.count;
+    httpSeconds += http.count / http.rate;
+    rawSeconds += http.count / raw;
+    ratios.push(http.rate / raw);
+  }
+  return { pass, http: ops / httpSeconds, raw: ops / rawSeconds, n: ops, rounds: ratios };
+}
+
 export interface BenchRow {
   pass: string;
   http: number;

@@ -2,21 +2,29 @@
  * Structured-property value writes through HTTP, validation included (definitions loaded, types,
  * allowed values, entity types, value rows kept), against raw `pg` upserts of the same aspect rows.
  *
- *   npm run bench:structured-properties -- [--entities 10000] [--seconds 10] [--concurrency 16]
+ *   npm run bench:structured-properties -- [--entities 10000] [--seconds 12] [--rounds 6] [--concurrency 16]
  *
  * Over N entities (created first), for the given time each: sets (POST structuredProperties) cycling
  * over the entities, then patches (PATCH add of a second property); then definition updates (POST
- * propertyDefinition, a new description each time) cycling over 100 properties. The raw side upserts
- * exactly as many aspect rows. Needs wrk (Debian's package).
+ * propertyDefinition, a new description each time) cycling over 100 properties. Each pass alternates
+ * svc and raw in rounds (see alternatingRounds): the raw side upserts exactly as many aspect rows as
+ * svc wrote in the round before it. Needs wrk (Debian's package).
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { benchPostgres, call, createDb, printTable, rawUpserts, runWrk, startBenchServer } from './benchSupport.ts';
+import { alternatingRounds, benchPostgres, call, createDb, printTable, rawUpserts, runWrk, startBenchServer } from './benchSupport.ts';
 
 const { values: args } = parseArgs({
-  options: { entities: { type: 'string', default: '10000' }, seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '16' } },
+  options: {
+    entities: { type: 'string', default: '10000' },
+    seconds: { type: 'string', default: '12' },
+    rounds: { type: 'string', default: '6' },
+    concurrency: { type: 'string', default: '16' },
+  },
 });
-const SECONDS = Number(args.seconds);
+const ROUNDS = Number(args.rounds);
+/** Seconds of one svc round (wrk takes whole seconds). */
+const ROUND_SECONDS = Math.max(1, Math.round(Number(args.seconds) / ROUNDS));
 const N = Number(args.entities);
 const CONCURRENCY = Number(args.concurrency);
 const RETENTION = 'urn:li:structuredProperty:bench.retention';
@@ -50,66 +58,76 @@ try {
   await admin.query('CHECKPOINT');
   await admin.end();
 
-  const set = runWrk(
-    server.base,
-    {
-      method: 'POST',
-      pathLua: `"/openapi/v3/entity/dataset/" .. ${encUrnLua} .. "/structuredProperties?createIfNotExists=false"`,
-      bodyLua: `'{"value":{"properties":[{"propertyUrn":"${RETENTION}","values":[{"double":' .. ({30, 60, 90, 365})[i % 4 + 1] .. '}]}]}}'`,
-    },
-    N,
-    SECONDS,
-    CONCURRENCY,
-  );
-  const rawSet = await rawUpserts(rawDb, set.count, CONCURRENCY, (i) => ({
-    urn: urnOf(i % N),
-    aspect: 'structuredProperties',
-    value: { properties: [{ propertyUrn: RETENTION, values: [{ double: [30, 60, 90, 365][i % 4] }] }] },
-  }));
-  const patch = runWrk(
-    server.base,
-    {
-      method: 'PATCH',
-      pathLua: `"/openapi/v3/entity/dataset/" .. ${encUrnLua} .. "/structuredProperties"`,
-      bodyLua: `'{"patch":[{"op":"add","path":"/properties/${TIER}","value":{"propertyUrn":"${TIER}","values":[{"string":"tier-' .. (i % 3) .. '"}]}}],"arrayPrimaryKeys":{"properties":["propertyUrn"]}}'`,
-      contentType: 'application/json-patch+json',
-    },
-    N,
-    SECONDS,
-    CONCURRENCY,
-  );
-  const rawPatch = await rawUpserts(rawDb, patch.count, CONCURRENCY, (i) => ({
-    urn: urnOf(i % N),
-    aspect: 'structuredProperties',
-    value: { properties: [{ propertyUrn: RETENTION, values: [{ double: [30, 60, 90, 365][i % 4] }] }, { propertyUrn: TIER, values: [{ string: `tier-${i % 3}` }] }] },
-  }));
+  const DAYS = [30, 60, 90, 365];
+  const set = await alternatingRounds('set (POST structuredProperties)', ROUNDS, async (_round, offset) => {
+    const http = runWrk(
+      server.base,
+      {
+        method: 'POST',
+        pathLua: `"/openapi/v3/entity/dataset/" .. ${encUrnLua} .. "/structuredProperties?createIfNotExists=false"`,
+        bodyLua: `'{"value":{"properties":[{"propertyUrn":"${RETENTION}","values":[{"double":' .. ({30, 60, 90, 365})[i % 4 + 1] .. '}]}]}}'`,
+      },
+      N,
+      ROUND_SECONDS,
+      CONCURRENCY,
+      offset,
+    );
+    const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
+      const i = (offset + k) % N;
+      return { urn: urnOf(i), aspect: 'structuredProperties', value: { properties: [{ propertyUrn: RETENTION, values: [{ double: DAYS[i % 4] }] }] } };
+    });
+    return { http, raw };
+  });
+  const patch = await alternatingRounds('patch add (PATCH structuredProperties)', ROUNDS, async (_round, offset) => {
+    const http = runWrk(
+      server.base,
+      {
+        method: 'PATCH',
+        pathLua: `"/openapi/v3/entity/dataset/" .. ${encUrnLua} .. "/structuredProperties"`,
+        bodyLua: `'{"patch":[{"op":"add","path":"/properties/${TIER}","value":{"propertyUrn":"${TIER}","values":[{"string":"tier-' .. (i % 3) .. '"}]}}],"arrayPrimaryKeys":{"properties":["propertyUrn"]}}'`,
+        contentType: 'application/json-patch+json',
+      },
+      N,
+      ROUND_SECONDS,
+      CONCURRENCY,
+      offset,
+    );
+    const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
+      const i = (offset + k) % N;
+      return {
+        urn: urnOf(i),
+        aspect: 'structuredProperties',
+        value: { properties: [{ propertyUrn: RETENTION, values: [{ double: DAYS[i % 4] }] }, { propertyUrn: TIER, values: [{ string: `tier-${i % 3}` }] }] },
+      };
+    });
+    return { http, raw };
+  });
   // Definition writes: 100 properties, each update a new description (rules checked, history kept).
   const DEFINITIONS = 100;
   const definitionOf = (k: number, d: string) => ({ qualifiedName: `bench.def${k}`, valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'], description: d });
   for (let k = 0; k < DEFINITIONS; k++) {
     await call(server.base, 'POST', `/openapi/v3/entity/structuredProperty/${encodeURIComponent(`urn:li:structuredProperty:bench.def${k}`)}/propertyDefinition`, { value: definitionOf(k, 'first') });
   }
-  const definitions = runWrk(
-    server.base,
-    {
-      method: 'POST',
-      pathLua: `"/openapi/v3/entity/structuredProperty/urn%3Ali%3AstructuredProperty%3Abench.def" .. (i % ${DEFINITIONS}) .. "/propertyDefinition?createIfNotExists=false"`,
-      bodyLua: `'{"value":{"qualifiedName":"bench.def' .. (i % ${DEFINITIONS}) .. '","valueType":"urn:li:dataType:svc.string","entityTypes":["urn:li:entityType:svc.dataset"],"description":"update ' .. i .. '"}}'`,
-    },
-    1_000_000_000,
-    SECONDS,
-    CONCURRENCY,
-  );
-  const rawDefinitions = await rawUpserts(rawDb, definitions.count, CONCURRENCY, (i) => ({
-    urn: `urn:li:structuredProperty:bench.def${i % DEFINITIONS}`,
-    aspect: 'propertyDefinition',
-    value: definitionOf(i % DEFINITIONS, `update ${i}`),
-  }));
-  printTable(`structured properties: ${N} entities, concurrency ${CONCURRENCY}, Postgres ${pgc.label}`, [
-    { pass: 'set (POST structuredProperties)', http: set.rate, raw: rawSet, n: set.count },
-    { pass: 'patch add (PATCH structuredProperties)', http: patch.rate, raw: rawPatch, n: patch.count },
-    { pass: 'definition update (POST propertyDefinition)', http: definitions.rate, raw: rawDefinitions, n: definitions.count },
-  ]);
+  const definitions = await alternatingRounds('definition update (POST propertyDefinition)', ROUNDS, async (_round, offset) => {
+    const http = runWrk(
+      server.base,
+      {
+        method: 'POST',
+        pathLua: `"/openapi/v3/entity/structuredProperty/urn%3Ali%3AstructuredProperty%3Abench.def" .. (i % ${DEFINITIONS}) .. "/propertyDefinition?createIfNotExists=false"`,
+        bodyLua: `'{"value":{"qualifiedName":"bench.def' .. (i % ${DEFINITIONS}) .. '","valueType":"urn:li:dataType:svc.string","entityTypes":["urn:li:entityType:svc.dataset"],"description":"update ' .. i .. '"}}'`,
+      },
+      1_000_000_000,
+      ROUND_SECONDS,
+      CONCURRENCY,
+      offset,
+    );
+    const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
+      const i = offset + k;
+      return { urn: `urn:li:structuredProperty:bench.def${i % DEFINITIONS}`, aspect: 'propertyDefinition', value: definitionOf(i % DEFINITIONS, `update ${i}`) };
+    });
+    return { http, raw };
+  });
+  printTable(`structured properties: ${N} entities, concurrency ${CONCURRENCY}, ${ROUNDS} rounds of ${ROUND_SECONDS} s per pass, Postgres ${pgc.label}`, [set, patch, definitions]);
 } finally {
   await server.stop();
   await pgc.stop();

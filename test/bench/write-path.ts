@@ -12,7 +12,7 @@
  * test harness. Needs wrk (Debian's package).
  */
 import { parseArgs } from 'node:util';
-import { benchPostgres, createDb, printTable, rawUpserts, runWrk, startBenchServer, type BenchRow } from './benchSupport.ts';
+import { alternatingRounds, benchPostgres, createDb, printTable, rawUpserts, runWrk, startBenchServer, type BenchRow } from './benchSupport.ts';
 
 const { values: args } = parseArgs({
   options: { seconds: { type: 'string', default: '12' }, rounds: { type: 'string', default: '6' }, concurrency: { type: 'string', default: '16' } },
@@ -32,14 +32,9 @@ try {
   const results: BenchRow[] = [];
   let created = 0; // entities the insert pass created (rows 0 .. created-1), on both sides
   for (const [pass, label] of [[1, 'insert (new entities)'], [2, 'update (existing aspects)']] as const) {
-    let httpOps = 0;
-    let httpSeconds = 0;
-    let rawSeconds = 0;
-    const rounds: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      // Pass 1 numbers rows on from the last round's; pass 2 walks the rows pass 1 created.
-      const offset = pass === 1 ? created : httpOps;
-      const modulo = pass === 1 ? 1_000_000_000 : created;
+    // Pass 1 numbers rows on from the last round's; pass 2 walks the rows pass 1 created.
+    const modulo = pass === 1 ? 1_000_000_000 : created;
+    const row = await alternatingRounds(label, ROUNDS, async (_round, offset) => {
       const http = runWrk(
         server.base,
         {
@@ -56,13 +51,10 @@ try {
         const i = (offset + k) % modulo;
         return { urn: urnOf(i), aspect: 'datasetProperties', value: { description: description(i, pass), customProperties: { owner: `team-${i % 17}` } } };
       });
-      if (pass === 1) created += http.count;
-      httpOps += http.count;
-      httpSeconds += http.count / http.rate;
-      rawSeconds += http.count / raw;
-      rounds.push(http.rate / raw);
-    }
-    results.push({ pass: label, http: httpOps / httpSeconds, raw: httpOps / rawSeconds, n: httpOps, rounds });
+      return { http, raw };
+    });
+    if (pass === 1) created = row.n;
+    results.push(row);
   }
   printTable(`write-path: ~1 KB datasetProperties upserts, concurrency ${CONCURRENCY}, Postgres ${pg.label}`, results);
 } finally {
