@@ -303,6 +303,26 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await query('structuredProperties.test_tier:gold'), expected((i) => tierOf(i) === 'gold'), 'the other property still finds its datasets');
     });
 
+    test('a changed value replaces the old one; the fields left as they were stay searchable', async () => {
+      const urn = await createDataset(s, 'changing');
+      const tier = (value: string) => setValues(s, urn, [{ propertyUrn: propertyUrn(TIER), values: [{ string: value }] }]);
+      await text(await tier('tier-a'), 200);
+      await settle();
+      assert.deepEqual(await query('structuredProperties.test_tier:tier-a'), [urn]);
+      await text(await tier('tier-b'), 200);
+      await settle();
+      assert.deepEqual(await query('structuredProperties.test_tier:tier-a'), [], 'the old value is no longer found');
+      assert.deepEqual(await query('structuredProperties.test_tier:tier-b'), [urn]);
+      assert.deepEqual(await query('name:changing AND structuredProperties.test_tier:tier-b'), [urn], 'the key fields are still found');
+      await text(await tier('tier-a'), 200);
+      await settle();
+      assert.deepEqual(await query('structuredProperties.test_tier:tier-b'), []);
+      assert.deepEqual(await query('name:changing AND structuredProperties.test_tier:tier-a'), [urn]);
+      await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' }), 200);
+      await settle();
+      assert.deepEqual(await query('name:changing'), [], 'a deleted entity leaves search');
+    });
+
     test('a write is found without any barrier (the dispatcher delivers on its own)', async () => {
       const urn = await createDataset(s, 'fresh');
       await text(await setValues(s, urn, [{ propertyUrn: propertyUrn(TIER), values: [{ string: 'fresh-tier' }] }]), 200);

@@ -25,6 +25,18 @@ export function likePattern(pattern: PatternPart[]): string {
 
 const isNumeric = (f: FieldSpec) => f.type === 'double' || f.type === 'date';
 
+/** One row of `search_values`. */
+interface ValueRow {
+  entityType: string;
+  urn: string;
+  field: string;
+  str: string;
+  num: number | null;
+}
+
+/** What tells two value rows apart. */
+const valueKey = (r: ValueRow) => `${r.entityType}\0${r.urn}\0${r.field}\0${r.str}\0${r.num ?? ''}`;
+
 function condition(e: Resolved, p: Params, types: string): string {
   switch (e.kind) {
     case 'all':
@@ -101,37 +113,65 @@ export class PostgresBackend implements SearchBackend {
 
   async ensureFields(): Promise<void> {}
 
+  /**
+   * Makes the documents and value rows of these entities those given, writing only what changed: a
+   * write of one structured property changes one value row and the document, not every key field's
+   * row again. Reads and deletes go by URN (the index by URN, whatever the planner knows of the table).
+   */
   async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<void> {
     const urns = [...docs.map((d) => d.urn), ...gone.map((g) => g.urn)];
     if (urns.length === 0) return;
-    const types = [...docs.map((d) => d.entityType), ...gone.map((g) => g.entityType)];
-    await query(tx, 'DELETE FROM search_values WHERE urn = ANY($1::text[])', [urns]);
-    // By the primary key (entity type, URN): a delete by URN alone would read the whole table.
-    await query(tx, 'DELETE FROM search_documents WHERE (entity_type, urn) IN (SELECT * FROM unnest($1::text[], $2::text[]))', [types, urns]);
-    if (docs.length === 0) return;
-    await query(
-      tx,
-      'INSERT INTO search_documents (entity_type, urn, removed, document) SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::jsonb[])',
-      [docs.map((d) => d.entityType), docs.map((d) => d.urn), docs.map((d) => d.removed), docs.map((d) => JSON.stringify(documentSource(d)))],
-    );
-    const rows = { type: [] as string[], urn: [] as string[], field: [] as string[], str: [] as string[], num: [] as (number | null)[] };
+    const wanted = new Map<string, ValueRow>();
     for (const d of docs) {
       for (const [field, { type, values }] of d.fields) {
         for (const v of values) {
-          rows.type.push(d.entityType);
-          rows.urn.push(d.urn);
-          rows.field.push(field);
-          rows.str.push(String(v));
-          rows.num.push(typeof v === 'number' ? v : type === 'date' ? (dateMillis(v) ?? null) : null);
+          const row: ValueRow = { entityType: d.entityType, urn: d.urn, field, str: String(v), num: typeof v === 'number' ? v : type === 'date' ? (dateMillis(v) ?? null) : null };
+          wanted.set(valueKey(row), row);
         }
       }
     }
-    if (rows.urn.length === 0) return;
-    await query(
+    const stored = await query<{ entity_type: string; urn: string; field: string; str_value: string; num_value: number | null }>(
       tx,
-      'INSERT INTO search_values (entity_type, urn, field, str_value, num_value) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[])',
-      [rows.type, rows.urn, rows.field, rows.str, rows.num],
+      'SELECT entity_type, urn, field, str_value, num_value FROM search_values WHERE urn = ANY($1::text[])',
+      [urns],
     );
+    const kept = new Set<string>();
+    const drop: ValueRow[] = [];
+    for (const r of stored) {
+      const row: ValueRow = { entityType: r.entity_type, urn: r.urn, field: r.field, str: r.str_value, num: r.num_value };
+      const key = valueKey(row);
+      if (wanted.has(key)) kept.add(key);
+      else drop.push(row);
+    }
+    if (drop.length) {
+      await query(
+        tx,
+        `DELETE FROM search_values v USING unnest($1::text[], $2::text[], $3::text[], $4::float8[]) AS d(urn, field, str, num)
+          WHERE v.urn = ANY($1::text[]) AND v.urn = d.urn AND v.field = d.field AND v.str_value = d.str AND v.num_value IS NOT DISTINCT FROM d.num`,
+        [drop.map((r) => r.urn), drop.map((r) => r.field), drop.map((r) => r.str), drop.map((r) => r.num)],
+      );
+    }
+    const add = [...wanted].filter(([key]) => !kept.has(key)).map(([, row]) => row);
+    if (add.length) {
+      await query(
+        tx,
+        'INSERT INTO search_values (entity_type, urn, field, str_value, num_value) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[])',
+        [add.map((r) => r.entityType), add.map((r) => r.urn), add.map((r) => r.field), add.map((r) => r.str), add.map((r) => r.num)],
+      );
+    }
+    if (gone.length) {
+      // By the primary key (entity type, URN): a delete by URN alone would read the whole table.
+      await query(tx, 'DELETE FROM search_documents WHERE (entity_type, urn) IN (SELECT * FROM unnest($1::text[], $2::text[]))', [gone.map((g) => g.entityType), gone.map((g) => g.urn)]);
+    }
+    if (docs.length) {
+      await query(
+        tx,
+        `INSERT INTO search_documents (entity_type, urn, removed, document) SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::jsonb[])
+           ON CONFLICT (entity_type, urn) DO UPDATE SET removed = excluded.removed, document = excluded.document
+             WHERE search_documents.removed <> excluded.removed OR search_documents.document <> excluded.document`,
+        [docs.map((d) => d.entityType), docs.map((d) => d.urn), docs.map((d) => d.removed), docs.map((d) => JSON.stringify(documentSource(d)))],
+      );
+    }
   }
 
   async refresh(): Promise<void> {}
