@@ -59,7 +59,7 @@ export function primeEntity(ctx: GraphQLContext, record: EntityRecord, aspects: 
   ctx.partial.set(record.urn, new Set(aspects));
 }
 
-/** Drops what the loader holds of an entity (a write of this request changed it). */
+/** Drops what the loader holds of an entity, so that a read after a write of this request sees the write. */
 export function forgetEntity(ctx: GraphQLContext, urn: string): void {
   ctx.entities.clear(urn);
   ctx.partial.delete(urn);

@@ -58,11 +58,6 @@ async function asManager<T>(verb: 'create' | 'update' | 'delete', work: () => Pr
   }
 }
 
-/** A read of the entity after a write of this request sees the write. */
-function forget(ctx: GraphQLContext, urn: string): void {
-  forgetEntity(ctx, urn);
-}
-
 async function definitionOf(ctx: GraphQLContext, ref: EntityRef): Promise<PropertyDefinition> {
   const definition = await aspectOf<PropertyDefinition>(ctx, ref.urn, 'propertyDefinition');
   if (!definition) throw SvcError.notFound(`Structured property ${ref.urn} has no definition`);
@@ -87,7 +82,7 @@ export const propertyResolvers = {
       if (typeQualifier?.allowedTypes) definition.typeQualifier = { allowedTypes: typeQualifier.allowedTypes };
       v.throwIfAny();
       const urn = await asManager('create', () => ctx.catalog.properties.create(ctx.principal, { id, definition }));
-      forget(ctx, urn);
+      forgetEntity(ctx, urn);
       return entityRef(urn);
     },
     async updateStructuredProperty(_: unknown, { input }: { input: UpdateInput }, ctx: GraphQLContext): Promise<EntityRef> {
@@ -101,7 +96,7 @@ export const propertyResolvers = {
           ...(input.typeQualifier?.newAllowedTypes ? { newAllowedTypes: input.typeQualifier.newAllowedTypes } : {}),
         }),
       );
-      forget(ctx, urn!);
+      forgetEntity(ctx, urn!);
       return entityRef(input.urn);
     },
     async upsertStructuredProperties(_: unknown, { input }: { input: UpsertInput }, ctx: GraphQLContext) {
@@ -112,17 +107,17 @@ export const propertyResolvers = {
       }));
       v.throwIfAny();
       const written = await ctx.catalog.properties.upsertValues(ctx.principal, input.assetUrn, assignments);
-      forget(ctx, input.assetUrn);
+      forgetEntity(ctx, input.assetUrn);
       return structuredPropertiesOf(input.assetUrn, written.stored.value as StructuredProperties);
     },
     async removeStructuredProperties(_: unknown, { input }: { input: { assetUrn: string; structuredPropertyUrns: string[] } }, ctx: GraphQLContext) {
       const written = await ctx.catalog.properties.removeValues(ctx.principal, input.assetUrn, input.structuredPropertyUrns);
-      forget(ctx, input.assetUrn);
+      forgetEntity(ctx, input.assetUrn);
       return structuredPropertiesOf(input.assetUrn, written.stored.value as StructuredProperties);
     },
     async deleteStructuredProperty(_: unknown, { input }: { input: { urn: string } }, ctx: GraphQLContext): Promise<boolean> {
       await asManager('delete', () => ctx.catalog.properties.delete(ctx.principal, input.urn));
-      forget(ctx, input.urn);
+      forgetEntity(ctx, input.urn);
       return true;
     },
   },
