@@ -32,6 +32,16 @@ test('a tuple part that must be a urn of a given type is checked', () => {
   assert.throws(() => registry.resolveUrn('urn:li:dataJob:(urn:li:chart:(a,b),j)'), (e: unknown) => e instanceof SvcError && e.code === 'INVALID_URN');
 });
 
+test('a URN resolved again is the same frozen resolution; a bad one is refused every time', () => {
+  const raw = 'urn:li:dataset:(urn:li:dataPlatform:hive,cached.t,PROD)';
+  const first = registry.resolveUrn(raw);
+  assert.equal(registry.resolveUrn(raw), first);
+  assert.deepEqual(first.parts, ['urn:li:dataPlatform:hive', 'cached.t', 'PROD']);
+  assert.throws(() => (first.parts as string[]).push('x'), TypeError);
+  assert.throws(() => Object.assign(first, { urn: 'other' }), TypeError);
+  for (let i = 0; i < 2; i++) assert.throws(() => registry.resolveUrn('urn:li:dataset:(hive,cached.t,PROD)'), (e: unknown) => e instanceof SvcError && e.code === 'INVALID_URN');
+});
+
 test('schema validation reports every violation', () => {
   const spec = registry.aspect(registry.entity('structuredProperty'), 'propertyDefinition');
   const problems = registry.validate(spec, { qualifiedName: 3, cardinality: 'MANY', bogus: true });

@@ -32,12 +32,17 @@ function keySchema(spec: EntitySpec): Record<string, unknown> {
   return { type: 'object', properties, required: spec.keyFields.map((f) => f.name), additionalProperties: false };
 }
 
+/** How many resolved URNs the registry keeps (a few MB at most). */
+const RESOLVED_URNS = 10_000;
+
 class Registry {
   readonly entities: readonly EntitySpec[] = ENTITIES;
   private readonly entityByLower = new Map<string, EntitySpec>();
   private readonly aspectByLower = new Map<string, AspectSpec>();
   private readonly aspectByPegasus = new Map<string, AspectSpec>();
   private readonly validators = new Map<string, (value: unknown) => string[]>();
+  /** URNs resolved lately (a page of search results, the entities of a batch of writes), oldest first. */
+  private readonly resolved = new Map<string, EntityUrn>();
 
   constructor() {
     for (const [name, schema] of Object.entries(ASPECT_SCHEMAS)) {
@@ -98,6 +103,8 @@ class Registry {
    * wrong shape for the type is INVALID_URN (`Invalid urn!: <urn>`).
    */
   resolveUrn(raw: string): EntityUrn {
+    const known = this.resolved.get(raw);
+    if (known) return known;
     const parsed = parseUrn(raw);
     const spec = this.entityByLower.get(parsed.entityType.toLowerCase());
     if (!spec || spec.name !== parsed.entityType) throw SvcError.invalidUrn(raw, new Error('unknown entity type'));
@@ -114,7 +121,11 @@ class Registry {
         if (inner.entityType !== f.urnOf) throw SvcError.invalidUrn(raw, new Error(`${f.name} must be a ${f.urnOf} urn`));
       }
     });
-    return { ...parsed, urn: raw, spec };
+    // Frozen: one resolution is shared by every caller of the same URN.
+    const resolved: EntityUrn = Object.freeze({ entityType: parsed.entityType, id: parsed.id, parts: Object.freeze(parsed.parts) as string[], urn: raw, spec });
+    if (this.resolved.size >= RESOLVED_URNS) this.resolved.delete(this.resolved.keys().next().value!);
+    this.resolved.set(raw, resolved);
+    return resolved;
   }
 
   /** The key aspect value of a URN, e.g. `{platform, name, origin}` for a dataset. */

@@ -19,8 +19,8 @@ export interface GraphQLContext {
   catalog: Catalog;
   /** An entity with its {@link GRAPHQL_ASPECTS}, as reads show them (null: it does not exist). */
   entities: DataLoader<string, EntityRecord | null>;
-  /** Entities the loader holds with some of their aspects only (see {@link primeEntity}): the aspects read. */
-  partial: Map<string, Set<string>>;
+  /** Entities a search read with some of their aspects only (see {@link primeEntity}), and those aspects. */
+  primed: Map<string, { record: EntityRecord; aspects: ReadonlySet<string> }>;
 }
 
 /** An entity as resolvers pass it on: its URN parsed; its aspects are read when a field needs them. */
@@ -46,7 +46,7 @@ export function createContext(catalog: Catalog, principal: Principal): GraphQLCo
       },
       { maxBatchSize: 100 },
     ),
-    partial: new Map(),
+    primed: new Map(),
   };
 }
 
@@ -56,17 +56,28 @@ export function createContext(catalog: Catalog, principal: Principal): GraphQLCo
  */
 export function primeEntity(ctx: GraphQLContext, record: EntityRecord, aspects: readonly string[]): void {
   ctx.entities.prime(record.urn, record);
-  ctx.partial.set(record.urn, new Set(aspects));
+  ctx.primed.set(record.urn, { record, aspects: new Set(aspects) });
 }
 
 /** Drops what the loader holds of an entity, so that a read after a write of this request sees the write. */
 export function forgetEntity(ctx: GraphQLContext, urn: string): void {
   ctx.entities.clear(urn);
-  ctx.partial.delete(urn);
+  ctx.primed.delete(urn);
 }
 
-/** The latest value of an aspect of the entity (undefined when the entity or the aspect is absent). */
-export async function aspectOf<T>(ctx: GraphQLContext, urn: string, aspect: string): Promise<T | undefined> {
-  if (ctx.partial.get(urn)?.has(aspect) === false) forgetEntity(ctx, urn);
-  return (await ctx.entities.load(urn))?.aspects.get(aspect)?.value as T | undefined;
+/**
+ * The latest value of an aspect of the entity (undefined when the entity or the aspect is absent): at
+ * once when a search read it (a page of results resolves without a promise per entity), else through
+ * the loader.
+ */
+export function aspectOf<T>(ctx: GraphQLContext, urn: string, aspect: string): T | undefined | Promise<T | undefined> {
+  const primed = ctx.primed.get(urn);
+  if (primed?.aspects.has(aspect)) return primed.record.aspects.get(aspect)?.value as T | undefined;
+  if (primed) forgetEntity(ctx, urn);
+  return ctx.entities.load(urn).then((record) => record?.aspects.get(aspect)?.value as T | undefined);
+}
+
+/** `f` of a value, or of a promised value once it is there. */
+export function then<T, R>(value: T | Promise<T>, f: (v: T) => R): R | Promise<R> {
+  return value instanceof Promise ? value.then(f) : f(value);
 }

@@ -7,7 +7,7 @@
 import { registry } from '../../../registry/registry.ts';
 import { SvcError } from '../../../errors.ts';
 import { logicalType, entityNameOf, type Assignment, type PrimitiveValue, type StructuredProperties } from '../../../properties/types.ts';
-import { aspectOf, entityRef, type EntityRef, type GraphQLContext } from '../context.ts';
+import { aspectOf, entityRef, then, type EntityRef, type GraphQLContext } from '../context.ts';
 import { enumOfEntityName, graphqlNames } from '../entityTypes.ts';
 
 type Resolver<P, A = Record<string, never>, R = unknown> = (parent: P, args: A, ctx: GraphQLContext) => R | Promise<R>;
@@ -41,7 +41,7 @@ const base = {
 
 const withProperties = {
   ...base,
-  structuredProperties: async (ref: EntityRef, _: unknown, ctx: GraphQLContext) => structuredPropertiesOf(ref.urn, await aspectOf<StructuredProperties>(ctx, ref.urn, 'structuredProperties')),
+  structuredProperties: (ref: EntityRef, _: unknown, ctx: GraphQLContext) => then(aspectOf<StructuredProperties>(ctx, ref.urn, 'structuredProperties'), (value) => structuredPropertiesOf(ref.urn, value)),
 };
 
 const keyField = (field: string) => (ref: EntityRef) => key(ref, field);
