@@ -122,8 +122,10 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     const recorded = await pool.query('SELECT property_urn, definition_version FROM structured_property_assignments WHERE entity_urn = $1', [datasetUrn(3)]);
     assert.deepEqual(recorded.rows, [{ property_urn: PROPERTY, definition_version: '20250101000000' }]);
     // …and no plan of a read context, of a property lookup or of the record of a write walked a whole table.
-    const lookups = plans.filter((p) => /structured_property_assignments|propertyDefinition/.test(p));
+    const lookups = plans.filter((p) => /structured_property_assignments|propertyDefinition|unnest\(p_urns/.test(p));
     assert.ok(lookups.length >= 4, `plans of the lookups were reported:\n${plans.join('\n')}`);
+    // The set-wise write (migration 024): its classification of the rows and its updates.
+    assert.ok(lookups.filter((p) => /unnest\(p_urns, p_aspects/.test(p)).length >= 2, `plans of the set-wise write were reported:\n${plans.join('\n')}`);
     for (const p of lookups) {
       assert.doesNotMatch(p, /Seq Scan on (structured_property_assignments|aspects)/, `a plan scans a whole table:\n${p}`);
     }

@@ -202,6 +202,66 @@ test('a batch of upserts has the outcomes and rows of the same writes made one b
   assert.deepEqual(of('unchanged', 'datasetProperties').map((r) => [r.version, (r.system_metadata as { runId: string }).runId]), [[0, 'touched']]);
 });
 
+/**
+ * `SELECT <fn>(…)` of a batch with the arguments writeAspects sends: `svc_write_checked` (set-wise for
+ * upserts of distinct entities, migration 024) or `svc_write_checked_rows` (row by row).
+ */
+async function writeWith(fn: 'svc_write_checked' | 'svc_write_checked_rows', ws: AspectWrite[], atomic = false): Promise<string[]> {
+  const guards = ws.flatMap((w, i) => (w.guards ?? []).map((g) => ({ ...g, row: i + 1 })));
+  const values = ws.map((_, i) => `$${i + 15}::json`).join(', ');
+  const [row] = await sql<{ outcomes: string[] }>(
+    s.databaseUrl,
+    `SELECT ${fn}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, ${values}) AS outcomes`,
+    [
+      atomic,
+      ws.map((w) => w.urn),
+      ws.map((w) => w.aspect),
+      ws.map((w) => w.keyAspect),
+      ws.map((w) => JSON.stringify(w.key)),
+      ws.map((w) => JSON.stringify(w.systemMetadata)),
+      ws.map((w) => w.actor),
+      ws.map((w) => w.mode),
+      ws.map((w) => w.expected !== undefined),
+      ws.map((w) => w.expected ?? null),
+      guards.map((g) => g.row),
+      guards.map((g) => g.urn),
+      guards.map((g) => g.aspect),
+      guards.map((g) => g.text),
+      ...ws.map((w) => JSON.stringify(w.value)),
+    ],
+  );
+  return row!.outcomes;
+}
+
+test('upserts of distinct entities written set-wise have the outcomes and rows of the row-by-row write', async () => {
+  const outcomes: Record<string, string[]> = {};
+  for (const [prefix, fn] of [['sw', 'svc_write_checked'], ['rw', 'svc_write_checked_rows']] as const) {
+    const n = (x: string) => `${prefix}_${x}`;
+    for (const w of [write(n('updated'), 'old'), write(n('unchanged'), 'same'), write(n('existing'), 'has a key'), write(n('stale'), 'read'), write(n('guarded'), 'kept'), write(n('guard'), 'as read')]) {
+      await writeAspect(s.svc.catalog.pool, w);
+    }
+    const [guardText] = await sql<{ text: string }>(s.databaseUrl, "SELECT metadata::text AS text FROM aspects WHERE urn = $1 AND aspect = 'datasetProperties' AND version = 0", [urnOf(n('guard'))]);
+    await writeAspect(s.svc.catalog.pool, write(n('guard'), 'changed'));
+    const batch = [
+      write(n('existing'), '', { aspect: 'status', value: { removed: false }, systemMetadata: { runId: 'second' } }),
+      write(n('guarded'), 'refused', { guards: [{ urn: urnOf(n('guard')), aspect: 'datasetProperties', text: guardText!.text }] }),
+      write(n('new'), 'fresh', { systemMetadata: { runId: 'first-of-new' } }),
+      write(n('stale'), 'refused', { expected: 'not what is stored' }),
+      write(n('unchanged'), 'same', { systemMetadata: { runId: 'touched' } }),
+      write(n('updated'), 'new'),
+    ].sort((a, b) => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0));
+    // All or nothing: the first stale row fails the statement, and nothing of the batch is written.
+    await assert.rejects(writeWith(fn, batch, true), /datasetProperties of .*guarded.* changed meanwhile|guard.*changed meanwhile/);
+    outcomes[prefix] = (await writeWith(fn, batch)).map((o) => o.replace(`${prefix}_`, 'x_'));
+  }
+  assert.deepEqual(outcomes.sw, outcomes.rw);
+  assert.deepEqual(
+    outcomes.sw!.map((o) => o.replace(/ of .*/, '')),
+    ['created:1', 'stale:datasetProperties', 'created:1', 'stale:datasetProperties', 'unchanged:1', 'updated:2'],
+  );
+  assert.deepEqual(await scenarioRows('sw'), await scenarioRows('rw'));
+});
+
 test('concurrent HTTP writes: CREATE of one aspect succeeds once, upserts of distinct entities all land', async () => {
   const path = (name: string, create: boolean) => `/openapi/v3/entity/dataset/${enc(urnOf(name))}/datasetProperties?createIfNotExists=${create}`;
   const creates = await Promise.all(

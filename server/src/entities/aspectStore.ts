@@ -154,10 +154,11 @@ function batchStatement(n: number): string {
 }
 
 /**
- * Writes aspects in the given order (URN order) through `svc_write_checked` (see migrations 003, 006
- * and 009): one statement, so all of them commit together, or none when the statement fails. With
- * `atomic`, a stale row or a failed precondition fails the statement (SQLSTATE SV409 or SV412);
- * otherwise each row's outcome is reported. The small fields go as arrays; each value goes as a
+ * Writes aspects in the given order (URN order) through `svc_write_checked` (see migrations 003, 006,
+ * 009 and 024: upserts of distinct entities are written set-wise, other batches row by row): one
+ * statement, so all of them commit together, or none when the statement fails. With `atomic`, a stale
+ * row or a failed precondition fails the statement (SQLSTATE SV409 or SV412); otherwise each row's
+ * outcome is reported. The small fields go as arrays; each value goes as a
  * parameter of its own, which the driver sends as it is (in an array it would escape it character by
  * character). One prepared statement per batch size.
  */
