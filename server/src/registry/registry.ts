@@ -32,7 +32,7 @@ function keySchema(spec: EntitySpec): Record<string, unknown> {
   return { type: 'object', properties, required: spec.keyFields.map((f) => f.name), additionalProperties: false };
 }
 
-/** How many resolved URNs the registry keeps (a few MB at most). */
+/** How many resolved URNs the registry keeps (URNs are at most 512 bytes: about 15 MB at worst). */
 const RESOLVED_URNS = 10_000;
 
 class Registry {
