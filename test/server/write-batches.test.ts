@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SvcError } from '../../server/src/errors.ts';
 import { WriteBatcher } from '../../server/src/entities/writeBatcher.ts';
-import { parseWritten, writeAspect, writeAspects, type AspectWrite, type Written } from '../../server/src/entities/aspectStore.ts';
+import { batchArguments, parseWritten, writeAspect, writeAspects, type AspectWrite, type Written } from '../../server/src/entities/aspectStore.ts';
 import { enc, sql, startTestServer, type TestServer } from '../support/testServer.ts';
 
 let s: TestServer;
@@ -207,28 +207,11 @@ test('a batch of upserts has the outcomes and rows of the same writes made one b
  * upserts of distinct entities, migration 024) or `svc_write_checked_rows` (row by row).
  */
 async function writeWith(fn: 'svc_write_checked' | 'svc_write_checked_rows', ws: AspectWrite[], atomic = false): Promise<string[]> {
-  const guards = ws.flatMap((w, i) => (w.guards ?? []).map((g) => ({ ...g, row: i + 1 })));
   const values = ws.map((_, i) => `$${i + 15}::json`).join(', ');
   const [row] = await sql<{ outcomes: string[] }>(
     s.databaseUrl,
     `SELECT ${fn}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, ${values}) AS outcomes`,
-    [
-      atomic,
-      ws.map((w) => w.urn),
-      ws.map((w) => w.aspect),
-      ws.map((w) => w.keyAspect),
-      ws.map((w) => JSON.stringify(w.key)),
-      ws.map((w) => JSON.stringify(w.systemMetadata)),
-      ws.map((w) => w.actor),
-      ws.map((w) => w.mode),
-      ws.map((w) => w.expected !== undefined),
-      ws.map((w) => w.expected ?? null),
-      guards.map((g) => g.row),
-      guards.map((g) => g.urn),
-      guards.map((g) => g.aspect),
-      guards.map((g) => g.text),
-      ...ws.map((w) => JSON.stringify(w.value)),
-    ],
+    batchArguments(ws, atomic),
   );
   return row!.outcomes;
 }

@@ -158,35 +158,35 @@ function batchStatement(n: number): string {
  * 009 and 024: upserts of distinct entities are written set-wise, other batches row by row): one
  * statement, so all of them commit together, or none when the statement fails. With `atomic`, a stale
  * row or a failed precondition fails the statement (SQLSTATE SV409 or SV412); otherwise each row's
- * outcome is reported. The small fields go as arrays; each value goes as a
- * parameter of its own, which the driver sends as it is (in an array it would escape it character by
- * character). One prepared statement per batch size.
+ * outcome is reported. The small fields go as arrays; each value goes as a parameter of its own,
+ * which the driver sends as it is (in an array it would escape it character by character). One
+ * prepared statement per batch size.
  */
 export async function writeAspects(db: Db, ws: AspectWrite[], atomic = false): Promise<BatchOutcome[]> {
-  const guards = ws.flatMap((w, i) => (w.guards ?? []).map((g) => ({ ...g, row: i + 1 })));
-  const rows = await q<{ outcomes: BatchOutcome[] }>(
-    db,
-    batchStatement(ws.length),
-    [
-      atomic,
-      ws.map((w) => w.urn),
-      ws.map((w) => w.aspect),
-      ws.map((w) => w.keyAspect),
-      ws.map((w) => JSON.stringify(w.key)),
-      ws.map((w) => JSON.stringify(w.systemMetadata)),
-      ws.map((w) => w.actor),
-      ws.map((w) => w.mode),
-      ws.map((w) => w.expected !== undefined),
-      ws.map((w) => w.expected ?? null),
-      guards.map((g) => g.row),
-      guards.map((g) => g.urn),
-      guards.map((g) => g.aspect),
-      guards.map((g) => g.text),
-      ...ws.map((w) => JSON.stringify(w.value)),
-    ],
-    `svc_write_checked_${ws.length}`,
-  );
+  const rows = await q<{ outcomes: BatchOutcome[] }>(db, batchStatement(ws.length), batchArguments(ws, atomic), `svc_write_checked_${ws.length}`);
   return rows[0]!.outcomes;
+}
+
+/** The arguments of `svc_write_checked` for a batch, in its order (the flag, thirteen arrays, the values). */
+export function batchArguments(ws: AspectWrite[], atomic: boolean): unknown[] {
+  const guards = ws.flatMap((w, i) => (w.guards ?? []).map((g) => ({ ...g, row: i + 1 })));
+  return [
+    atomic,
+    ws.map((w) => w.urn),
+    ws.map((w) => w.aspect),
+    ws.map((w) => w.keyAspect),
+    ws.map((w) => JSON.stringify(w.key)),
+    ws.map((w) => JSON.stringify(w.systemMetadata)),
+    ws.map((w) => w.actor),
+    ws.map((w) => w.mode),
+    ws.map((w) => w.expected !== undefined),
+    ws.map((w) => w.expected ?? null),
+    guards.map((g) => g.row),
+    guards.map((g) => g.urn),
+    guards.map((g) => g.aspect),
+    guards.map((g) => g.text),
+    ...ws.map((w) => JSON.stringify(w.value)),
+  ];
 }
 
 /**
