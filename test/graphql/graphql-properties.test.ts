@@ -419,6 +419,33 @@ describe('the endpoint', () => {
     await restDefinition(RETENTION);
   });
 
+  test('a plain JSON POST, answered without yoga\'s fetch layer, gets yoga\'s answer to the letter', async () => {
+    // Accept `application/json` is served directly (directPost.ts); the equivalent list below goes
+    // through yoga whole, which answers it as application/json too.
+    const answer = async (body: unknown, accept: string) => {
+      const res = await s.request('/api/graphql', { method: 'POST', body: JSON.stringify(body), headers: { accept } });
+      return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
+    };
+    const dataset = datasetUrn('gql.orders');
+    const requests: unknown[] = [
+      { query: `{ structuredProperty(urn: "${RETENTION}") { ${DEFINITION_FIELDS} } }` },
+      { query: `query A { __typename } query B($u: String!) { dataset(urn: $u) { urn } }`, operationName: 'B', variables: { u: dataset } },
+      { query: `query A { __typename }`, operationName: 'Nope' },
+      { query: '{ structuredProperty(urn: ' },
+      { query: '{ nothingHere }' },
+      { query: 'query($c: Int) { scrollAcrossEntities(input: {query: "*", count: $c}) { count } }', variables: { c: 'ten' } },
+      { query: '{ entity(urn: "not-a-urn") { urn } }' },
+      { query: upsert(dataset, RETENTION, '{numberValue: 31}') },
+      { query: upsert(dataset, RETENTION, '{numberValue: 90}') },
+      { query: '{ __typename }', variables: null, operationName: null, extensions: {} },
+    ];
+    for (const body of requests) {
+      const direct = await answer(body, 'application/json');
+      const viaYoga = await answer(body, 'application/json, */*;q=0.5');
+      assert.deepEqual(direct, viaYoga, JSON.stringify(body));
+    }
+  });
+
   test('a POST without a body is 400 saying what a GraphQL request is (found by the fuzz test: it was a bare 415)', async () => {
     for (const headers of [{}, { 'content-type': 'text/plain' }, { 'content-type': 'application/json' }] as Record<string, string>[]) {
       const res = await s.request('/api/graphql', { method: 'POST', headers });

@@ -71,10 +71,7 @@ export function createApp(deps: AppDeps): Express {
 
   // GraphiQL holds no data either: a browser asking for HTML gets it without a token (the queries it
   // sends carry one).
-  const yoga = createGraphQLHandler(catalog, deps.log);
-  const graphql = async (req: express.Request, res: express.Response) => {
-    await yoga.requestListener(req, res);
-  };
+  const graphql = createGraphQLHandler(catalog, deps.log).serve;
   app.get(GRAPHQL_PATH, (req, res, next) => {
     if (req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html') return graphql(req, res);
     next();

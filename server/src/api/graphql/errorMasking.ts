@@ -27,14 +27,23 @@ export function maskError(log: Logger) {
   };
 }
 
-/** Every response carries an `extensions` object, as DataHub's do. */
+type Result = Parameters<NonNullable<Plugin['onResultProcess']>>[0]['result'];
+
+/**
+ * Every response carries an `extensions` object, as DataHub's do: a result's serialiser adds it
+ * (yoga drops an empty `extensions` from a result with errors as it serialises, so it is added there).
+ */
+export function withExtensionsObject(result: Result): void {
+  for (const r of Array.isArray(result) ? result : [result]) {
+    if (r && typeof r === 'object' && !(Symbol.asyncIterator in r)) r.stringify = (x) => JSON.stringify({ ...x, extensions: x.extensions ?? {} });
+  }
+}
+
+/** {@link withExtensionsObject} on every result yoga serialises. */
 export function useExtensionsObject(): Plugin {
   return {
     onResultProcess({ result }) {
-      for (const r of Array.isArray(result) ? result : [result]) {
-        // Yoga drops an empty `extensions` from a result with errors as it serialises: added back there.
-        if (r && typeof r === 'object' && !(Symbol.asyncIterator in r)) r.stringify = (x) => JSON.stringify({ ...x, extensions: x.extensions ?? {} });
-      }
+      withExtensionsObject(result);
     },
   };
 }

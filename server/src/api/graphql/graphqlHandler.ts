@@ -17,6 +17,7 @@ import type { Catalog } from '../../catalog.ts';
 import type { Logger } from '../../log.ts';
 import { principalOf } from '../auth.ts';
 import { createContext } from './context.ts';
+import { directParams, serveDirect } from './directPost.ts';
 import { maskError, useExtensionsObject } from './errorMasking.ts';
 import { entityResolvers } from './resolvers/entityResolvers.ts';
 import { propertyResolvers } from './resolvers/propertyResolvers.ts';
@@ -30,12 +31,19 @@ export const GRAPHQL_LIMITS = { depth: 12, aliases: 30, tokens: 5000, cost: 5000
 
 export const typeDefs = readFileSync(join(import.meta.dirname, 'schema.graphql'), 'utf8');
 
-export function createGraphQLHandler(catalog: Catalog, log: Logger) {
+export interface GraphQLHandler {
+  /** Yoga, which serves every GraphQL request but the plain JSON POST (see directPost.ts). */
+  yoga: ReturnType<typeof createYoga<{ req: Request; res: Response }>>;
+  /** Serves a GraphQL request: a plain JSON POST directly, any other through yoga. */
+  serve(req: Request, res: Response): Promise<void>;
+}
+
+export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHandler {
   const schema = createSchema<{ req: Request; res: Response }>({
     typeDefs,
     resolvers: [entityResolvers, propertyResolvers, searchResolvers] as never,
   });
-  return createYoga<{ req: Request; res: Response }>({
+  const yoga = createYoga<{ req: Request; res: Response }>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
@@ -55,4 +63,12 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger) {
       useGraphQlJit(),
     ],
   });
+  return {
+    yoga,
+    async serve(req, res) {
+      const params = directParams(req);
+      if (params) return serveDirect(yoga, params, req, res);
+      await yoga.requestListener(req, res);
+    },
+  };
 }
