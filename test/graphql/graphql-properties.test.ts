@@ -399,10 +399,12 @@ describe('the endpoint', () => {
     let deep = 'urn';
     for (let i = 0; i < 8; i++) deep = `structuredProperties { properties { structuredProperty { urn } valueEntities { ... on Dataset { urn ${deep.includes('structuredProperties') ? deep : ''} } } } }`;
     const tooDeep = await graphql(s, `{ dataset(urn: "${datasetUrn('gql.orders')}") { ${deep} } }`);
-    assert.match(tooDeep.body.errors?.[0]?.message ?? '', /depth/i, JSON.stringify(tooDeep.body));
+    assert.match(tooDeep.body.errors?.[0]?.message ?? '', /^Query depth limit of 12 exceeded/, JSON.stringify(tooDeep.body));
+    assert.equal(tooDeep.body.errors?.[0]?.extensions?.code, 'GRAPHQL_VALIDATION_FAILED');
     const aliases = Array.from({ length: 40 }, (_, i) => `a${i}: structuredProperty(urn: "${RETENTION}") { urn }`).join(' ');
     const tooMany = await graphql(s, `{ ${aliases} }`);
     assert.match(tooMany.body.errors?.[0]?.message ?? '', /aliases/i, JSON.stringify(tooMany.body));
+    assert.equal(tooMany.body.errors?.[0]?.extensions?.code, 'GRAPHQL_VALIDATION_FAILED');
   });
 
   test('a browser asking for HTML gets GraphiQL without a token', async () => {
@@ -446,14 +448,61 @@ describe('the endpoint', () => {
     }
   });
 
-  test('a POST without a body is 400 saying what a GraphQL request is (found by the fuzz test: it was a bare 415)', async () => {
+  test('a request refused before GraphQL runs is answered in GraphQL\'s error form, with the HTTP status of its error', async () => {
+    const shape = (message: string, code: number, type: string) => ({ errors: [{ message, extensions: { code, type } }], extensions: {} });
+    // A POST without a body was a bare 415 (found by the fuzz test); {} and null were "POST body sent invalid JSON".
     for (const headers of [{}, { 'content-type': 'text/plain' }, { 'content-type': 'application/json' }] as Record<string, string>[]) {
       const res = await s.request('/api/graphql', { method: 'POST', headers });
       assert.equal(res.status, 400);
-      assert.deepEqual(await res.json(), {
-        errors: [{ message: 'A GraphQL request needs a body: {"query": "…", "variables": {…}}, sent with Content-Type application/json', extensions: { code: 'BAD_REQUEST' } }],
-        extensions: {},
-      });
+      assert.deepEqual(await res.json(), shape('A GraphQL request needs a body: {"query": "…", "variables": {…}}, sent with Content-Type application/json', 400, 'BAD_REQUEST'));
     }
+    const cases: [string, number, string, string][] = [
+      ['{}', 400, 'BAD_REQUEST', 'A GraphQL request needs a query: {"query": "…", "variables": {…}}'],
+      ['null', 400, 'BAD_REQUEST', 'A GraphQL request is a JSON object, {"query": "…", "variables": {…}}; got null'],
+      ['"{ __typename }"', 400, 'BAD_REQUEST', 'A GraphQL request is a JSON object, {"query": "…", "variables": {…}}; got a string'],
+      ['{"query": "{ __typename }"', 400, 'BAD_REQUEST', "Malformed JSON in the request body: Expected ',' or '}' after property value in JSON at position 26"],
+      ['{"query": "{ __typename }", "variables": {"a": "x\\u0000"}}', 400, 'BAD_REQUEST', 'body.variables.a: the string contains the NUL character (U+0000), which svc does not store'],
+    ];
+    for (const [body, status, type, message] of cases) {
+      const res = await s.request('/api/graphql', { method: 'POST', body });
+      assert.equal(res.status, status, body);
+      assert.deepEqual(await res.json(), shape(message, status, type), body);
+    }
+    const noToken = await s.request('/api/graphql', { method: 'POST', body: '{"query": "{ __typename }"}', token: null });
+    assert.equal(noToken.status, 401);
+    assert.equal(noToken.headers.get('www-authenticate'), 'Bearer');
+    assert.deepEqual(((await noToken.json()) as { errors: { extensions: unknown }[] }).errors[0]!.extensions, { code: 401, type: 'UNAUTHORIZED' });
+  });
+
+  test('a value written in the query is held to the rules of any input: no NUL, numbers kept exactly; nothing is written', async () => {
+    const dataset = datasetUrn('gql.orders');
+    const before = await readValues(s, dataset);
+    const definition = await restDefinition(RETENTION);
+    const refused: [string, string][] = [
+      [`mutation { updateStructuredProperty(input: {urn: "${RETENTION}", displayName: "a\\u0000"}) { urn } }`, 'A string in the query contains the NUL character (U+0000), which svc does not store'],
+      [upsert(dataset, RETENTION, '{numberValue: 12345678901234567890}'), 'A number in the query: the integer 12345678901234567890 is beyond ±9007199254740991 and cannot be kept exactly; send it as a string, or as a decimal (1.2345678901234567e+19) if rounding is acceptable'],
+      [upsert(dataset, RETENTION, '{numberValue: 1e400}'), 'A number in the query: the number is out of range (at most about 1.8e308)'],
+    ];
+    for (const [query, message] of refused) {
+      const a = await graphql(s, query);
+      assert.equal(a.status, 200);
+      assert.deepEqual(a.body.errors?.map((e) => [e.message, e.extensions?.code]), [[message, 'GRAPHQL_VALIDATION_FAILED']], query);
+      assert.equal(a.body.data, undefined);
+    }
+    // A lone surrogate cannot even be written: GraphQL's lexer refuses the escape.
+    const surrogate = await graphql(s, `mutation { updateStructuredProperty(input: {urn: "${RETENTION}", description: "\\ud800"}) { urn } }`);
+    assert.deepEqual(surrogate.body.errors?.map((e) => [e.message, e.extensions?.code]), [['Syntax Error: Invalid Unicode escape sequence: "\\ud800".', 'GRAPHQL_PARSE_FAILED']]);
+    assert.deepEqual(await readValues(s, dataset), before);
+    assert.deepEqual(await restDefinition(RETENTION), definition);
+  });
+
+  test('a subscription is refused as GraphQL refuses it (it was a 500 from the compiled executor)', async () => {
+    const a = await graphql(s, 'subscription { x }');
+    assert.deepEqual(a.body.errors?.map((e) => [e.message, e.extensions?.code]), [['Schema is not configured to execute subscription operation.', 'GRAPHQL_VALIDATION_FAILED']]);
+  });
+
+  test('a variable of the wrong type is named, with the path to the wrong value', async () => {
+    const a = await graphql(s, 'query($f: [AndFilterInput!]) { scrollAcrossEntities(input: {query: "*", orFilters: $f}) { count } }', { f: [{ and: [{ field: 'urn', negated: 'yes' }] }] });
+    assert.deepEqual(a.body.errors?.map((e) => [e.message, e.extensions?.code]), [['Variable "$f" got invalid value "yes" at "f[0].and[0].negated"; Boolean cannot represent a non boolean value: "yes"', 'GRAPHQL_VALIDATION_FAILED']]);
   });
 });

@@ -14,7 +14,6 @@ import { jsonBody } from './jsonBody.ts';
 import { createMetrics } from './metrics.ts';
 import { pathGuard } from './pathGuard.ts';
 import { createGraphQLHandler, GRAPHQL_PATH } from './graphql/graphqlHandler.ts';
-import { sendJson } from './json.ts';
 import { restliConfig, restliRoutes, restliUnsupported } from './rest/restliRoutes.ts';
 import { entityRoutes } from './rest/entityRoutes.ts';
 import { openapiDocument } from './rest/openapiDocument.ts';
@@ -36,9 +35,6 @@ const SWAGGER_PAGE = `<!doctype html>
 <script src="./swagger-ui-bundle.js"></script>
 <script>window.ui = SwaggerUIBundle({ url: '/openapi/v3/api-docs', dom_id: '#ui', deepLinking: true, docExpansion: 'none' });</script>
 </body></html>`;
-
-/** The answer to a GraphQL POST without a body (Yoga's own would be a bare 415). */
-const EMPTY_GRAPHQL_POST = 'A GraphQL request needs a body: {"query": "…", "variables": {…}}, sent with Content-Type application/json';
 
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -87,11 +83,7 @@ export function createApp(deps: AppDeps): Express {
   api
     .route(GRAPHQL_PATH)
     .get(graphql)
-    .post((req, res) => {
-      // A POST without a body would get Yoga's bare 415: it is told what a GraphQL request is, in GraphQL's error shape.
-      if (req.body === undefined) return sendJson(res, 400, { errors: [{ message: EMPTY_GRAPHQL_POST, extensions: { code: 'BAD_REQUEST' } }], extensions: {} });
-      return graphql(req, res);
-    });
+    .post(graphql);
   entityRoutes(api, catalog.entities, catalog.search, 'v2');
   entityRoutes(api, catalog.entities, catalog.search, 'v3');
   api.use(tokenRoutes(catalog.tokens));

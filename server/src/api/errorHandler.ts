@@ -3,11 +3,14 @@
  * bodies follow DataHub's OpenAPI forms: `{"error":"Validation Error","message":…}` for a refused
  * request, `{"error":"Invalid urn!: <urn>"}` for an unparsable URN, an empty body with a
  * `Not-Found-Reason` header for a missing entity or aspect, and `{"error":"Internal server error
- * occurred"}` (the cause only in the log) for a fault of svc's own.
+ * occurred"}` (the cause only in the log) for a fault of svc's own. On the GraphQL path, the same
+ * failures (a missing token, a body that is not JSON) take GraphQL's error form.
  */
 import type { NextFunction, Request, Response } from 'express';
 import { SvcError, toSvcError, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { graphqlErrorBody } from './graphql/errorMasking.ts';
+import { GRAPHQL_PATH } from './graphql/graphqlHandler.ts';
 import { sendJson } from './json.ts';
 
 /** The JSON body for an error; undefined means an empty body (a missing entity or aspect, as DataHub). */
@@ -41,10 +44,11 @@ function fromHttpError(err: unknown): SvcError | undefined {
   return new SvcError(BY_STATUS[e.status] ?? 'BAD_REQUEST', String(e.message), { cause: err });
 }
 
-export function sendError(res: Response, err: SvcError): void {
+export function sendError(res: Response, err: SvcError, graphql = false): void {
   if (err.notFoundReason) res.setHeader('Not-Found-Reason', err.notFoundReason);
   if (err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
-  const body = errorBody(err);
+  // GraphQL's clients read `errors[]` whatever went wrong, even before GraphQL ran.
+  const body = graphql ? graphqlErrorBody(err) : errorBody(err);
   if (body === undefined) res.status(err.httpStatus).end();
   else sendJson(res, err.httpStatus, body);
 }
@@ -61,6 +65,6 @@ export function errorHandler(log: Logger) {
       if (res.headersSent) res.end();
       return;
     }
-    sendError(res, svcErr);
+    sendError(res, svcErr, req.path === GRAPHQL_PATH);
   };
 }

@@ -100,16 +100,25 @@ function walk(v: unknown, path: string, depth: number, out: string[]): void {
   }
 }
 
+/**
+ * Why the number written as `text` (JSON's or GraphQL's syntax) cannot be stored as written, or
+ * undefined when it can: out of range, or an integer a JavaScript number would round.
+ */
+export function numberTextProblem(text: string): string | undefined {
+  if (!Number.isFinite(Number(text))) return 'the number is out of range (at most about 1.8e308)';
+  if (getUnsafeNumberReason(text) === 'truncate_integer') {
+    return `the integer ${text} is beyond ±9007199254740991 and cannot be kept exactly; send it as a string, or as a decimal (${Number(text).toExponential()}) if rounding is acceptable`;
+  }
+  return undefined;
+}
+
 /** The integers of a JSON text that a JavaScript number would round, as messages. */
 function inexactIntegers(raw: string): string[] {
   const out: string[] = [];
   try {
     parseLossless(raw, null, (text: string) => {
-      if (getUnsafeNumberReason(text) === 'truncate_integer') {
-        out.push(
-          `body: the integer ${text} is beyond ±9007199254740991 and cannot be kept exactly; send it as a string, or as a decimal (${Number(text).toExponential()}) if rounding is acceptable`,
-        );
-      }
+      // Numbers out of range are reported where they are by walk(): JSON.parse made them Infinity.
+      if (getUnsafeNumberReason(text) === 'truncate_integer') out.push(`body: ${numberTextProblem(text)}`);
       return 0;
     });
   } catch {

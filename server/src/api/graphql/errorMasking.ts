@@ -7,8 +7,25 @@
  */
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { ERROR_CODES, toSvcError } from '../../errors.ts';
+import { ERROR_CODES, toSvcError, type SvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+
+/** The message and `extensions` of an svc failure as a GraphQL error (INTERNAL's cause not shown). */
+export function graphqlErrorParts(svc: SvcError): { message: string; extensions: Record<string, unknown> } {
+  const entry = ERROR_CODES[svc.code];
+  const extensions: Record<string, unknown> = { code: entry.http, type: entry.graphql };
+  if (svc.detail) extensions.detail = svc.detail;
+  if (svc.violations.length > 1) extensions.violations = svc.violations;
+  return { message: svc.code === 'INTERNAL' ? entry.title : svc.message, extensions };
+}
+
+/**
+ * The whole answer to a GraphQL request refused before GraphQL ran (no token, a body that is not
+ * JSON or not a GraphQL request): the same error form as any other, with the table's HTTP status.
+ */
+export function graphqlErrorBody(svc: SvcError): { errors: { message: string; extensions: Record<string, unknown> }[]; extensions: Record<string, never> } {
+  return { errors: [graphqlErrorParts(svc)], extensions: {} };
+}
 
 export function maskError(log: Logger) {
   return (error: unknown): Error => {
@@ -17,12 +34,8 @@ export function maskError(log: Logger) {
     if (error instanceof GraphQLError && (original === undefined || original === null || original instanceof GraphQLError)) return error;
     const svc = toSvcError(original);
     if (svc.code === 'INTERNAL' || svc.code === 'UNAVAILABLE') log.error({ err: svc.cause ?? svc, path: (error as GraphQLError).path }, 'graphql request failed');
-    const entry = ERROR_CODES[svc.code];
-    const message = svc.code === 'INTERNAL' ? entry.title : svc.message;
+    const { message, extensions } = graphqlErrorParts(svc);
     const located = error instanceof GraphQLError ? error : undefined;
-    const extensions: Record<string, unknown> = { code: entry.http, type: entry.graphql };
-    if (svc.detail) extensions.detail = svc.detail;
-    if (svc.violations.length > 1) extensions.violations = svc.violations;
     return new GraphQLError(message, { nodes: located?.nodes, source: located?.source, positions: located?.positions, path: located?.path, extensions });
   };
 }

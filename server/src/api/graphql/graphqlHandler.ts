@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { GraphQLError, type ValidationContext } from 'graphql';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
@@ -14,10 +15,13 @@ import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import type { Request, Response } from 'express';
 import type { Catalog } from '../../catalog.ts';
+import { SvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { principalOf } from '../auth.ts';
 import { createContext } from './context.ts';
 import { directParams, serveDirect } from './directPost.ts';
+import { useInputLiteralRules } from './inputLiterals.ts';
+import { useVariableValues } from './variableValues.ts';
 import { maskError, useExtensionsObject } from './errorMasking.ts';
 import { entityResolvers } from './resolvers/entityResolvers.ts';
 import { propertyResolvers } from './resolvers/propertyResolvers.ts';
@@ -29,7 +33,31 @@ export const GRAPHQL_PATH = '/api/graphql';
 /** Limits of one document: DataHub's deepest common query (search → entity → properties → definition → types → info) is depth 9. */
 export const GRAPHQL_LIMITS = { depth: 12, aliases: 30, tokens: 5000, cost: 5000 };
 
+/**
+ * A limit exceeded is reported as a validation error (code GRAPHQL_VALIDATION_FAILED), as any query
+ * that GraphQL refuses before running it: graphql-armor would throw it, prefixed "Syntax Error: ",
+ * and yoga would pass it on without a code.
+ */
+const asValidationError = {
+  propagateOnRejection: false,
+  onReject: [(ctx: ValidationContext | null, err: GraphQLError) => ctx?.reportError(new GraphQLError(err.message.replace(/^Syntax Error: /, '')))],
+};
+
 export const typeDefs = readFileSync(join(import.meta.dirname, 'schema.graphql'), 'utf8');
+
+const REQUEST_FORM = '{"query": "…", "variables": {…}}';
+
+/**
+ * What is wrong with the parsed body of a GraphQL POST that yoga would answer badly: nothing (a bare
+ * 415), or JSON that is not an object or an empty one (yoga reads those as "invalid JSON"). A batch
+ * or an object with parameters goes to yoga, which names what is wrong with them.
+ */
+export function postBodyProblem(body: unknown): string | undefined {
+  if (body === undefined) return `A GraphQL request needs a body: ${REQUEST_FORM}, sent with Content-Type application/json`;
+  if (typeof body !== 'object' || body === null) return `A GraphQL request is a JSON object, ${REQUEST_FORM}; got ${body === null ? 'null' : `a ${typeof body}`}`;
+  if (!Array.isArray(body) && Object.keys(body).length === 0) return `A GraphQL request needs a query: ${REQUEST_FORM}`;
+  return undefined;
+}
 
 export interface GraphQLHandler {
   /** Yoga, which serves every GraphQL request but the plain JSON POST (see directPost.ts). */
@@ -54,10 +82,12 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
     maskedErrors: { maskError: maskError(log) },
     context: ({ req }) => createContext(catalog, principalOf(req)),
     plugins: [
-      maxDepthPlugin({ n: GRAPHQL_LIMITS.depth, ignoreIntrospection: true }),
-      maxAliasesPlugin({ n: GRAPHQL_LIMITS.aliases }),
+      maxDepthPlugin({ n: GRAPHQL_LIMITS.depth, ignoreIntrospection: true, ...asValidationError }),
+      maxAliasesPlugin({ n: GRAPHQL_LIMITS.aliases, ...asValidationError }),
       maxTokensPlugin({ n: GRAPHQL_LIMITS.tokens }),
-      costLimitPlugin({ maxCost: GRAPHQL_LIMITS.cost, ignoreIntrospection: true }),
+      costLimitPlugin({ maxCost: GRAPHQL_LIMITS.cost, ignoreIntrospection: true, ...asValidationError }),
+      useInputLiteralRules(),
+      useVariableValues(),
       useExtensionsObject(),
       useStringFilterFlags(),
       useGraphQlJit(),
@@ -66,6 +96,10 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
   return {
     yoga,
     async serve(req, res) {
+      if (req.method === 'POST') {
+        const problem = postBodyProblem(req.body);
+        if (problem) throw new SvcError('BAD_REQUEST', problem);
+      }
       const params = directParams(req);
       if (params) return serveDirect(yoga, params, req, res);
       await yoga.requestListener(req, res);
