@@ -287,6 +287,17 @@ describe('names, preconditions, time series', () => {
     assert.deepEqual(await res.json(), { error: 'Precondition Failed', message: 'Cannot perform CREATE since the aspect already exists.' });
   });
 
+  test('v2 creates or updates by default; an explicit createIfNotExists=true refuses an existing aspect with 412', async () => {
+    const urn = 'urn:li:tag:v2CreateOrUpdate';
+    const path = `/openapi/v2/entity/tag/${enc(urn)}/status`;
+    await text(await s.request(path, { method: 'POST', body: '{"removed":false}' }), 200);
+    await text(await s.request(path, { method: 'POST', body: '{"removed":true}' }), 200);
+    const res = await s.request(`${path}?createIfNotExists=true`, { method: 'POST', body: '{"removed":false}' });
+    assert.equal(res.status, 412);
+    assert.deepEqual(await res.json(), { error: 'Precondition Failed', message: 'Cannot perform CREATE since the aspect already exists.' });
+    assert.deepEqual(JSON.parse(await text(await s.request(path), 200)), { value: { removed: true } });
+  });
+
   test('createIfEntityNotExists=true on an existing entity is 412', async () => {
     const res = await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/subTypes?createIfEntityNotExists=true`, { method: 'POST', body: '{"value":{"typeNames":["x"]}}' });
     assert.equal(res.status, 412);

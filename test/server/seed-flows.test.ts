@@ -141,3 +141,33 @@ for (const v of ['v3', 'v2'] as const) {
     });
   });
 }
+
+describe('the seed\'s v2 calls as written, without createIfNotExists', () => {
+  const PROP = propertyUrn('io.acryl.privacy.seedV2Plain');
+  const DATASET = datasetUrn('SeedV2Plain');
+  const status = (removed: boolean) =>
+    s.request(`/openapi/v2/entity/structuredProperty/${enc(PROP)}/status?systemMetadata=false`, { method: 'POST', body: JSON.stringify({ removed }) });
+  const set = (values: { double: number }[]) =>
+    s.request(`/openapi/v2/entity/dataset/${enc(DATASET)}/structuredProperties`, { method: 'POST', body: JSON.stringify({ properties: [{ propertyUrn: PROP, values }] }) });
+
+  before(async () => {
+    await text(await s.request(`/openapi/v2/entity/structuredProperty/${enc(PROP)}/propertyDefinition`, { method: 'POST', body: JSON.stringify(retentionTimeDefinition('io.acryl.privacy.seedV2Plain')) }), 200);
+    await text(await s.request(`/openapi/v2/entity/dataset/${enc(DATASET)}/status`, { method: 'POST', body: '{"removed":false}' }), 200);
+  });
+
+  test('P7 soft delete then restore: both answer 200 and the property is usable again', async () => {
+    assert.deepEqual(JSON.parse(await text(await status(true), 200)), { urn: PROP, aspects: { status: { value: { removed: true } } } });
+    assert.deepEqual(JSON.parse(await text(await status(false), 200)), { urn: PROP, aspects: { status: { value: { removed: false } } } });
+    assert.deepEqual(JSON.parse(await text(await s.request(`/openapi/v2/entity/structuredProperty/${enc(PROP)}/status`), 200)), { value: { removed: false } });
+    await text(await set([{ double: 30 }]), 200);
+  });
+
+  test('P3 set twice: the second set replaces the first', async () => {
+    await text(await set([{ double: 60 }]), 200);
+    const raw = await text(await set([{ double: 365 }]), 200);
+    assert.deepEqual(JSON.parse(raw), { urn: DATASET, aspects: { structuredProperties: { value: { properties: [{ propertyUrn: PROP, values: [{ double: 365 }] }] } } } });
+    assert.deepEqual(JSON.parse(await text(await s.request(`/openapi/v2/entity/dataset/${enc(DATASET)}/structuredProperties`), 200)), {
+      value: { properties: [{ propertyUrn: PROP, values: [{ double: 365 }] }] },
+    });
+  });
+});

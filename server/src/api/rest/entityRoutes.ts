@@ -16,6 +16,15 @@ const systemMetadata = { type: 'boolean', default: false, description: 'Include 
 const includeSoftDelete = { type: 'boolean', default: false, description: 'Count soft-deleted entities (status.removed = true) too' } as const;
 const aspects = { type: 'list', aliases: ['aspectNames'], description: 'Aspects to return (all when absent); repeatable or comma-separated' } as const;
 
+function postAspectQueries(createByDefault: boolean, createIfNotExists: string) {
+  return queryParams({
+    createIfNotExists: { type: 'boolean', default: createByDefault, description: createIfNotExists },
+    createIfEntityNotExists: { type: 'boolean', default: false, description: 'Refuse (412) when the entity exists' },
+    async: { type: 'boolean', default: false, description: 'Answer 202 instead of 200 (the write is done before the answer either way)' },
+    systemMetadata,
+  });
+}
+
 /** The query parameters of each entity route (also the OpenAPI document's). */
 export const ENTITY_QUERIES = {
   list: queryParams({
@@ -46,12 +55,15 @@ export const ENTITY_QUERIES = {
   }),
   getAspect: queryParams({ version: { type: 'integer', default: 0, minimum: 0, description: 'Version to read; 0 is the latest' }, systemMetadata }),
   headAspect: queryParams({ includeSoftDelete }),
-  postAspect: queryParams({
-    createIfNotExists: { type: 'boolean', default: true, description: 'Refuse (412) when the aspect exists: pass false to update an existing aspect' },
-    createIfEntityNotExists: { type: 'boolean', default: false, description: 'Refuse (412) when the entity exists' },
-    async: { type: 'boolean', default: false, description: 'Answer 202 instead of 200 (the write is done before the answer either way)' },
-    systemMetadata,
-  }),
+  /**
+   * v3 creates by default, as DataHub's does (datahub-behaviour.md §5.1); v2 creates or updates, as the
+   * seed's v2 calls (restore after a soft delete, a second set) need: the seed gives
+   * `createIfNotExists` to v3 only. v2 still takes `createIfNotExists=true` from DataHub clients.
+   */
+  postAspect: {
+    v3: postAspectQueries(true, 'Refuse (412) when the aspect exists (the default): pass false to create or update it'),
+    v2: postAspectQueries(false, 'Refuse (412) when the aspect exists; by default (false) v2 creates or updates it'),
+  },
   patchAspect: queryParams({
     async: { type: 'boolean', default: false, description: 'Answer 202 instead of 200 (the write is done before the answer either way)' },
     systemMetadata,
@@ -157,7 +169,7 @@ export function entityRoutes(router: Router, service: EntityService, search: Sea
   aspectRoute.post(async (req, res) => {
     const target = service.resolve(req.params.entityName, req.params.urn);
     const aspect = registry.aspect(target.spec, req.params.aspectName);
-    const q = ENTITY_QUERIES.postAspect.parse(req);
+    const q = ENTITY_QUERIES.postAspect[v].parse(req);
     const body = aspectBody(v, requireBody(req), aspect.name);
     const written = await service.write(principalOf(req), [{ urn: target.urn, target, aspect: aspect.name, ...body }], writeMode(q));
     send(res, q.async ? 202 : 200, entityShape(v, recordsOf(written)[0]!, q.systemMetadata));

@@ -159,8 +159,11 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
       post: {
         tags: [tag],
         operationId: id('Write', a.name),
-        summary: `Create the ${a.name} aspect; with createIfNotExists=false, create or update it`,
-        parameters: [urnParam, ...q.postAspect.openapi()],
+        summary:
+          v === 'v3'
+            ? `Create the ${a.name} aspect; with createIfNotExists=false, create or update it`
+            : `Create or update the ${a.name} aspect; with createIfNotExists=true, only create it`,
+        parameters: [urnParam, ...q.postAspect[v].openapi()],
         requestBody: { required: true, content: json(body) },
         responses: {
           '200': { description: 'Written', content: json(written) },
