@@ -5,7 +5,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { retentionTimeDefinition } from '../support/structuredProperties.ts';
-import { enc, startTestServer, text, type TestServer, expectMissing } from '../support/testServer.ts';
+import { expectRejected, expectValidationError } from '../support/expectRejected.ts';
+import { enc, sql, startTestServer, text, type TestServer, expectMissing } from '../support/testServer.ts';
 
 let s: TestServer;
 before(async () => {
@@ -311,5 +312,100 @@ describe('names, preconditions, time series', () => {
     }
     const latest = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile`), 200));
     assert.deepEqual(latest.datasetProfile.value, { timestampMillis: 3000, rowCount: 30 });
+  });
+});
+
+describe('conditional-write headers (If-Version-Match, If-None-Match)', () => {
+  const statusPath = (urn: string, query = 'createIfNotExists=false') => `/openapi/v3/entity/tag/${enc(urn)}/status?${query}`;
+  const writeStatus = (urn: string, removed: boolean, headers?: Record<string, string>, query?: string) =>
+    s.request(statusPath(urn, query), { method: 'POST', body: JSON.stringify({ value: { removed }, ...(headers ? { headers } : {}) }) });
+  const readStatus = async (urn: string) => JSON.parse(await text(await s.request(`/openapi/v2/entity/tag/${enc(urn)}/status`), 200)).value;
+  /** A tag whose status has versions 1, 2 and 3 (removed false, true, false). */
+  async function tagWithThreeVersions(name: string): Promise<string> {
+    const urn = `urn:li:tag:${name}`;
+    for (const removed of [false, true, false]) await text(await writeStatus(urn, removed), 200);
+    return urn;
+  }
+  const versionMismatch = (sent: string, actual: number) => (raw: string) =>
+    assert.deepEqual(JSON.parse(raw), { error: 'Validation Error', message: `Expected version ${sent}, actual version ${actual}` });
+
+  test('If-Version-Match that does not hold is 412 and writes nothing', async () => {
+    const urn = await tagWithThreeVersions('ivmMismatch');
+    await expectRejected(s, () => writeStatus(urn, true, { 'If-Version-Match': '999' }), 412, versionMismatch('999', 3));
+    await expectRejected(s, () => writeStatus(urn, true, { 'If-Version-Match': '2' }), 412, versionMismatch('2', 3));
+    await expectRejected(s, () => writeStatus(urn, true, { 'If-Version-Match': '-10000' }), 412, versionMismatch('-10000', 3));
+    assert.deepEqual(await readStatus(urn), { removed: false });
+  });
+
+  test('If-Version-Match of the current version writes, and the version moves on', async () => {
+    const urn = await tagWithThreeVersions('ivmMatch');
+    assert.deepEqual(JSON.parse(await text(await writeStatus(urn, true, { 'If-Version-Match': '3' }), 200)), { urn, status: { value: { removed: true } } });
+    assert.deepEqual(await readStatus(urn), { removed: true });
+    await expectRejected(s, () => writeStatus(urn, false, { 'If-Version-Match': '3' }), 412, versionMismatch('3', 4));
+    await text(await writeStatus(urn, false, { 'If-Version-Match': '4' }), 200);
+    assert.deepEqual(await readStatus(urn), { removed: false });
+  });
+
+  test('If-Version-Match "-1" writes only an aspect that does not exist', async () => {
+    const urn = 'urn:li:tag:ivmAbsent';
+    await text(await writeStatus(urn, true, { 'If-Version-Match': '-1' }), 200);
+    await expectRejected(s, () => writeStatus(urn, false, { 'If-Version-Match': '-1' }), 412, versionMismatch('-1', 1));
+    assert.deepEqual(await readStatus(urn), { removed: true });
+  });
+
+  test('If-Version-Match guards an aspect with rules (structuredProperties) the same way', async () => {
+    const path = `/openapi/v3/entity/dataset/${enc(DATASET)}/structuredProperties?createIfNotExists=false`;
+    const [row] = await sql<{ n: number }>(s.databaseUrl, "SELECT max(version)::int + 1 AS n FROM aspects WHERE urn = $1 AND aspect = 'structuredProperties'", [DATASET]);
+    const n = row!.n;
+    const value = { properties: [{ propertyUrn: PROP, values: [{ double: 365 }] }] };
+    const post = (version: string) => s.request(path, { method: 'POST', body: JSON.stringify({ value, headers: { 'If-Version-Match': version } }) });
+    await expectRejected(s, () => post(String(n + 1)), 412, versionMismatch(String(n + 1), n));
+    assert.deepEqual(JSON.parse(await text(await post(String(n)), 200)), { urn: DATASET, structuredProperties: { value } });
+  });
+
+  test('a non-numeric If-Version-Match, another If-None-Match than "*", or an unknown header is a 400 saying what is expected', async () => {
+    const urn = await tagWithThreeVersions('ivmBadInput');
+    await expectValidationError(s, () => writeStatus(urn, true, { 'If-Version-Match': 'abc' }), 400, `headers.If-Version-Match: expected the aspect's version number as a string of digits`);
+    await expectValidationError(s, () => s.request(statusPath(urn), { method: 'POST', body: '{"value":{"removed":true},"headers":{"If-Version-Match":3}}' }), 400, 'headers.If-Version-Match: expected');
+    await expectValidationError(s, () => writeStatus(urn, true, { 'If-None-Match': 'abc' }), 400, 'headers.If-None-Match: expected "*"');
+    await expectValidationError(s, () => writeStatus(urn, true, { 'If-Modified-Since': '2020-01-01T00:00:00Z' }), 400, 'unknown header; a write takes If-Version-Match, If-None-Match');
+  });
+
+  test('If-None-Match: * drops the write of an aspect that exists (200, nothing changed), and writes one that does not', async () => {
+    const urn = await tagWithThreeVersions('inmExisting');
+    for (const query of ['', 'createIfNotExists=false']) {
+      await expectRejected(s, () => writeStatus(urn, true, { 'If-None-Match': '*' }, query), 200, (raw) => assert.deepEqual(JSON.parse(raw), { urn, status: { value: { removed: false } } }));
+    }
+    const fresh = 'urn:li:tag:inmFresh';
+    assert.deepEqual(JSON.parse(await text(await writeStatus(fresh, true, { 'If-None-Match': '*' }, 'createIfNotExists=false'), 200)), { urn: fresh, status: { value: { removed: true } } });
+    assert.deepEqual(await readStatus(fresh), { removed: true });
+  });
+
+  test('If-None-Match: * with createIfEntityNotExists=true drops a write to an entity that exists', async () => {
+    const path = `/openapi/v3/entity/dataset/${enc(DATASET)}/subTypes?createIfEntityNotExists=true`;
+    await expectRejected(s, () => s.request(path, { method: 'POST', body: '{"value":{"typeNames":["x"]},"headers":{"If-None-Match":"*"}}' }), 200, (raw) => assert.deepEqual(JSON.parse(raw), { urn: DATASET }));
+  });
+
+  test('in a batch, an item whose If-Version-Match does not hold fails the whole batch with 412', async () => {
+    const urn = await tagWithThreeVersions('ivmBatch');
+    const other = 'urn:li:tag:ivmBatchOther';
+    const batch = (version: string) =>
+      s.request('/openapi/v3/entity/tag?async=false', {
+        method: 'POST',
+        body: JSON.stringify([
+          { urn, status: { value: { removed: true }, headers: { 'If-Version-Match': version } } },
+          { urn: other, status: { value: { removed: true } } },
+        ]),
+      });
+    await expectRejected(s, () => batch('-10000'), 412, versionMismatch('-10000', 3));
+    await expectMissing(s.request(`/openapi/v3/entity/tag/${enc(other)}`));
+    await text(await batch('3'), 200);
+    assert.deepEqual(await readStatus(urn), { removed: true });
+    assert.deepEqual(await readStatus(other), { removed: true });
+  });
+
+  test('a batch item takes If-Version-Match only (a batch always creates or updates)', async () => {
+    const body = JSON.stringify([{ urn: 'urn:li:tag:inmBatch', aspects: { status: { value: { removed: true }, headers: { 'If-None-Match': '*' } } } }]);
+    await expectValidationError(s, () => s.request('/openapi/v2/entity/tag', { method: 'POST', body }), 400, 'unknown header; a write takes If-Version-Match');
   });
 });

@@ -233,6 +233,32 @@ export async function readForWrite(db: Db, urn: string, aspect: string): Promise
   return { previous: rows[0] && toAspect(rows[0]), token: rows[0]?.token ?? null };
 }
 
+/**
+ * The messages of a failed CREATE and CREATE_ENTITY precondition (svc_write_aspect_row, migration 006;
+ * DataHub's, datahub-behaviour.md §2.5).
+ */
+export const CREATE_PRECONDITIONS: readonly string[] = [
+  'Cannot perform CREATE since the aspect already exists.',
+  'Cannot perform CREATE_ENTITY if not exists since the entity key already exists.',
+];
+
+/**
+ * The latest row of an aspect as {@link readForWrite} names it (`token`; null: absent) and its version
+ * number: 1 for its first value, one more for each change (history holds 1 .. n-1, see migration 006);
+ * -1 when absent, as DataHub numbers an aspect for If-Version-Match.
+ */
+export async function aspectVersionNumber(db: Db, urn: string, aspect: string): Promise<{ token: string | null; version: number }> {
+  const rows = await q<{ token: string | null; latest: number | null }>(
+    db,
+    `SELECT (SELECT metadata::text || ' ' || system_metadata::text FROM aspects WHERE urn = $1 AND aspect = $2 AND version = 0) AS token,
+            (SELECT max(version)::int + 1 FROM aspects WHERE urn = $1 AND aspect = $2) AS latest`,
+    [urn, aspect],
+    'svc_aspect_version_number',
+  );
+  const { token, latest } = rows[0]!;
+  return { token, version: token === null || latest === null ? -1 : latest };
+}
+
 /** Takes the entity's write lock and reads the latest value of one aspect, in one round trip. */
 export async function lockAndRead(tx: Db, urn: string, aspect: string): Promise<StoredAspect | undefined> {
   const rows = await q<Row>(tx, `SELECT ${COLUMNS} FROM svc_lock_and_read($1, $2)`, [urn, aspect], 'svc_lock_and_read');

@@ -8,13 +8,15 @@
  * outbox) in the same transaction.
  */
 import { SvcError, Violations } from '../errors.ts';
-import { inTransaction, isStaleWrite, type Db, type Pool } from '../db/pool.ts';
+import { inTransaction, isStaleWrite, staleWrite, type Db, type Pool } from '../db/pool.ts';
 import { compareUrns, inLockOrder, lockEntity } from '../db/locks.ts';
 import { authorize } from '../auth/authorize.ts';
 import type { Principal } from '../auth/authorize.ts';
 import { registry, type AspectSpec, type EntityUrn, type EntitySpec } from '../registry/registry.ts';
 import {
   aspectVersion,
+  aspectVersionNumber,
+  CREATE_PRECONDITIONS,
   deleteAspectRows,
   deleteEntityRows,
   insertTimeseries,
@@ -56,6 +58,24 @@ export interface AspectInput {
   aspect: string;
   value: unknown;
   systemMetadata?: unknown;
+  conditions?: WriteConditions;
+}
+
+/**
+ * What a write goes ahead on: DataHub's conditional-write headers (datahub-behaviour.md §2.5, §5.5),
+ * checked by the write itself, against the state it writes over.
+ */
+export interface WriteConditions {
+  /**
+   * If-Version-Match: the version number the aspect must have (see {@link aspectVersionNumber}; -1:
+   * absent); otherwise the write fails with 412 `Expected version <v>, actual version <n>`.
+   */
+  version?: number;
+  /**
+   * If-None-Match: *: the write is a CREATE (CREATE_ENTITY with that mode) whose failure, the aspect
+   * (or entity) being there, drops the write silently instead of failing it. A write of one aspect only.
+   */
+  unlessExists?: boolean;
 }
 
 /** An entity as read: its URN and the latest value of each aspect asked for that it has. */
@@ -124,6 +144,7 @@ interface Change {
   value: unknown;
   patch?: { ops: PatchOperation[]; arrayPrimaryKeys: Record<string, string[]>; derive?: Derive };
   systemMetadata: Record<string, unknown>;
+  conditions?: WriteConditions;
 }
 
 /** A change computed from an aspect's stored latest value (undefined: none stored); see {@link EntityService.update}. */
@@ -340,7 +361,18 @@ export class EntityService {
    */
   async write(principal: Principal, inputs: AspectInput[], mode: WriteMode): Promise<WrittenAspect[]> {
     authorize(principal, 'UPDATE', inputs.length === 1 ? inputs[0]!.urn : undefined);
-    return this.commitWrites(principal, this.check(inputs), mode);
+    const changes = this.check(inputs);
+    const [only] = changes;
+    if (!only?.conditions?.unlessExists) return this.commitWrites(principal, changes, mode);
+    // If-None-Match: * (a lone write, see check): a CREATE, dropped when what it would create is there.
+    try {
+      return await this.commitWrites(principal, changes, mode === 'upsert' ? 'create' : mode);
+    } catch (err) {
+      if (!(err instanceof SvcError && err.code === 'PRECONDITION' && CREATE_PRECONDITIONS.includes(err.message))) throw err;
+    }
+    // Dropped: nothing written; the aspect as a read shows it, when there is one.
+    const [stored, { version }] = await Promise.all([this.readAspect(only.target, only.aspect.name), aspectVersionNumber(this.pool, only.target.urn, only.aspect.name)]);
+    return stored ? [{ urn: only.target.urn, aspect: only.aspect.name, version, outcome: 'unchanged', stored }] : [];
   }
 
   /**
@@ -408,7 +440,12 @@ export class EntityService {
       if (sm !== undefined && (typeof sm !== 'object' || sm === null || Array.isArray(sm))) {
         v.add(`${aspect.name}.systemMetadata: must be an object`);
       }
-      out.push({ target, aspect, kind: 'set', value: input.value, systemMetadata: { runId: NO_RUN_ID, ...(sm as object | undefined) } });
+      const conditions = input.conditions;
+      if (conditions?.version !== undefined && aspect.timeseries) {
+        v.add(`${aspect.name}.headers: If-Version-Match does not apply to a time series aspect, which has no versions`);
+      }
+      if (conditions?.unlessExists && inputs.length > 1) v.add(`${aspect.name}.headers: If-None-Match is taken by a write of one aspect only`);
+      out.push({ target, aspect, kind: 'set', value: input.value, systemMetadata: { runId: NO_RUN_ID, ...(sm as object | undefined) }, conditions });
     }
     v.throwIfAny();
     return out;
@@ -492,10 +529,15 @@ export class EntityService {
     const hooks = this.hooksFor(c.aspect.name);
     if (hooks.length === 0 && c.kind === 'set') {
       const write = this.aspectWrite(c.target, c.aspect.name, c.value, systemMetadata, principal, mode);
+      // Checked against the row the version was read from: a write in between makes it stale, read again.
+      if (c.conditions?.version !== undefined) write.expected = await this.checkVersion(this.pool, c);
       return { change: c, write, result: (r) => this.written(c, r, c.value, systemMetadata, principal, now) };
     }
     const reader = hooks.find((h) => h.readForWrite);
     const read: ReadForWrite & { context?: unknown } = reader ? await this.readGroups.get(reader)!.call(this.intent(c)) : await readForWrite(this.pool, c.target.urn, c.aspect.name);
+    if (c.conditions?.version !== undefined && (await this.checkVersion(this.pool, c)) !== read.token) {
+      throw staleWrite(`${c.aspect.name} of ${c.target.urn} was written meanwhile`);
+    }
     const value = this.startingValue(c, read.previous);
     if (value === NOTHING) return undefined;
     const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous: read.previous, principal, entityCreatedHere: this.createdHere(changes, c) };
@@ -510,6 +552,18 @@ export class EntityService {
     }
     const write = { ...this.aspectWrite(c.target, c.aspect.name, pending.value, systemMetadata, principal, mode), expected: read.token, guards };
     return { change: c, write, result: (r) => this.written(c, r, pending.value, systemMetadata, principal, now, shown) };
+  }
+
+  /**
+   * Checks a change's If-Version-Match against the aspect as stored now (under the entity's lock, or
+   * without it and then returning the row read, for the write to be checked against); VERSION_MISMATCH
+   * when it does not hold.
+   */
+  private async checkVersion(db: Db, c: Change): Promise<string | null> {
+    const { token, version } = await aspectVersionNumber(db, c.target.urn, c.aspect.name);
+    const expected = c.conditions!.version!;
+    if (version !== expected) throw new SvcError('VERSION_MISMATCH', `Expected version ${expected}, actual version ${version}`);
+    return token;
   }
 
   /** A change as hooks see it before anything is read. */
@@ -573,11 +627,16 @@ export class EntityService {
     }
     const hooks = this.hooksFor(c.aspect.name);
     if (hooks.length === 0 && c.kind === 'set') {
+      if (c.conditions?.version !== undefined) {
+        await lockEntity(tx, c.target.urn);
+        await this.checkVersion(tx, c);
+      }
       const result = await writeAspect(tx, this.aspectWrite(c.target, c.aspect.name, c.value, systemMetadata, principal, mode));
       return this.written(c, result, c.value, systemMetadata, principal, now);
     }
     // Under the entity's lock: the value a patch or refresh starts from, and what the hooks compare with.
     const previous = await lockAndRead(tx, c.target.urn, c.aspect.name);
+    if (c.conditions?.version !== undefined) await this.checkVersion(tx, c);
     const value = this.startingValue(c, previous);
     if (value === NOTHING) return undefined;
     const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous, principal, entityCreatedHere: false };

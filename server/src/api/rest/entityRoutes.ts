@@ -172,7 +172,9 @@ export function entityRoutes(router: Router, service: EntityService, search: Sea
     const q = ENTITY_QUERIES.postAspect[v].parse(req);
     const body = aspectBody(v, requireBody(req), aspect.name);
     const written = await service.write(principalOf(req), [{ urn: target.urn, target, aspect: aspect.name, ...body }], writeMode(q));
-    send(res, q.async ? 202 : 200, entityShape(v, recordsOf(written)[0]!, q.systemMetadata));
+    // Nothing, when If-None-Match: * dropped the write and the aspect is absent (the entity exists).
+    const [entity = { urn: target.urn, aspects: new Map() }] = recordsOf(written);
+    send(res, q.async ? 202 : 200, entityShape(v, entity, q.systemMetadata));
   });
 
   aspectRoute.patch(async (req, res) => {

@@ -11,7 +11,7 @@ import { OPERATIONS_QUERIES } from './operationsRoutes.ts';
 import { RESTLI_QUERIES } from './restliRoutes.ts';
 import { TIMESERIES_QUERIES } from './timeseriesRoutes.ts';
 import { TASK_QUERIES } from './taskRoutes.ts';
-import { ASPECT_BODY, type ApiVersion } from './shapes.ts';
+import { ASPECT_BODY, BATCH_ASPECT_BODY, type ApiVersion } from './shapes.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -44,14 +44,14 @@ function aspectSchemaName(a: AspectSpec): string {
   return `${cap(a.name)}Aspect`;
 }
 
-/** The v3 body of a write of `a` ({@link ASPECT_BODY}), its value being that aspect. */
-function aspectBodySchema(a: AspectSpec): Obj {
-  return { ...ASPECT_BODY, properties: { ...ASPECT_BODY.properties, value: ref(aspectSchemaName(a)), systemMetadata: ref('SystemMetadata') } };
+/** The body of a write of `a` (v3's {@link ASPECT_BODY}, or a batch's {@link BATCH_ASPECT_BODY}), its value being that aspect. */
+function aspectBodySchema(a: AspectSpec, body: Obj & { properties: Obj } = ASPECT_BODY): Obj {
+  return { ...body, properties: { ...body.properties, value: ref(aspectSchemaName(a)), systemMetadata: ref('SystemMetadata') } };
 }
 
 /** The body of a batch write of `e` entities: each aspect as {@link aspectBodySchema}. */
 function batchBodySchema(v: ApiVersion, e: EntitySpec): Obj {
-  const aspects = Object.fromEntries(registry.aspectsOf(e).map((a) => [a.name, aspectBodySchema(a)]));
+  const aspects = Object.fromEntries(registry.aspectsOf(e).map((a) => [a.name, aspectBodySchema(a, BATCH_ASPECT_BODY)]));
   const urn = { type: 'string', description: 'The entity URN' };
   const item =
     v === 'v3'
@@ -108,6 +108,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
         responses: {
           '200': { description: 'Written entities', content: json({ type: 'array', items: entityRef }) },
           '202': { description: 'Written: `[{"urn"}]`' },
+          '412': { description: 'An aspect\'s If-Version-Match does not hold: `{"error":"Validation Error","message":"Expected version <sent>, actual version <n>"}`; nothing is written', content: json(ref('Error')) },
           ...errors,
           ...bodyErrors,
         },
@@ -167,7 +168,13 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
         requestBody: { required: true, content: json(body) },
         responses: {
           '200': { description: 'Written', content: json(written) },
-          '412': { description: 'A CREATE precondition failed (e.g. the aspect exists and createIfNotExists is true)', content: json(ref('Error')) },
+          '412': {
+            description:
+              v === 'v3'
+                ? 'A CREATE precondition failed (the aspect exists and createIfNotExists is true; with the header If-None-Match: * the write is dropped instead, 200), or If-Version-Match does not hold (`{"error":"Validation Error"}`)'
+                : 'A CREATE precondition failed (the aspect exists and createIfNotExists is true)',
+            content: json(ref('Error')),
+          },
           ...errors,
           ...bodyErrors,
         },
