@@ -260,6 +260,11 @@ for (const backend of searchBackends()) {
         assert.equal(r.status, 400);
         assert.equal(r.restli, 'true');
         assert.equal(r.body.message, "Parameter 'aspect' is required; Parameter 'endTimeMillis' is required; Parameter 'dryRun' must be true or false, got \"no\"");
+        for (const timeoutSeconds of [0, -1]) {
+          const timeout = await operation('truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: 4000, dryRun: false, timeoutSeconds });
+          assert.equal(timeout.status, 400, `timeoutSeconds ${timeoutSeconds}`);
+          assert.equal(timeout.body.message, `Parameter 'timeoutSeconds' must be an integer of at least 1, got ${timeoutSeconds}`);
+        }
         const noAction = await s.request('/gms/operations', { method: 'POST', body: '{}' });
         assert.equal(noAction.status, 400);
         const badAction = await s.request('/gms/operations?action=restoreIndices', { method: 'POST', body: '{}' });

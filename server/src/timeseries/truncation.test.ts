@@ -34,6 +34,16 @@ test('every missing, mistyped or unknown parameter is named at once', () => {
   assert.throws(() => parseTruncation({ ...base, endTimeMillis: 1.5 }), /'endTimeMillis' must be an integer, got 1.5/);
 });
 
+test('a timeout of 0 seconds or less is refused, naming the parameter (it would stop the run before it deleted anything)', () => {
+  for (const timeoutSeconds of [0, -1]) {
+    assert.throws(
+      () => parseTruncation({ ...base, dryRun: false, timeoutSeconds }),
+      (e: unknown) => e instanceof SvcError && e.code === 'VALIDATION' && e.message === `Parameter 'timeoutSeconds' must be an integer of at least 1, got ${timeoutSeconds}`,
+    );
+  }
+  assert.equal(parseTruncation({ ...base, timeoutSeconds: 1 }).timeoutSeconds, 1);
+});
+
 test('the flag check: forceDeleteByQuery given and equal to forceReindex', () => {
   const conflict = 'please only set forceReindex OR forceDeleteByQuery flags';
   assert.equal(flagConflict(parseTruncation({ ...base, forceDeleteByQuery: true, forceReindex: true })), conflict);

@@ -6,7 +6,7 @@
  *   summary({ numToDelete: 1, total: 201 }, request) →
  *     "Delete 1 out of 201 rows (0.50%). Issuing a delete by query request. This was a dry run. Run with dryRun = false to execute."
  */
-import { SvcError } from '../errors.ts';
+import { readParameters, type ParameterSpec } from './actionParameters.ts';
 
 /** The batch size used when none (or one ≤ 0) is given. */
 export const DEFAULT_BATCH_SIZE = 10_000;
@@ -24,45 +24,25 @@ export interface TruncationRequest {
   forceReindex: boolean | undefined;
 }
 
-type Kind = 'string' | 'long' | 'boolean';
-const PARAMETERS: Record<string, { kind: Kind; required?: boolean }> = {
+/** `timeoutSeconds` takes at least 1: a timeout of 0 or less would stop the run before it deletes anything. */
+const PARAMETERS: Record<string, ParameterSpec> = {
   entityType: { kind: 'string', required: true },
   aspect: { kind: 'string', required: true },
   endTimeMillis: { kind: 'long', required: true },
   dryRun: { kind: 'boolean' },
   batchSize: { kind: 'long' },
-  timeoutSeconds: { kind: 'long' },
+  timeoutSeconds: { kind: 'long', minimum: 1 },
   forceDeleteByQuery: { kind: 'boolean' },
   forceReindex: { kind: 'boolean' },
 };
 
-const EXPECTED: Record<Kind, string> = { string: 'a string', long: 'an integer', boolean: 'true or false' };
-
 /**
- * The request of a body; VALIDATION listing every missing or mistyped parameter (e.g. `Parameter
- * 'endTimeMillis' is required`). Unknown parameters are refused too, so a misspelt flag never
- * silently falls back to its default. A JSON `null` counts as absent.
+ * The request of a body; VALIDATION listing every missing, mistyped or unknown parameter (e.g.
+ * `Parameter 'endTimeMillis' is required`; see actionParameters.ts).
  */
 export function parseTruncation(body: unknown): TruncationRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw SvcError.validation(['The body must be a JSON object of the action parameters: {"entityType", "aspect", "endTimeMillis", "dryRun"?, "batchSize"?, "timeoutSeconds"?, "forceDeleteByQuery"?, "forceReindex"?}']);
-  }
-  const given = body as Record<string, unknown>;
-  const problems: string[] = [];
-  for (const name of Object.keys(given)) {
-    if (!(name in PARAMETERS)) problems.push(`Parameter '${name}' is not a parameter of truncateTimeseriesAspect (they are ${Object.keys(PARAMETERS).join(', ')})`);
-  }
-  for (const [name, p] of Object.entries(PARAMETERS)) {
-    const v = given[name];
-    if (v === undefined || v === null) {
-      if (p.required) problems.push(`Parameter '${name}' is required`);
-      continue;
-    }
-    const ok = p.kind === 'string' ? typeof v === 'string' && v !== '' : p.kind === 'boolean' ? typeof v === 'boolean' : Number.isSafeInteger(v);
-    if (!ok) problems.push(`Parameter '${name}' must be ${EXPECTED[p.kind]}${p.kind === 'string' ? ' (not empty)' : ''}, got ${JSON.stringify(v)}`);
-  }
-  if (problems.length) throw SvcError.validation(problems);
-  const opt = <T>(name: string) => (given[name] ?? undefined) as T | undefined;
+  const given = readParameters('truncateTimeseriesAspect', PARAMETERS, body);
+  const opt = <T>(name: string) => given[name] as T | undefined;
   const batchSize = opt<number>('batchSize');
   return {
     entityType: given.entityType as string,

@@ -1,0 +1,47 @@
+/**
+ * The parameters of an operations action (DataHub's Rest.li actions take a JSON object of named
+ * parameters), read with one rule: every missing, mistyped or unknown parameter is named, all at once,
+ * so a misspelt or mistyped one never silently falls back to its default. A JSON `null` counts as absent.
+ *
+ *   readParameters('getEsTaskStatus', { task: { kind: 'string' } }, { task: 123 })
+ *   // → VALIDATION "Parameter 'task' must be a string (not empty), got 123"
+ */
+import { SvcError } from '../errors.ts';
+
+type Kind = 'string' | 'long' | 'boolean';
+
+/** One parameter: its type, whether it must be given, and (for a `long`) the least value it takes. */
+export interface ParameterSpec {
+  kind: Kind;
+  required?: boolean;
+  minimum?: number;
+}
+
+const EXPECTED: Record<Kind, string> = { string: 'a string (not empty)', long: 'an integer', boolean: 'true or false' };
+
+/** The given parameters of `body` (absent ones left out); VALIDATION listing every problem. */
+export function readParameters(action: string, specs: Record<string, ParameterSpec>, body: unknown): Record<string, unknown> {
+  const names = Object.keys(specs);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw SvcError.validation([`The body must be a JSON object of the parameters of ${action} (${names.join(', ')})`]);
+  }
+  const given = body as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const name of Object.keys(given)) {
+    if (!(name in specs)) problems.push(`Parameter '${name}' is not a parameter of ${action} (they are ${names.join(', ')})`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, p] of Object.entries(specs)) {
+    const v = given[name];
+    if (v === undefined || v === null) {
+      if (p.required) problems.push(`Parameter '${name}' is required`);
+      continue;
+    }
+    const ok = p.kind === 'string' ? typeof v === 'string' && v !== '' : p.kind === 'boolean' ? typeof v === 'boolean' : Number.isSafeInteger(v);
+    if (!ok) problems.push(`Parameter '${name}' must be ${EXPECTED[p.kind]}, got ${JSON.stringify(v)}`);
+    else if (p.minimum !== undefined && (v as number) < p.minimum) problems.push(`Parameter '${name}' must be an integer of at least ${p.minimum}, got ${JSON.stringify(v)}`);
+    else out[name] = v;
+  }
+  if (problems.length) throw SvcError.validation(problems);
+  return out;
+}
