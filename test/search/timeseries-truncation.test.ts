@@ -405,6 +405,11 @@ for (const backend of searchBackends()) {
         assert.equal(await msg({}), 'Please specify either Node ID + task ID OR composite task parameters');
         assert.equal(await msg({ nodeId: 'svc' }), 'Please specify either Node ID + task ID OR composite task parameters');
         assert.equal(await msg({ task: 'svc:1', nodeId: 'svc', taskId: 2 }), 'Please specify only one of Node ID + task ID OR composite task parameters');
+        // A mistyped or unknown parameter is named rather than read as absent.
+        assert.equal(await msg({ nodeId: 'svc', taskId: '3' }), "Parameter 'taskId' must be an integer, got \"3\"");
+        assert.equal(await msg({ task: 123 }), "Parameter 'task' must be a string (not empty), got 123");
+        assert.equal(await msg({ nodeId: 5, taskId: 3 }), "Parameter 'nodeId' must be a string (not empty), got 5");
+        assert.equal(await msg({ task: 'svc:3', foo: 1 }), "Parameter 'foo' is not a parameter of getEsTaskStatus (they are nodeId, taskId, task)");
         for (const bad of ['hello', '123456:aB1', ':123', 'svc:0']) {
           assert.equal(await msg({ task: bad }), `Task should be in the form nodeId:taskId e.g. aB1cdEf2GHIJKLMnoPQr3S:123456 (got ${bad})`);
         }

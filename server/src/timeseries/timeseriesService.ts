@@ -13,6 +13,7 @@ import { registry, type AspectSpec, type EntitySpec } from '../registry/registry
 import type { ScrollIds } from '../entities/scrollIds.ts';
 import { timeseriesIndexName } from './partitions.ts';
 import type { TimeseriesStore } from './store.ts';
+import { readParameters, type ParameterSpec } from './actionParameters.ts';
 import { flagConflict, parseTruncation, summary } from './truncation.ts';
 
 const TASK_ID = /^[a-zA-Z0-9-_]+:[0-9]+$/;
@@ -99,9 +100,9 @@ export class TimeseriesService {
 
   /**
    * `getEsTaskStatus`: `{completed, taskId, status, runTimeNanos}` of a truncation task, or `{error}`
-   * when there is none such. `params` are the action's (`task`, or `nodeId` and `taskId`).
+   * when there is none such. `params`: the action's body (`task`, or `nodeId` and `taskId`).
    */
-  async taskStatus(principal: Principal, params: { task?: unknown; nodeId?: unknown; taskId?: unknown }): Promise<Record<string, unknown>> {
+  async taskStatus(principal: Principal, params: unknown): Promise<Record<string, unknown>> {
     authorize(principal, 'GET_TASK_STATUS');
     return this.statusOf(principal, compositeTask(params));
   }
@@ -139,13 +140,18 @@ function timeseriesAspect(entityType: string, aspectName: string): { spec: Entit
   return { spec, aspect };
 }
 
-/** The `node:number` task id of getEsTaskStatus' parameters, with DataHub's rules and messages. */
-function compositeTask(p: { task?: unknown; nodeId?: unknown; taskId?: unknown }): string {
-  const task = typeof p.task === 'string' && p.task !== '' ? p.task : undefined;
-  const nodeId = typeof p.nodeId === 'string' && p.nodeId !== '' ? p.nodeId : undefined;
-  const taskId = typeof p.taskId === 'number' ? p.taskId : 0;
-  const split = nodeId !== undefined && taskId > 0;
-  if (task === undefined && !split) throw SvcError.validation(['Please specify either Node ID + task ID OR composite task parameters']);
-  if (task !== undefined && split && task !== `${nodeId}:${taskId}`) throw SvcError.validation(['Please specify only one of Node ID + task ID OR composite task parameters']);
-  return task ?? `${nodeId}:${taskId}`;
+/** getEsTaskStatus' parameters (datahub-behaviour.md §7.3): `task` (`node:number`), or `nodeId` and `taskId`. */
+const TASK_PARAMETERS: Record<string, ParameterSpec> = { nodeId: { kind: 'string' }, taskId: { kind: 'long' }, task: { kind: 'string' } };
+
+/**
+ * The `node:number` task id of getEsTaskStatus' parameters: a missing, mistyped or unknown parameter is
+ * named (see actionParameters.ts); then DataHub's rules and messages, for neither form or both given.
+ */
+function compositeTask(body: unknown): string {
+  const p = readParameters('getEsTaskStatus', TASK_PARAMETERS, body) as { task?: string; nodeId?: string; taskId?: number };
+  const taskId = p.taskId ?? 0;
+  const split = p.nodeId !== undefined && taskId > 0;
+  if (p.task === undefined && !split) throw SvcError.validation(['Please specify either Node ID + task ID OR composite task parameters']);
+  if (p.task !== undefined && split && p.task !== `${p.nodeId}:${taskId}`) throw SvcError.validation(['Please specify only one of Node ID + task ID OR composite task parameters']);
+  return p.task ?? `${p.nodeId}:${taskId}`;
 }

@@ -28,13 +28,12 @@ export function operationsRoutes(router: Router, timeseries: TimeseriesService, 
     const { action: name } = OPERATIONS_QUERIES.action.parse(req);
     if (name === undefined) throw SvcError.validation([`The query parameter action is required: one of ${ACTIONS.join(', ')}`]);
     const principal = principalOf(req);
-    const body = (req.body ?? {}) as Record<string, unknown>;
     switch (name) {
       case 'truncateTimeseriesAspect':
         return sendJson(res, 200, { value: await timeseries.truncate(principal, req.body) });
       case 'getEsTaskStatus':
         // DataHub returns the status as a JSON string inside `value`.
-        return sendJson(res, 200, { value: JSON.stringify(await timeseries.taskStatus(principal, body)) });
+        return sendJson(res, 200, { value: JSON.stringify(await timeseries.taskStatus(principal, req.body ?? {})) });
       case 'getIndexSizes':
         return sendJson(res, 200, { value: await timeseries.indexSizes(principal) });
     }

@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SvcError } from '../errors.ts';
+import { readParameters } from './actionParameters.ts';
+
+const SPECS = { nodeId: { kind: 'string' }, taskId: { kind: 'long' }, task: { kind: 'string' }, timeout: { kind: 'long', minimum: 1 } } as const;
+
+function problems(body: unknown): string[] {
+  try {
+    readParameters('anAction', SPECS, body);
+  } catch (e) {
+    assert.ok(e instanceof SvcError && e.code === 'VALIDATION');
+    return e.violations;
+  }
+  throw new Error('accepted');
+}
+
+test('returns the parameters given, leaving out absent and null ones', () => {
+  assert.deepEqual(readParameters('anAction', SPECS, { task: 'svc:3', nodeId: null }), { task: 'svc:3' });
+  assert.deepEqual(readParameters('anAction', SPECS, {}), {});
+});
+
+test('names every mistyped, unknown or too small parameter at once', () => {
+  assert.deepEqual(problems({ nodeId: 5, taskId: '3', task: 123, foo: 1, timeout: 0 }), [
+    "Parameter 'foo' is not a parameter of anAction (they are nodeId, taskId, task, timeout)",
+    "Parameter 'nodeId' must be a string (not empty), got 5",
+    "Parameter 'taskId' must be an integer, got \"3\"",
+    "Parameter 'task' must be a string (not empty), got 123",
+    "Parameter 'timeout' must be an integer of at least 1, got 0",
+  ]);
+  assert.deepEqual(problems({ task: '' }), ["Parameter 'task' must be a string (not empty), got \"\""]);
+  assert.deepEqual(problems({ taskId: 1.5 }), ["Parameter 'taskId' must be an integer, got 1.5"]);
+});
+
+test('a body that is not an object is refused, listing the parameters', () => {
+  for (const body of [[], 'x', 3, null]) assert.deepEqual(problems(body), ['The body must be a JSON object of the parameters of anAction (nodeId, taskId, task, timeout)']);
+});
