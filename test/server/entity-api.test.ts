@@ -116,6 +116,21 @@ describe('structuredProperties values', () => {
     assert.deepEqual(removed, { urn: DATASET, structuredProperties: { value: { properties: [{ propertyUrn: PROP, values: [{ double: 30 }, { double: 60 }] }] } } });
   });
 
+  test('doubles that JSON writes with an exponent read back with a decimal point, as Java writes them', async () => {
+    const p = 'urn:li:structuredProperty:test.doubles.exponents';
+    const def = { qualifiedName: 'test.doubles.exponents', valueType: 'urn:li:dataType:svc.number', cardinality: 'MULTIPLE', entityTypes: ['urn:li:entityType:svc.dataset'] };
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(p)}/propertyDefinition?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: def }) }), 200);
+    const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,doubleExponents,PROD)';
+    await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' }), 200);
+    const body = `{"value":{"properties":[{"propertyUrn":"${p}","values":[{"double":1e21},{"double":1e-7},{"double":-2.5E-8}]}]}}`;
+    const written = `[{"double":1.0E21},{"double":1.0E-7},{"double":-2.5E-8}]`;
+    assert.ok((await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/structuredProperties?createIfNotExists=false`, { method: 'POST', body }), 200)).includes(written));
+    for (const v of ['v2', 'v3']) {
+      const raw = await text(await s.request(`/openapi/${v}/entity/dataset/${enc(urn)}/structuredProperties`), 200);
+      assert.ok(raw.includes(written), raw);
+    }
+  });
+
   test('PATCH of an entity without the aspect starts from {"properties": []}', async () => {
     const urn = 'urn:li:dataFlow:(airflow,patched_flow,prod)';
     await text(await s.request(`/openapi/v3/entity/dataFlow/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' }), 200);

@@ -4,7 +4,7 @@ import { stringifyJson } from './json.ts';
 
 test('renders doubles of typed values with a decimal point', () => {
   const text = stringifyJson({ properties: [{ propertyUrn: 'urn:li:structuredProperty:x', values: [{ double: 60 }, { double: 0.5 }, { double: 1e21 }] }] });
-  assert.equal(text, '{"properties":[{"propertyUrn":"urn:li:structuredProperty:x","values":[{"double":60.0},{"double":0.5},{"double":1e+21}]}]}');
+  assert.equal(text, '{"properties":[{"propertyUrn":"urn:li:structuredProperty:x","values":[{"double":60.0},{"double":0.5},{"double":1.0E21}]}]}');
   assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify({ properties: [{ propertyUrn: 'urn:li:structuredProperty:x', values: [{ double: 60 }, { double: 0.5 }, { double: 1e21 }] }] })));
 });
 
@@ -12,8 +12,9 @@ test('leaves other numbers alone and drops undefined like JSON.stringify', () =>
   assert.equal(stringifyJson({ version: 3, a: undefined, b: [1, undefined], d: new Date(0) }), '{"version":3,"b":[1,null],"d":"1970-01-01T00:00:00.000Z"}');
 });
 
-test('renders negative integral doubles', () => {
+test('renders negative integral doubles, negative zero and exponents with a decimal point', () => {
   assert.equal(stringifyJson({ double: -2 }), '{"double":-2.0}');
+  assert.equal(stringifyJson([{ double: -0 }, { double: 1e-7 }, { double: -1e21 }]), '[{"double":-0.0},{"double":1.0E-7},{"double":-1.0E21}]');
 });
 
 test('writes text without a double key exactly as JSON.stringify, and keeps a "double" inside strings as it is', () => {

@@ -4,6 +4,7 @@
  * as `60` and clients compare the text.
  */
 import type { ServerResponse } from 'node:http';
+import { doubleText } from '../doubles.ts';
 
 /**
  * Writes `body` as the JSON response with `status`, directly: Express' `res.send` machinery costs
@@ -15,7 +16,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
-/** Serialises `value` like JSON.stringify, writing integral numbers under a `double` key as `n.0`. */
+/** Serialises `value` like JSON.stringify, writing numbers under a `double` key with a decimal point (see doubles.ts). */
 export function stringifyJson(value: unknown): string {
   // Most responses have no `double` key at all: the native serialiser writes them, the same text.
   // (A string containing "double": is written escaped, \"double\":, so it does not match.)
@@ -49,10 +50,4 @@ function write(v: unknown, key: string | undefined): string | undefined {
     default:
       return undefined; // undefined, functions, symbols are left out, as JSON.stringify does
   }
-}
-
-/** `60` → `60.0`; numbers JSON already writes with a fraction or an exponent stay as they are. */
-export function doubleText(n: number): string {
-  const s = String(n);
-  return /[.eE]/.test(s) ? s : `${s}.0`;
 }

@@ -10,6 +10,7 @@
  *     allowed_values: [{value: 30, description: 30 days}, {value: 365}]
  */
 import { isMap, isSeq, type Node, type YAMLMap } from 'yaml';
+import { doubleText } from '../doubles.ts';
 import { CliError } from './errors.ts';
 import { readYamlFile } from './yamlFile.ts';
 
@@ -125,7 +126,7 @@ function toSpec(p: Json, i: number, line: number, problem: (m: string) => void, 
 
 /** A stored definition in the snake_case form `properties get` prints (values as strings, unset keys left out). */
 export function snakeCase(urn: string, d: Json): Json {
-  const printed = (v: Value) => ('double' in v ? (Number.isInteger(v.double) ? `${v.double}.0` : String(v.double)) : v.string);
+  const printed = (v: Value) => ('double' in v ? doubleText(v.double) : v.string);
   const out: Json = { urn, qualified_name: d.qualifiedName, type: d.valueType, description: d.description, display_name: d.displayName, entity_types: d.entityTypes, cardinality: d.cardinality };
   const allowed = d.allowedValues as { value: Value; description?: string }[] | undefined;
   if (allowed) out.allowed_values = allowed.map((a) => (a.description === undefined ? { value: printed(a.value) } : { value: printed(a.value), description: a.description }));

@@ -3,6 +3,7 @@
  * records) and the data types svc knows.
  * Data type and entity type URNs use the `svc.` namespace: `urn:li:dataType:svc.number`.
  */
+import { doubleText } from '../doubles.ts';
 
 /** A typed value: `{"string": "foo"}` or `{"double": 60.0}`. */
 export type PrimitiveValue = { string: string } | { double: number };
@@ -71,11 +72,7 @@ export function logicalType(valueType: string): LogicalType {
 
 /** Pegasus union printing used in DataHub's messages: `{string=baz}`, `{double=60.0}`. */
 export function printValue(v: PrimitiveValue): string {
-  if ('double' in v) {
-    const s = String(v.double);
-    return `{double=${/[.eE]/.test(s) ? s : `${s}.0`}}`;
-  }
-  return `{string=${v.string}}`;
+  return 'double' in v ? `{double=${doubleText(v.double)}}` : `{string=${v.string}}`;
 }
 
 export const printValues = (vs: PrimitiveValue[]) => `[${vs.map(printValue).join(', ')}]`;

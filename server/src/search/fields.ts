@@ -7,6 +7,7 @@
  * `structuredProperties._versioned.<qualified name with . → _>.<version>.<type>` (DataHub's names).
  * Values are arrays: numbers as numbers, every other type as its string; empty strings are left out.
  */
+import { doubleText } from '../doubles.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
 import { entityNameOf, logicalType, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';
 
@@ -94,10 +95,7 @@ export function dateMillis(s: string): number | undefined {
  */
 export function printFacetValue(type: FieldType, v: string | number | boolean): string {
   if (type === 'date') return new Date(Number(v)).toISOString();
-  if (type === 'double') {
-    const s = String(Number(v));
-    return /[.eE]|Infinity|NaN/.test(s) ? s : `${s}.0`;
-  }
+  if (type === 'double') return doubleText(Number(v));
   return String(v);
 }
 

@@ -1,0 +1,20 @@
+/**
+ * How svc writes a double: the `double` branch of a typed value in every JSON response, a number
+ * facet's value, a value in a message, a value the CLI prints. One function, so every surface writes
+ * the same text. A double always carries a decimal point (DECISIONS.md, "numbers come back as
+ * decimals"): where JSON would write an integer, `.0` is added; where it would write an exponent, the
+ * number is written as Java writes it, which is how DataHub writes these (`1.0E21`, `1.5E-7`); and
+ * negative zero keeps its sign. Other numbers are written as JSON writes them (`0.5`, `12345678.9`).
+ *
+ *   doubleText(60) → '60.0'; doubleText(1e21) → '1.0E21'; doubleText(1e-7) → '1.0E-7'; doubleText(-0) → '-0.0'
+ */
+export function doubleText(n: number): string {
+  if (Object.is(n, -0)) return '-0.0';
+  const s = String(n); // shortest round-trip digits, as JSON writes them; NaN and Infinity as Java does
+  if (!Number.isFinite(n)) return s;
+  const e = s.indexOf('e');
+  if (e < 0) return s.includes('.') ? s : `${s}.0`;
+  const mantissa = s.slice(0, e);
+  const exponent = s.slice(e + 1);
+  return `${mantissa.includes('.') ? mantissa : `${mantissa}.0`}E${exponent.startsWith('+') ? exponent.slice(1) : exponent}`;
+}
