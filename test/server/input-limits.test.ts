@@ -87,6 +87,10 @@ describe('query parameters', () => {
 
   test('an enum lists only its real values', async () => {
     await refused(() => s.request('/api/tasks?state=DROP'), /query parameter state: expected one of PENDING, RUNNING, SUCCEEDED, got "DROP"$/);
+    await refused(
+      () => s.request('/api/tasks?kind=nope'),
+      /query parameter kind: expected one of property-hard-delete, property-stale-values, timeseries-truncate, search-index-rebuild, got "nope"$/,
+    );
   });
 
   test('a forged scroll id, or one of another listing, is refused; a real one pages on', async () => {
