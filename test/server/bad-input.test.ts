@@ -52,6 +52,12 @@ describe('rejections that change nothing', () => {
     });
   });
 
+  test('an unknown field beside value in a v3 body is named as a field of the body, not of the aspect', async () => {
+    await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":true},"extra":1}' }), 400, (raw) => {
+      assert.deepEqual(JSON.parse(raw), { error: 'Validation Error', message: 'body: unknown field "extra"' });
+    });
+  });
+
   test('a v3 body without the value wrapper is 400 saying the expected form', async () => {
     await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"removed":true}' }), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /must be \{"value": <aspect>/);

@@ -170,7 +170,7 @@ export function entityRoutes(router: Router, service: EntityService, search: Sea
     const target = service.resolve(req.params.entityName, req.params.urn);
     const aspect = registry.aspect(target.spec, req.params.aspectName);
     const q = ENTITY_QUERIES.postAspect[v].parse(req);
-    const body = aspectBody(v, requireBody(req), aspect.name);
+    const body = aspectBody(v, requireBody(req));
     const written = await service.write(principalOf(req), [{ urn: target.urn, target, aspect: aspect.name, ...body }], writeMode(q));
     // Nothing, when If-None-Match: * dropped the write and the aspect is absent (the entity exists).
     const [entity = { urn: target.urn, aspects: new Map() }] = recordsOf(written);

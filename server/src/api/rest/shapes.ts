@@ -107,9 +107,9 @@ function conditionsOf(headers: Record<string, string> | undefined): WriteConditi
 type SentAspect = { value: unknown; systemMetadata?: unknown; headers?: Record<string, string> };
 
 /** An aspect body of a single-aspect POST: v3 wraps it (checked against {@link ASPECT_BODY}); v2 sends the aspect itself. */
-export function aspectBody(v: ApiVersion, body: unknown, aspect: string): { value: unknown; systemMetadata?: unknown; conditions?: WriteConditions } {
+export function aspectBody(v: ApiVersion, body: unknown): { value: unknown; systemMetadata?: unknown; conditions?: WriteConditions } {
   if (v === 'v2') return { value: body };
-  const problems = checkAspectBody(body, aspect);
+  const problems = checkAspectBody(body);
   if (problems.length) throw SvcError.validation(problems);
   const { value, systemMetadata, headers } = body as SentAspect;
   return { value, systemMetadata, conditions: conditionsOf(headers) };
