@@ -9,7 +9,22 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { expectRejected, expectValidationError } from '../support/expectRejected.ts';
-import { addOp, createDataset, createEntity, createProperty, definitionOf, patchValues, propertyUrn, readValues, setValues, writeDefinition, type ApiVersion, type Assignment } from '../support/structuredProperties.ts';
+import {
+  addOp,
+  createDataset,
+  createEntity,
+  createProperty,
+  definitionOf,
+  patchValues,
+  propertyUrn,
+  readValues,
+  removeOp,
+  retentionTimeDefinition,
+  setValues,
+  writeDefinition,
+  type ApiVersion,
+  type Assignment,
+} from '../support/structuredProperties.ts';
 import { enc, sql, startTestServer, text, type TestServer, expectMissing } from '../support/testServer.ts';
 import { HARD_DELETE_TASK, STALE_VALUES_TASK, tasksOf, waitForTask, type Task } from '../support/tasks.ts';
 
@@ -139,6 +154,24 @@ describe('soft delete and restore', () => {
     await text(await writeStatus(p, false), 200);
     const values = (await readValues(s, ds)) as { propertyUrn: string }[];
     assert.deepEqual(values.map((a) => a.propertyUrn).sort(), [p, q].sort());
+  });
+
+  test('a patch acts on the values as read: removing a hidden value is refused, and a restore loses nothing', async () => {
+    const p = propertyUrn('test.life.softPatchRemove');
+    await text(await writeDefinition(s, p, retentionTimeDefinition('test.life.softPatchRemove')), 200);
+    const q = await createProperty(s, 'test.life.softPatchRemoveOther');
+    const ds = await createDataset(s, 'soft_patch_remove');
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ double: 60 }] }]), 200);
+    await text(await writeStatus(p, true), 200);
+
+    await expectValidationError(s, () => patchValues(s, ds, [removeOp(p)]), 400, `path /properties/${p} does not exist`);
+    // A patch of another property keeps the hidden value, as a set does.
+    const res = JSON.parse(await text(await patchValues(s, ds, [addOp(q, [{ string: 'visible' }])]), 200));
+    assert.deepEqual(res.structuredProperties.value.properties, [{ propertyUrn: q, values: [{ string: 'visible' }] }]);
+    await text(await patchValues(s, ds, [removeOp(q)]), 200);
+
+    await text(await writeStatus(p, false), 200);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ double: 60.0 }] }]);
   });
 });
 

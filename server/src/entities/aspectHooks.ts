@@ -32,7 +32,10 @@ export interface PendingWrite {
   target: EntityUrn;
   aspect: AspectSpec;
   kind: WriteKind;
-  /** The value to write: as given (set), the patched stored value (patch), or the stored value (refresh). */
+  /**
+   * The value to write: as given (set), the patch applied to the stored value as the hook's
+   * `patchBase` shows it (patch), or the stored value (refresh).
+   */
   value: unknown;
   patch?: PatchOperation[];
   /** The stored latest value it replaces, as stored (before any read filtering). */
@@ -78,6 +81,12 @@ export interface AspectHook<Plan = unknown, Context = unknown> {
    * core reads the row alone and `prepare` reads what it needs.
    */
   readForWrite?(ws: WriteIntent[], db: Db): Promise<(ReadForWrite & { context: Context })[]>;
+  /**
+   * The stored value a patch (or a derived update) applies to, when that is not the stored value
+   * itself: e.g. without the values reads hide, so that a patch acts on what its caller can see.
+   * `prepare` then decides what of the stored value the result keeps. `context`: as for `prepare`.
+   */
+  patchBase?(target: EntityUrn, stored: StoredAspect, db: Db, context?: Context): Promise<unknown>;
   /**
    * Checks a write (throwing SvcError) and returns the value to store; under the entity's lock unless
    * optimistic. `context`: what this hook's `readForWrite` read, when the core called it.

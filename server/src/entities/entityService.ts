@@ -377,8 +377,9 @@ export class EntityService {
 
   /**
    * Applies a JSON Patch to the latest value of an aspect under the entity's lock (so concurrent
-   * patches of one entity never lose each other's changes); the result is validated like a full
-   * write. A missing aspect starts from its empty template (e.g. `{"properties": []}`).
+   * patches of one entity never lose each other's changes), as reads show it when the aspect's rules
+   * say so (AspectHook.patchBase); the result is validated like a full write. A missing aspect starts
+   * from its empty template (e.g. `{"properties": []}`).
    */
   async patch(principal: Principal, target: EntityUrn, aspectName: string, body: unknown): Promise<WrittenAspect> {
     authorize(principal, 'UPDATE', target.urn);
@@ -391,8 +392,8 @@ export class EntityService {
 
   /**
    * Like {@link patch}, for a change that is a function of the stored value rather than operations on
-   * it (e.g. "append these entity types unless present"): `derive` gets the stored latest value
-   * (undefined when there is none) and returns the new one, under the same lock or check as a patch;
+   * it (e.g. "append these entity types unless present"): `derive` gets the stored latest value, as
+   * a patch sees it (undefined when there is none), and returns the new one, under the same lock or check as a patch;
    * `addressed` says what it changes in patch terms, for the aspect's rules (which assignments a
    * write names). The result is validated like a full write.
    */
@@ -538,7 +539,7 @@ export class EntityService {
     if (c.conditions?.version !== undefined && (await this.checkVersion(this.pool, c)) !== read.token) {
       throw staleWrite(`${c.aspect.name} of ${c.target.urn} was written meanwhile`);
     }
-    const value = this.startingValue(c, read.previous);
+    const value = await this.startingValue(c, read.previous, this.pool, reader, read.context);
     if (value === NOTHING) return undefined;
     const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous: read.previous, principal, entityCreatedHere: this.createdHere(changes, c) };
     const guards: Guard[] = [];
@@ -571,12 +572,18 @@ export class EntityService {
     return { target: c.target, kind: c.kind, value: c.kind === 'set' ? c.value : undefined, patch: c.patch?.ops };
   }
 
-  /** The value a change starts from: as given (set), the patched stored value (patch), or the stored value (refresh). */
-  private startingValue(c: Change, previous: StoredAspect | undefined): unknown {
+  /**
+   * The value a change starts from: as given (set), the patched stored value (patch: applied to what
+   * the aspect's `patchBase` shows of it, see AspectHook), or the stored value (refresh). `reader` and
+   * `context`: the hook that read for the write and what it read, when one did.
+   */
+  private async startingValue(c: Change, previous: StoredAspect | undefined, db: Db, reader?: AspectHook, context?: unknown): Promise<unknown> {
     if (c.kind === 'set') return c.value;
     if (c.kind === 'refresh') return previous ? previous.value : NOTHING;
     const { ops, arrayPrimaryKeys, derive } = c.patch!;
-    const value = derive ? derive(previous?.value) : applyPatch(previous?.value ?? emptyTemplate(c.aspect), ops, arrayPrimaryKeys);
+    const based = this.hooksFor(c.aspect.name).find((h) => h.patchBase);
+    const base = previous && based ? await based.patchBase!(c.target, previous, db, based === reader ? context : undefined) : previous?.value;
+    const value = derive ? derive(base) : applyPatch(base ?? emptyTemplate(c.aspect), ops, arrayPrimaryKeys);
     const problems = registry.validate(c.aspect, value);
     if (problems.length) throw SvcError.validation(problems);
     return value;
@@ -637,7 +644,7 @@ export class EntityService {
     // Under the entity's lock: the value a patch or refresh starts from, and what the hooks compare with.
     const previous = await lockAndRead(tx, c.target.urn, c.aspect.name);
     if (c.conditions?.version !== undefined) await this.checkVersion(tx, c);
-    const value = this.startingValue(c, previous);
+    const value = await this.startingValue(c, previous, tx);
     if (value === NOTHING) return undefined;
     const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous, principal, entityCreatedHere: false };
     const plans: unknown[] = [];

@@ -141,12 +141,24 @@ function namedBy(w: WriteIntent): string[] {
   return Array.isArray(properties) ? properties.map((a) => a.propertyUrn) : [];
 }
 
+/** The assignments a read of the entity shows, of those stored (`context`: what its write read). */
+function shownOf(stored: Assignment[], context: WriteContext): Assignment[] {
+  return stored.filter((a) => hiddenReason(a, visibilityOf(context.properties.get(a.propertyUrn)), context.recorded) === undefined);
+}
+
 /** Rules of `structuredProperties` writes (see valueRules.ts), and hiding values on read. */
 function valuesHook(): AspectHook<undefined, WriteContext> {
   return {
     aspect: 'structuredProperties',
     optimistic: true,
     readForWrite: (ws, db) => loadWriteContexts(db, 'structuredProperties', ws.map((w) => ({ urn: w.target.urn, keyAspect: w.target.spec.keyAspect, named: namedBy(w) }))),
+    async patchBase(target, stored, db, read?) {
+      // A patch acts on the value as reads show it: a hidden assignment cannot be removed (the path
+      // does not exist for the caller) nor seen by an update; prepare keeps what the caller cannot see.
+      const context = read ?? (await loadWriteContexts(db, 'structuredProperties', [{ urn: target.urn, keyAspect: target.spec.keyAspect, named: [] }]))[0]!.context;
+      const value = stored.value as StructuredProperties;
+      return { ...value, properties: shownOf(value.properties, context) };
+    },
     async lockReferenced(writes, tx) {
       // Under locks (a write retried after conflicts): shared locks on every property the request names,
       // after the entities' locks, the order the write statement takes its guards in.
@@ -168,11 +180,11 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
       // The rest is carried over.
       const given = w.kind === 'set' ? new Set(incoming.map((a) => a.propertyUrn)) : w.kind === 'patch' ? addressedByPatch(w.patch) : new Set<string>();
 
-      let next = incoming;
-      if (w.kind === 'set') {
-        // A set replaces what the caller can see; values of soft-deleted properties are kept for a restore.
-        next = [...incoming, ...before.filter((a) => hidden.get(a.propertyUrn) === 'soft' && !given.has(a.propertyUrn))];
-      }
+      // A set or a patch replaces what the caller can see (a patch applies to that, see patchBase):
+      // values of soft-deleted properties that the result does not hold are kept for a restore.
+      // (A refresh starts from the stored value, which holds them.)
+      const kept = before.filter((a) => hidden.get(a.propertyUrn) === 'soft' && !incoming.some((b) => b.propertyUrn === a.propertyUrn));
+      let next = [...incoming, ...kept];
       // Values of a deleted property or of an older version go, unless the caller gives them again.
       next = next.filter((a) => hidden.get(a.propertyUrn) !== 'stale' || given.has(a.propertyUrn));
       // Checked: what changed, and what was stale and is given again (it is recorded under the current version).
