@@ -386,6 +386,28 @@ describe('versioned breaking change', () => {
     assert.deepEqual(await readValues(s, ds2), [{ propertyUrn: p, values: [{ double: 60 }] }]);
   });
 
+  test('reads of an older version of the aspect hide the values written under an older definition version', async () => {
+    const qn = 'test.life.versionedHistory';
+    const p = await createProperty(s, qn, { cardinality: 'MULTIPLE' });
+    const ds = await createDataset(s, 'versioned_history');
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'foo' }, { string: 'bar' }] }]), 200);
+    await text(await writeDefinition(s, p, definitionOf(qn, { cardinality: 'SINGLE', version: '20240614080000' })), 200);
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'new' }] }]), 200);
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'newer' }] }]), 200);
+
+    const history: unknown[] = [];
+    for (let version = 1; ; version++) {
+      const res = await s.request(`/openapi/v3/entity/dataset/${enc(ds)}/structuredProperties?version=${version}`);
+      if (res.status === 404) break;
+      history.push(JSON.parse(await text(res, 200)).structuredProperties.value.properties);
+    }
+    assert.deepEqual(history[0], [], 'the first version holds only values written under the old definition');
+    assert.deepEqual(history.at(-1), [{ propertyUrn: p, values: [{ string: 'new' }] }], 'a value written under the current version is still shown');
+    assert.ok(!JSON.stringify(history).includes('foo'), JSON.stringify(history));
+    const v2 = JSON.parse(await text(await s.request(`/openapi/v2/entity/dataset/${enc(ds)}/structuredProperties?version=1`), 200));
+    assert.deepEqual(v2.value.properties, []);
+  });
+
   test('a new version hides older values even when the change is not breaking', async () => {
     const qn = 'test.life.versionNonBreaking';
     const p = await createProperty(s, qn);

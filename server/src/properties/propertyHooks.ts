@@ -14,7 +14,9 @@ import { enqueueTask } from '../tasks/taskQueue.ts';
 import { checkDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
 import {
+  historicKey,
   loadDefinitionContexts,
+  loadHistoricRecords,
   lockQualifiedName,
   loadProperties,
   loadReadContext,
@@ -146,6 +148,22 @@ function shownOf(stored: Assignment[], context: WriteContext): Assignment[] {
   return stored.filter((a) => hiddenReason(a, visibilityOf(context.properties.get(a.propertyUrn)), context.recorded) === undefined);
 }
 
+/**
+ * Hides values in older versions of entities' aspects (`?version=N`) as latest reads hide them, by the
+ * record kept for each such row (migration 025): values of a soft-deleted or hard-deleted property,
+ * and values written under an older version than the property's current one.
+ */
+async function hideInHistory(aspects: StoredAspect[], db: Db): Promise<void> {
+  const held = aspects.flatMap((a) => (a.value as StructuredProperties).properties.map((p) => p.propertyUrn));
+  const [states, records] = await Promise.all([loadProperties(db, held), loadHistoricRecords(db, aspects)]);
+  for (const a of aspects) {
+    const value = a.value as StructuredProperties;
+    const record = records.get(historicKey(a.urn, a.version));
+    const shown = value.properties.filter((p) => record?.has(p.propertyUrn) && hiddenReason(p, visibilityOf(states.get(p.propertyUrn)), record) === undefined);
+    if (shown.length !== value.properties.length) a.value = { ...value, properties: shown };
+  }
+}
+
 /** Rules of `structuredProperties` writes (see valueRules.ts), and hiding values on read. */
 function valuesHook(): AspectHook<undefined, WriteContext> {
   return {
@@ -204,8 +222,12 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
       return { value, plan: undefined, guards, shown };
     },
     readContextSql: READ_CONTEXT_SQL,
-    async filterRead(aspects: StoredAspect[], db: Db, context?: ReadContextRow[]) {
-      if (!aspects.some((a) => (a.value as StructuredProperties).properties?.length)) return;
+    async filterRead(all: StoredAspect[], db: Db, context?: ReadContextRow[]) {
+      const holding = all.filter((a) => (a.value as StructuredProperties).properties?.length);
+      const historic = holding.filter((a) => a.version !== 0);
+      if (historic.length) await hideInHistory(historic, db);
+      const aspects = holding.filter((a) => a.version === 0);
+      if (aspects.length === 0) return;
       const { properties: states, recorded } = context ? readContextOf(context) : await loadReadContext(db, [...new Set(aspects.map((a) => a.urn))]);
       for (const a of aspects) {
         const value = a.value as StructuredProperties;

@@ -208,6 +208,32 @@ export function readContextOf(rs: ReadContextRow[]): ReadContext {
   return { properties, recorded };
 }
 
+/**
+ * The records of older versions of entities' structuredProperties rows (migration 025): for each
+ * given row (entity URN and version, 1 or more), property URN → the definition version its values
+ * were written under. A row absent from the result has no record.
+ */
+export async function loadHistoricRecords(db: Db, rowsOf: { urn: string; version: number }[]): Promise<Map<string, Map<string, string>>> {
+  const out = new Map<string, Map<string, string>>();
+  if (rowsOf.length === 0) return out;
+  const rs = await rows<{ entity_urn: string; aspect_version: number; property_urn: string; definition_version: string }>(
+    db,
+    `SELECT h.entity_urn, h.aspect_version, h.property_urn, h.definition_version
+       FROM structured_property_assignment_history h JOIN unnest($1::text[], $2::bigint[]) AS r(urn, version)
+         ON h.entity_urn = r.urn AND h.aspect_version = r.version`,
+    [rowsOf.map((r) => r.urn), rowsOf.map((r) => r.version)],
+  );
+  for (const r of rs) {
+    const key = historicKey(r.entity_urn, r.aspect_version);
+    if (!out.has(key)) out.set(key, new Map());
+    out.get(key)!.set(r.property_urn, r.definition_version);
+  }
+  return out;
+}
+
+/** The key of a row in {@link loadHistoricRecords}' result. */
+export const historicKey = (urn: string, version: number) => `${version} ${urn}`;
+
 export interface WriteContext {
   /** The entity's key aspect row (metadata text); undefined when the entity does not exist. */
   entityKey: string | undefined;
