@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { allowedByVersion, checkDefinition, type DefinitionContext } from './definitionRules.ts';
+import { allowedByVersion, checkDefinition, storedDefinition, type DefinitionContext } from './definitionRules.ts';
 import type { PropertyDefinition } from './types.ts';
 
 const URN = 'urn:li:structuredProperty:io.acryl.retention';
@@ -100,11 +100,22 @@ describe('an update', () => {
     assert.deepEqual(update({ displayName: 'Retention', allowedValues: [...previous.allowedValues!, { value: { double: 90 } }] }), []);
   });
 
-  test('a version never decreases', () => {
+  test('a non-breaking change passes whatever its version, even a lower one; a breaking one needs a greater version', () => {
     const old = { ...previous, version: '20240614080000' };
-    assert.deepEqual(checkDefinition({ ...old, version: '20230101000000' }, ctx({ previous: old })), [
-      'Invalid version 20230101000000: a structured property\'s version never decreases (it is 20240614080000)',
+    assert.deepEqual(checkDefinition({ ...old, displayName: 'Retention', version: '20200101000000' }, ctx({ previous: old })), []);
+    assert.deepEqual(checkDefinition({ ...old, cardinality: 'SINGLE', version: '20200101000000' }, ctx({ previous: old })), [
+      'Property definition cardinality cannot be changed from MULTI to SINGLE',
     ]);
+    assert.deepEqual(checkDefinition({ ...old, version: '2020' }, ctx({ previous: old })), ['Invalid version specified. Must match [0-9]{14}']);
+  });
+
+  test('the stored version never decreases: an update without one or with a lower one keeps the current one', () => {
+    const old = { ...previous, version: '20240614080000' };
+    assert.equal(storedDefinition({ ...old, version: '20200101000000' }, old).version, '20240614080000');
+    assert.equal(storedDefinition({ ...previous, displayName: 'x' }, old).version, '20240614080000');
+    assert.equal(storedDefinition({ ...old, version: '20250101000000' }, old).version, '20250101000000');
+    assert.equal(storedDefinition({ ...previous, version: '20200101000000' }, previous).version, '20200101000000');
+    assert.equal(storedDefinition({ ...previous }, undefined).version, undefined);
   });
 
   test('the value type changes only with a greater version', () => {

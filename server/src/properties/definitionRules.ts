@@ -2,7 +2,8 @@
  * The rules a `propertyDefinition` write must pass: DataHub's (its PropertyDefinitionValidator, in its
  * order and with its messages, which clients match), plus svc's stricter ones: valueType and
  * entityTypes must name existing dataType/entityType entities, allowed values must be of the value
- * type, a version never decreases, and a new property's qualifiedName is its URN's id.
+ * type, and a new property's qualifiedName is its URN's id. What version is stored is
+ * {@link storedDefinition}'s rule.
  */
 import { parseUrn } from '../urn/urn.ts';
 import { checkValueType } from './valueRules.ts';
@@ -32,15 +33,28 @@ export function allowedByVersion(previous: PropertyDefinition, next: PropertyDef
   return next.version !== undefined && compareVersions(next.version, previous.version) > 0;
 }
 
-/** Every violation of the definition rules, in DataHub's order; empty when the write is allowed. */
+/**
+ * The definition to store for `given` (as written and checked): a version marks the last breaking
+ * change, and "written under an older version" must keep meaning "written before that change", so the
+ * stored version never decreases. An update without a version, or with a lower one (a non-breaking
+ * change is accepted whatever its version, datahub-behaviour §2.2, and a breaking one needs a greater
+ * version), keeps the current version; an equal or greater one is stored as given.
+ *
+ *   storedDefinition({ ...d, version: '20200101000000' }, { ...d, version: '20240614080000' }).version // '20240614080000'
+ */
+export function storedDefinition(given: PropertyDefinition, previous: PropertyDefinition | undefined): PropertyDefinition {
+  if (previous?.version === undefined || compareVersions(given.version, previous.version) >= 0) return given;
+  return { ...given, version: previous.version };
+}
+
+/**
+ * Every violation of the definition rules, in DataHub's order, for the definition as written (before
+ * {@link storedDefinition}); empty when the write is allowed.
+ */
 export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext): string[] {
   const out: string[] = [];
   if (ctx.softDeleted) out.push('Cannot mutate a soft deleted Structured Property Definition');
   if (next.version !== undefined && !VERSION.test(next.version)) out.push('Invalid version specified. Must match [0-9]{14}');
-  // svc: versions never decrease, so "written under an older version" always means the same values.
-  if (next.version !== undefined && ctx.previous?.version !== undefined && compareVersions(next.version, ctx.previous.version) < 0) {
-    out.push(`Invalid version ${next.version}: a structured property's version never decreases (it is ${ctx.previous.version})`);
-  }
   const id = parseUrn(ctx.urn).id;
   if (id.includes(' ')) out.push('Urn ID cannot have spaces');
   if (next.qualifiedName.includes(' ')) out.push('Qualified names cannot have spaces');

@@ -11,7 +11,7 @@ import type { PatchOperation } from '../entities/jsonPatch.ts';
 import { aspectVersion, type Guard, type StoredAspect } from '../entities/aspectStore.ts';
 import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
-import { checkDefinition } from './definitionRules.ts';
+import { checkDefinition, storedDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
 import {
   historicKey,
@@ -95,8 +95,8 @@ function definitionHook(): AspectHook<undefined, DefinitionContext> {
     async prepare(w: PendingWrite, tx: Db, read?: DefinitionContext) {
       const previous = w.previous?.value as PropertyDefinition | undefined;
       const given = normalizeDefinition(w.value as PropertyDefinition);
-      // An update without a version keeps the current one (a version never goes away or down).
-      const next = given.version === undefined && previous?.version !== undefined ? { ...given, version: previous.version } : given;
+      // Checked as written; stored with a version that never goes away or down.
+      const next = storedDefinition(given, previous);
       const versionRaised = previous !== undefined && compareVersions(next.version, previous.version) > 0;
       if (read && (!previous || versionRaised || !read.names.has(next.qualifiedName))) return { value: next, plan: undefined, needsLock: true };
       const { holder, cleanup, softDeleted, dataTypes, entityTypes } = read ?? (await readUnderNameLock(tx, w.target.urn, next.qualifiedName));
@@ -108,7 +108,7 @@ function definitionHook(): AspectHook<undefined, DefinitionContext> {
         );
       }
       if (holder) throw new SvcError('CONFLICT', `Qualified name ${next.qualifiedName} is already used by structured property ${holder}`);
-      const violations = checkDefinition(next, { urn: w.target.urn, previous, softDeleted, dataTypes, entityTypes });
+      const violations = checkDefinition(given, { urn: w.target.urn, previous, softDeleted, dataTypes, entityTypes });
       if (violations.length) throw SvcError.validation(violations);
       if (!read) return { value: next, plan: undefined };
       // The write goes ahead only if the status and the types named are as read.
