@@ -18,6 +18,7 @@ import { addOp, createDataset, datasetUrn, patchValues, propertyUrn, retentionTi
 import { searchBackends } from '../support/searchBackends.ts';
 import { enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 import { pollUntil } from '../support/poll.ts';
+import { expectValidationError } from '../support/expectRejected.ts';
 import { createCatalog } from '../../server/src/catalog.ts';
 import { loadConfig } from '../../server/src/config.ts';
 import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
@@ -321,6 +322,36 @@ for (const backend of BACKENDS) {
       await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' }), 200);
       await settle();
       assert.deepEqual(await query('name:changing'), [], 'a deleted entity leaves search');
+    });
+
+    test('a qualified name that differs from another only by . vs _ is refused: each property keeps a search field of its own', async () => {
+      const number = { valueType: 'urn:li:dataType:svc.number', entityTypes: ['urn:li:entityType:svc.dataset'] };
+      const first = propertyUrn('col.a_b');
+      const second = propertyUrn('col_a.b');
+      await text(await writeDefinition(s, first, { qualifiedName: 'col.a_b', ...number }), 200);
+      const urn = await createDataset(s, 'field_collision');
+      await text(await setValues(s, urn, [{ propertyUrn: first, values: [{ double: 20 }] }]), 200);
+      const collision =
+        "Structured property Elasticsearch field 'col_a_b' collides with existing property mapping. Qualified names that differ only by '.' vs '_' normalize to the same field name (proposed qualifiedName='col_a.b').";
+      const refused = () => writeDefinition(s, second, { qualifiedName: 'col_a.b', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] });
+      await expectValidationError(s, refused, 400, collision, `The field is that of ${first}`);
+      await settle();
+      assert.deepEqual(await query('structuredProperties.col_a_b:>10'), [urn]);
+
+      // A soft-deleted property keeps its field (a restore brings its values back).
+      const status = (removed: boolean) => s.request(`/openapi/v3/entity/structuredProperty/${enc(first)}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed } }) });
+      await text(await status(true), 200);
+      await expectValidationError(s, refused, 400, collision);
+      await text(await status(false), 200);
+
+      // A hard-deleted one gives it up once its values are removed.
+      await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(first)}`, { method: 'DELETE' }), 200);
+      await waitForTask(s, first, HARD_DELETE_TASK);
+      await text(await writeDefinition(s, second, { qualifiedName: 'col_a.b', ...number }), 200);
+      await text(await setValues(s, urn, [{ propertyUrn: second, values: [{ double: 5 }] }]), 200);
+      await settle();
+      assert.deepEqual(await query('structuredProperties.col_a_b:>10'), []);
+      assert.deepEqual(await query('structuredProperties.col_a_b:<10'), [urn]);
     });
 
     test('a write is found without any barrier (the dispatcher delivers on its own)', async () => {

@@ -87,6 +87,16 @@ describe('a new definition', () => {
     assert.deepEqual(check({ allowedValues: [{ value: { string: 'thirty' } }] }), ['allowedValues[0], value: {string=thirty} should be a number']);
   });
 
+  test('refuses a qualified name whose search field another property has', () => {
+    const other = 'urn:li:structuredProperty:io_acryl.retention';
+    assert.deepEqual(check({}, { fieldHolder: other }), [
+      "Structured property Elasticsearch field 'io_acryl_retention' collides with existing property mapping. Qualified names that differ only by '.' vs '_' normalize to the same field name (proposed qualifiedName='io.acryl.retention'). " +
+        `The field is that of ${other}.`,
+    ]);
+    // Checked when a property is created: an existing one keeps working.
+    assert.deepEqual(check({}, { fieldHolder: other, previous: base }), []);
+  });
+
   test('an allowed value is listed once', () => {
     assert.deepEqual(check({ allowedValues: [{ value: { double: 30 } }, { value: { double: 30 } }] }), ['allowedValues: {double=30.0} is listed more than once']);
   });

@@ -7,7 +7,7 @@
  */
 import { parseUrn } from '../urn/urn.ts';
 import { checkValueType } from './valueRules.ts';
-import { printValue, sameValue, type PropertyDefinition } from './types.ts';
+import { printValue, sameValue, searchName, type PropertyDefinition } from './types.ts';
 import { compareVersions } from './versions.ts';
 
 export interface DefinitionContext {
@@ -21,6 +21,11 @@ export interface DefinitionContext {
   dataTypes: ReadonlySet<string>;
   /** URNs of the entityType entities that exist. */
   entityTypes: ReadonlySet<string>;
+  /**
+   * For a new property: another property (its URN) whose qualified name has the same search name
+   * (types.searchName), soft-deleted or not; its search field would be this one's.
+   */
+  fieldHolder?: string;
 }
 
 const VERSION = /^[0-9]{14}$/;
@@ -63,6 +68,15 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   // change the name (below).
   if (!ctx.previous && next.qualifiedName !== id) {
     out.push(`qualifiedName ${next.qualifiedName} must be the id of the urn ${ctx.urn}: the urn of a structured property is urn:li:structuredProperty:<qualifiedName>`);
+  }
+  // Each property has a search field of its own, structuredProperties.<searchName> (DECISIONS.md,
+  // Search); DataHub 1.x refuses such collisions with this message.
+  if (!ctx.previous && ctx.fieldHolder !== undefined) {
+    out.push(
+      `Structured property Elasticsearch field '${searchName(next.qualifiedName)}' collides with existing property mapping. ` +
+        `Qualified names that differ only by '.' vs '_' normalize to the same field name (proposed qualifiedName='${next.qualifiedName}'). ` +
+        `The field is that of ${ctx.fieldHolder}.`,
+    );
   }
 
   const allowedTypes = next.typeQualifier?.allowedTypes;

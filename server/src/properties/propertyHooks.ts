@@ -99,16 +99,23 @@ function definitionHook(): AspectHook<undefined, DefinitionContext> {
       const next = storedDefinition(given, previous);
       const versionRaised = previous !== undefined && compareVersions(next.version, previous.version) > 0;
       if (read && (!previous || versionRaised || !read.names.has(next.qualifiedName))) return { value: next, plan: undefined, needsLock: true };
-      const { holder, cleanup, softDeleted, dataTypes, entityTypes } = read ?? (await readUnderNameLock(tx, w.target.urn, next.qualifiedName));
+      const { holders, cleanup, softDeleted, dataTypes, entityTypes } = read ?? (await readUnderNameLock(tx, w.target.urn, next.qualifiedName));
       if (cleanup) {
+        const name =
+          cleanup.subject === w.target.urn || cleanup.qualifiedName === next.qualifiedName
+            ? `its qualified name ${next.qualifiedName}`
+            : `the qualified name ${next.qualifiedName}, whose search field is that of ${cleanup.qualifiedName},`;
         throw new SvcError(
           'CONFLICT',
           `Structured property ${cleanup.subject} was hard deleted and its values are still being removed ` +
-            `(task ${cleanup.id}: ${cleanup.done} of ${cleanup.total ?? '?'} entities done); its qualified name ${next.qualifiedName} can be used again once that task has finished`,
+            `(task ${cleanup.id}: ${cleanup.done} of ${cleanup.total ?? '?'} entities done); ${name} can be used again once that task has finished`,
         );
       }
-      if (holder) throw new SvcError('CONFLICT', `Qualified name ${next.qualifiedName} is already used by structured property ${holder}`);
-      const violations = checkDefinition(given, { urn: w.target.urn, previous, softDeleted, dataTypes, entityTypes });
+      const sameName = holders.find((h) => h.qualifiedName === next.qualifiedName);
+      if (sameName) throw new SvcError('CONFLICT', `Qualified name ${next.qualifiedName} is already used by structured property ${sameName.urn}`);
+      // A new name whose search field another property's name has is refused (definitionRules).
+      const fieldHolder = previous ? undefined : holders[0]?.urn;
+      const violations = checkDefinition(given, { urn: w.target.urn, previous, softDeleted, dataTypes, entityTypes, fieldHolder });
       if (violations.length) throw SvcError.validation(violations);
       if (!read) return { value: next, plan: undefined };
       // The write goes ahead only if the status and the types named are as read.

@@ -7,7 +7,7 @@ import { query as rows, type Db } from '../db/pool.ts';
 import { lockEntity } from '../db/locks.ts';
 import type { ReadForWrite } from '../entities/aspectStore.ts';
 import { isRemoved } from '../entities/softDelete.ts';
-import type { PropertyDefinition } from './types.ts';
+import { searchName, type PropertyDefinition } from './types.ts';
 import type { PropertyState } from './valueRules.ts';
 
 /** Property states from `propertyDefinition` and `status` rows. */
@@ -65,10 +65,13 @@ export async function findProperties(db: Db, qualifiedNames: string[], fieldName
 
 /** What a propertyDefinition write checks besides the definition itself (see {@link loadDefinitionContexts}). */
 export interface DefinitionContext {
-  /** Another property whose definition holds the qualified name. */
-  holder: string | undefined;
-  /** An open hard-delete task of this property or of its qualified name. */
-  cleanup: { id: number; subject: string; done: number; total: number | null } | undefined;
+  /**
+   * The other properties whose definitions hold the qualified name or another with the same search
+   * name (`col.a_b` and `col_a.b`, see types.searchName), soft-deleted ones included.
+   */
+  holders: { urn: string; qualifiedName: string }[];
+  /** An open hard-delete task of this property, of its qualified name or of one with the same search name. */
+  cleanup: { id: number; subject: string; qualifiedName: string | null; done: number; total: number | null } | undefined;
   softDeleted: boolean;
   dataTypes: Set<string>;
   entityTypes: Set<string>;
@@ -81,17 +84,18 @@ export interface DefinitionContext {
 }
 
 /**
- * Takes the lock of a qualified name until the transaction ends: a write creating a property claims its
- * name under it, so two definitions cannot claim one name at once.
+ * Takes the lock of a qualified name, shared by every name with the same search name, until the
+ * transaction ends: a write creating a property claims its name under it, so two definitions cannot
+ * claim one name, nor one search field, at once.
  */
 export async function lockQualifiedName(tx: Db, qualifiedName: string): Promise<void> {
-  await lockEntity(tx, `qualifiedName:${qualifiedName}`);
+  await lockEntity(tx, `qualifiedName:${searchName(qualifiedName)}`);
 }
 
 /**
  * What propertyDefinition writes check, for several properties in one round trip and one snapshot
- * (migration 011): each stored definition, status, the holders of the given qualified
- * names, open hard-delete tasks, and the data and entity types. Read without locks, the write statement
+ * (migrations 011, 026): each stored definition, status, the holders of the given qualified
+ * names and of those with the same search names, open hard-delete tasks, and the data and entity types. Read without locks, the write statement
  * checks that what the decision relied on is unchanged (see aspectStore.ts); a write creating a property
  * reads it under {@link lockQualifiedName}.
  */
@@ -131,12 +135,13 @@ export async function loadDefinitionContexts(
   tasks.sort((x, y) => x.id - y.id);
   return requests.map((r) => {
     const statusText = statuses.get(r.urn) ?? null;
-    const cleanup = tasks.find((t) => t.subject === r.urn || (r.qualifiedName !== undefined && t.name === r.qualifiedName));
+    const name = r.qualifiedName === undefined ? undefined : searchName(r.qualifiedName);
+    const cleanup = tasks.find((t) => t.subject === r.urn || (name !== undefined && t.name !== null && searchName(t.name) === name));
     return {
       ...(stored.get(r.urn) ?? { previous: undefined, token: null }),
       context: {
-        holder: holders.find((h) => h.name === r.qualifiedName && h.urn !== r.urn)?.urn,
-        cleanup: cleanup && { id: cleanup.id, subject: cleanup.subject, done: cleanup.done, total: cleanup.total },
+        holders: holders.filter((h) => name !== undefined && searchName(h.name) === name && h.urn !== r.urn).map((h) => ({ urn: h.urn, qualifiedName: h.name })),
+        cleanup: cleanup && { id: cleanup.id, subject: cleanup.subject, qualifiedName: cleanup.name, done: cleanup.done, total: cleanup.total },
         softDeleted: statusText !== null && isRemoved(JSON.parse(statusText)),
         dataTypes,
         entityTypes,

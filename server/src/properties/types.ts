@@ -70,6 +70,13 @@ export function logicalType(valueType: string): LogicalType {
   return (DATA_TYPES.some((t) => t.id === bare) ? bare : 'unknown') as LogicalType;
 }
 
+/**
+ * The name a property goes by in search: its qualified name with every `.` replaced by `_`
+ * (`io.acryl.privacy.retentionTime` → `io_acryl_privacy_retentionTime`, DataHub's field name). Two
+ * qualified names with the same search name cannot both be defined (see definitionRules.ts).
+ */
+export const searchName = (qualifiedName: string) => qualifiedName.replaceAll('.', '_');
+
 /** Pegasus union printing used in DataHub's messages: `{string=baz}`, `{double=60.0}`. */
 export function printValue(v: PrimitiveValue): string {
   return 'double' in v ? `{double=${doubleText(v.double)}}` : `{string=${v.string}}`;

@@ -9,7 +9,7 @@
  */
 import { doubleText } from '../doubles.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
-import { entityNameOf, logicalType, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';
+import { entityNameOf, logicalType, searchName, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';
 
 /** How a field is indexed: keyword (exact strings), double, date (epoch milliseconds) or boolean. */
 export type FieldType = 'keyword' | 'double' | 'date' | 'boolean';
@@ -24,7 +24,7 @@ const VERSIONED = '_versioned';
 
 /** The field under `structuredProperties.` that a property's values go to, from its current definition. */
 export function propertyFieldName(def: Pick<PropertyDefinition, 'qualifiedName' | 'version' | 'valueType'>): string {
-  const name = def.qualifiedName.replaceAll('.', '_');
+  const name = searchName(def.qualifiedName);
   return def.version ? `${VERSIONED}.${name}.${def.version}.${logicalType(def.valueType)}` : name;
 }
 

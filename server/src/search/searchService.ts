@@ -16,6 +16,7 @@ import { SvcError } from '../errors.ts';
 import type { EntityRecord, EntityService } from '../entities/entityService.ts';
 import type { ScrollIds } from '../entities/scrollIds.ts';
 import type { DefinitionCache } from '../properties/definitionCache.ts';
+import { searchName } from '../properties/types.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
 import { ENTITIES } from '../registry/entities.ts';
 import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
@@ -187,7 +188,7 @@ export class SearchService {
         out.set(name, f ?? null);
         continue;
       }
-      const matches = [...found].filter(([, s]) => property === s.definition.qualifiedName || underscored(property) === s.definition.qualifiedName.replaceAll('.', '_'));
+      const matches = [...found].filter(([, s]) => property === s.definition.qualifiedName || underscored(property) === searchName(s.definition.qualifiedName));
       let field: Resolution = null;
       if (property.startsWith('_versioned.')) {
         const full = `${PROPERTIES_FIELD}.${property}`;
