@@ -7,7 +7,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { SYSTEM } from '../../server/src/auth/authorize.ts';
+import { SvcError } from '../../server/src/errors.ts';
 import { expectValidationError } from '../support/expectRejected.ts';
+import { fingerprint } from '../support/fingerprint.ts';
 import { addOp, createDataset, createEntity, createProperty, datasetUrn, patchValues, propertyUrn, readValues, removeOp, setValues } from '../support/structuredProperties.ts';
 import { enc, startTestServer, text, type TestServer, expectMissing } from '../support/testServer.ts';
 
@@ -368,5 +371,31 @@ describe('patching values', () => {
     const parts = message.split('; ');
     assert.ok(parts.some((p) => p.startsWith(`Property: ${a}, value: {string=other} should be one of [`)), message);
     assert.ok(parts.includes(`Property: ${b}, value: {string=soon} should be a date with format YYYY-MM-DD`), message);
+  });
+});
+
+describe('upserting and removing named properties (the core GraphQL and any other surface call)', () => {
+  /** Runs `op`, which must be refused with VALIDATION, and asserts the database did not change; returns the message. */
+  async function refused(op: () => Promise<unknown>): Promise<string> {
+    const before = await fingerprint(s.databaseUrl);
+    const err = await op().then(
+      () => assert.fail('accepted'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof SvcError && err.code === 'VALIDATION', String(err));
+    assert.equal(await fingerprint(s.databaseUrl), before, 'the database changed');
+    return err.message;
+  }
+
+  test('an upsert naming a property twice is refused with the message of a set naming it twice', async () => {
+    const p = await createProperty(s, 'test.core.upsertTwice');
+    const ds = await createDataset(s, 'core_upsert_twice');
+    const twice = [
+      { propertyUrn: p, values: [{ string: 'a' }] },
+      { propertyUrn: p, values: [{ string: 'b' }] },
+    ];
+    const set = await expectValidationError(s, () => setValues(s, ds, twice), 400, `Property: ${p} has multiple entries: [`);
+    assert.equal(await refused(() => s.svc.catalog.properties.upsertValues(SYSTEM, ds, twice)), set);
+    await expectMissing(s.request(`/openapi/v3/entity/dataset/${enc(ds)}/structuredProperties`));
   });
 });

@@ -14,6 +14,7 @@ import type { EntityService, WrittenAspect } from '../entities/entityService.ts'
 import { pointerSegment, type PatchOperation } from '../entities/jsonPatch.ts';
 import { registry, type EntityUrn } from '../registry/registry.ts';
 import { normalizeEntityType } from './normalize.ts';
+import { duplicateEntries, type Violation } from './valueRules.ts';
 import { sameValue, type AllowedValue, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 
 const PROPERTY_ENTITY = 'structuredProperty';
@@ -78,10 +79,13 @@ export class PropertyService {
 
   /**
    * Sets the values of the named properties on an entity, keeping its other assignments (an
-   * assignment given replaces the one stored). The entity must exist (the value rules check it).
+   * assignment given replaces the one stored). Each property is named once (DataHub's message for a
+   * set naming one twice); the entity must exist (the value rules check it).
    */
   async upsertValues(principal: Principal, entityUrn: string, assignments: Assignment[]): Promise<WrittenAspect> {
     const target = registry.resolveUrn(entityUrn);
+    // As patch operations, a second assignment of a property would silently replace the first.
+    refuse(duplicateEntries(assignments));
     const ops: PatchOperation[] = assignments.map((a) => ({ op: 'add', path: `/properties/${pointerSegment(a.propertyUrn)}`, value: a }));
     return this.entities.patch(principal, target, 'structuredProperties', { patch: ops, arrayPrimaryKeys: { properties: ['propertyUrn'] } });
   }
@@ -111,6 +115,11 @@ export class PropertyService {
   private property(urn: string): EntityUrn {
     return this.entities.resolve(PROPERTY_ENTITY, urn);
   }
+}
+
+/** Throws one VALIDATION error carrying every violation, if any. */
+function refuse(violations: Violation[]): void {
+  if (violations.length) throw SvcError.validation(violations.map((v) => v.message));
 }
 
 /** A definition with append-only changes applied (see {@link DefinitionChanges}). */

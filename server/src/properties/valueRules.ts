@@ -71,6 +71,23 @@ function printAssignment(a: Assignment): string {
 }
 
 /**
+ * DataHub's duplicate check: one violation per property that more than one of `assignments` names,
+ * `Property: <urn> has multiple entries: [<assignments>]`.
+ */
+export function duplicateEntries(assignments: Assignment[]): Violation[] {
+  const out: Violation[] = [];
+  const seen = new Set<string>();
+  for (const a of assignments) {
+    const same = assignments.filter((b) => b.propertyUrn === a.propertyUrn);
+    if (same.length > 1 && !seen.has(a.propertyUrn)) {
+      seen.add(a.propertyUrn);
+      out.push({ message: `Property: ${a.propertyUrn} has multiple entries: [${same.map(printAssignment).join(', ')}]` });
+    }
+  }
+  return out;
+}
+
+/**
  * Checks the assignments of a `structuredProperties` write.
  * - `next`: the assignments to check (those new or changed by this write);
  * - `all`: every assignment of the resulting aspect (for the duplicate check);
@@ -83,15 +100,8 @@ export function checkAssignments(
   properties: ReadonlyMap<string, PropertyState>,
   entityTypeUrn: string,
 ): Violation[] {
-  const out: Violation[] = [];
-  const duplicated = new Set<string>();
-  for (const a of all) {
-    const same = all.filter((b) => b.propertyUrn === a.propertyUrn);
-    if (same.length > 1 && !duplicated.has(a.propertyUrn)) {
-      duplicated.add(a.propertyUrn);
-      out.push({ message: `Property: ${a.propertyUrn} has multiple entries: [${same.map(printAssignment).join(', ')}]` });
-    }
-  }
+  const out = duplicateEntries(all);
+  const duplicated = new Set(all.map((a) => a.propertyUrn).filter((urn, i, urns) => urns.indexOf(urn) !== i));
   for (const a of next) {
     if (duplicated.has(a.propertyUrn)) continue;
     let type: string;
