@@ -398,4 +398,19 @@ describe('upserting and removing named properties (the core GraphQL and any othe
     assert.equal(await refused(() => s.svc.catalog.properties.upsertValues(SYSTEM, ds, twice)), set);
     await expectMissing(s.request(`/openapi/v3/entity/dataset/${enc(ds)}/structuredProperties`));
   });
+
+  test('a remove naming something other than a structured property is refused with the messages of an upsert; properties not held stay ignored', async () => {
+    const p = await createProperty(s, 'test.core.removeKinds');
+    const ds = await createDataset(s, 'core_remove_kinds');
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'kept' }] }]), 200);
+    const properties = s.svc.catalog.properties;
+    for (const bad of ['garbage', 'urn:li:tag:x']) {
+      const upsert = await refused(() => properties.upsertValues(SYSTEM, ds, [{ propertyUrn: bad, values: [{ string: 'a' }] }]));
+      assert.equal(await refused(() => properties.removeValues(SYSTEM, ds, [p, bad])), upsert);
+    }
+    assert.equal(await refused(() => properties.removeValues(SYSTEM, ds, ['urn:li:tag:x'])), 'Unexpected entity type. Expected: structuredProperty Found: tag');
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'kept' }] }]);
+    const written = await properties.removeValues(SYSTEM, ds, [propertyUrn('test.core.neverSet'), p]);
+    assert.deepEqual((written.stored.value as { properties: unknown[] }).properties, []);
+  });
 });

@@ -14,7 +14,7 @@ import type { EntityService, WrittenAspect } from '../entities/entityService.ts'
 import { pointerSegment, type PatchOperation } from '../entities/jsonPatch.ts';
 import { registry, type EntityUrn } from '../registry/registry.ts';
 import { normalizeEntityType } from './normalize.ts';
-import { duplicateEntries, type Violation } from './valueRules.ts';
+import { duplicateEntries, propertyUrnProblem, type Violation } from './valueRules.ts';
 import { sameValue, type AllowedValue, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 
 const PROPERTY_ENTITY = 'structuredProperty';
@@ -90,9 +90,14 @@ export class PropertyService {
     return this.entities.patch(principal, target, 'structuredProperties', { patch: ops, arrayPrimaryKeys: { properties: ['propertyUrn'] } });
   }
 
-  /** Removes the assignments of the named properties from an entity (those it does not hold are ignored). The entity must exist (the value rules check it). */
+  /**
+   * Removes the assignments of the named properties from an entity (those it does not hold, as reads
+   * show it, are ignored). Each URN must name a structured property (the message of a set naming
+   * another); the entity must exist (the value rules check it).
+   */
   async removeValues(principal: Principal, entityUrn: string, propertyUrns: string[]): Promise<WrittenAspect> {
     const target = registry.resolveUrn(entityUrn);
+    refuse(propertyUrns.map(propertyUrnProblem).filter((v) => v !== undefined));
     const removed = new Set(propertyUrns);
     const addressed: PatchOperation[] = propertyUrns.map((u) => ({ op: 'remove', path: `/properties/${pointerSegment(u)}` }));
     return this.entities.update(

@@ -88,6 +88,21 @@ export function duplicateEntries(assignments: Assignment[]): Violation[] {
 }
 
 /**
+ * DataHub's check that a property URN names a structured property: the violation, or undefined when
+ * it does (`urn:li:tag:x` → `Unexpected entity type. Expected: structuredProperty Found: tag`; a
+ * string that is no URN is reported as its own type).
+ */
+export function propertyUrnProblem(propertyUrn: string): Violation | undefined {
+  let type: string;
+  try {
+    type = parseUrn(propertyUrn).entityType;
+  } catch {
+    type = propertyUrn;
+  }
+  return type === 'structuredProperty' ? undefined : { message: `Unexpected entity type. Expected: structuredProperty Found: ${type}` };
+}
+
+/**
  * Checks the assignments of a `structuredProperties` write.
  * - `next`: the assignments to check (those new or changed by this write);
  * - `all`: every assignment of the resulting aspect (for the duplicate check);
@@ -104,14 +119,9 @@ export function checkAssignments(
   const duplicated = new Set(all.map((a) => a.propertyUrn).filter((urn, i, urns) => urns.indexOf(urn) !== i));
   for (const a of next) {
     if (duplicated.has(a.propertyUrn)) continue;
-    let type: string;
-    try {
-      type = parseUrn(a.propertyUrn).entityType;
-    } catch {
-      type = a.propertyUrn;
-    }
-    if (type !== 'structuredProperty') {
-      out.push({ message: `Unexpected entity type. Expected: structuredProperty Found: ${type}` });
+    const wrongType = propertyUrnProblem(a.propertyUrn);
+    if (wrongType) {
+      out.push(wrongType);
       continue;
     }
     const state = properties.get(a.propertyUrn);
