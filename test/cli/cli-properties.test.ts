@@ -164,6 +164,20 @@ describe('svc properties', () => {
     assert.match(readFileSync(out, 'utf8'), /^- urn: urn:li:structuredProperty:io\.acryl\.privacy\.retentionTime\n/);
   });
 
+  test('a file written by get --to-file upserts as it is: its data type URN is kept, with no warning', async () => {
+    const out = join(dir, 'round-trip.yaml');
+    const got = await svc(['properties', 'get', '--urn', RETENTION, '--to-file', out]);
+    assert.equal(got.code, 0, got.stderr);
+    assert.match(readFileSync(out, 'utf8'), /^  type: urn:li:dataType:svc\.number$/m);
+    const r = await svc(['properties', 'upsert', '-f', out]);
+    assert.deepEqual([r.code, r.stdout, r.stderr], [0, `Created structured property ${RETENTION}\n`, '']);
+    const stored = JSON.parse(await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(RETENTION)}/propertyDefinition`), 200)).propertyDefinition.value;
+    assert.equal(stored.valueType, 'urn:li:dataType:svc.number');
+    // Only the short form is lowered; a URN naming no allowed type is refused, not rewritten.
+    const bad = await svc(['properties', 'upsert', '-f', file('bad-urn.yaml', '- id: a.c\n  type: urn:li:dataType:svc.decimal\n')]);
+    assert.deepEqual([bad.code, bad.stderr], [2, `${join(dir, 'bad-urn.yaml')}:1: Type decimal is not allowed. Allowed types are string, rich_text, number, date, urn\n`]);
+  });
+
   test('type_qualifier keeps the entity types that exist and skips the others with DataHub’s warning', async () => {
     const r = await svc(['properties', 'upsert', '-f', file('owner.yaml', `- id: test.owner\n  type: urn\n  entity_types: [dataset]\n  type_qualifier:\n    allowed_types: [corpuser, corpGroup, nothingAtAll]\n`)]);
     assert.equal(r.code, 0, r.stderr);

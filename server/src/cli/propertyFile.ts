@@ -17,6 +17,7 @@ import { readYamlFile } from './yamlFile.ts';
 const KEYS = ['id', 'urn', 'qualified_name', 'type', 'cardinality', 'version', 'display_name', 'description', 'entity_types', 'allowed_values', 'type_qualifier', 'immutable'];
 const TYPES = ['string', 'rich_text', 'number', 'date', 'urn'];
 const PROPERTY_PREFIX = 'urn:li:structuredProperty:';
+const DATA_TYPE_PREFIX = 'urn:li:dataType:';
 
 type Json = Record<string, unknown>;
 type Value = { string: string } | { double: number };
@@ -31,7 +32,21 @@ export interface PropertySpec {
 /** `dataset` → `urn:li:entityType:svc.dataset`; a URN is kept. */
 export const entityTypeUrn = (t: string) => (t.startsWith('urn:li:entityType:') ? t : `urn:li:entityType:${t.startsWith('svc.') ? t : `svc.${t}`}`);
 /** `number` → `urn:li:dataType:svc.number`; a URN is kept. */
-export const dataTypeUrn = (t: string) => (t.startsWith('urn:li:dataType:') ? t : `urn:li:dataType:${t.startsWith('svc.') ? t : `svc.${t}`}`);
+export const dataTypeUrn = (t: string) => (t.startsWith(DATA_TYPE_PREFIX) ? t : `urn:li:dataType:${t.startsWith('svc.') ? t : `svc.${t}`}`);
+/**
+ * The type name a file's `type` gives: a short name (`number`; upper case is lowered with DataHub's
+ * warning) or a data type URN (`urn:li:dataType:svc.number`, as `properties get` writes it), kept as
+ * it is: lowering a URN would break it (`urn:li:datatype:…`).
+ */
+function typeName(type: string, warn: (m: string) => void): string {
+  if (type.startsWith(DATA_TYPE_PREFIX)) return type.slice(DATA_TYPE_PREFIX.length).replace(/^svc\./, '');
+  if (type !== type.toLowerCase()) {
+    type = type.toLowerCase();
+    warn(`Structured property type should be lowercase. Updated to ${type}`);
+  }
+  return type.replace(/^svc\./, '');
+}
+
 /** An id or a URN as a structured property URN. */
 export const propertyUrn = (idOrUrn: string) => (idOrUrn.startsWith(PROPERTY_PREFIX) ? idOrUrn : `${PROPERTY_PREFIX}${idOrUrn}`);
 
@@ -75,16 +90,10 @@ function toSpec(p: Json, i: number, line: number, problem: (m: string) => void, 
   let qualifiedName = str('qualified_name');
   if (urnGiven && qualifiedName !== undefined && qualifiedName !== urnId) problem(`property ${i + 1}: ID in the urn and the qualified_name must match`);
   qualifiedName ??= urnId;
-  let type = str('type');
-  if (type === undefined) problem(`property ${i + 1}: type is required (one of ${TYPES.join(', ')})`);
-  else {
-    if (type !== type.toLowerCase()) {
-      type = type.toLowerCase();
-      warn(`Structured property type should be lowercase. Updated to ${type}`);
-    }
-    if (!TYPES.includes(type.replace(/^urn:li:datatype:(svc\.)?/, ''))) problem(`Type ${type} is not allowed. Allowed types are ${TYPES.join(', ')}`);
-  }
-  const bare = type?.replace(/^urn:li:datatype:(svc\.)?/, '');
+  const type = str('type');
+  const bare = type === undefined ? undefined : typeName(type, warn);
+  if (bare === undefined) problem(`property ${i + 1}: type is required (one of ${TYPES.join(', ')})`);
+  else if (!TYPES.includes(bare)) problem(`Type ${bare} is not allowed. Allowed types are ${TYPES.join(', ')}`);
   const definition: Json = { qualifiedName, valueType: dataTypeUrn(bare ?? 'string') };
   for (const [from, to] of [['display_name', 'displayName'], ['description', 'description'], ['version', 'version']] as const) {
     if (str(from) !== undefined) definition[to] = str(from);
