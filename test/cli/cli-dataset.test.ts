@@ -97,13 +97,15 @@ test('a value the server refuses: DataHub’s failure line, exit 1', async () =>
   assert.match(r.stderr, new RegExp(`^Update failed for id ${DATASET.replace(/[().]/g, '\\$&')}\\. due to .*should be one of`));
 });
 
-test('unknown keys are named with their line; a missing dataset is DataHub’s line', async () => {
+test('unknown keys are named with their line; a missing dataset is DataHub’s line; a --to-file that cannot be written is one line, exit 2', async () => {
   const path = join(dir, 'unknown.yaml');
   writeFileSync(path, `- id: t\n  platform: hive\n  colour: red\n  schema:\n    fields:\n      - id: a\n        kind: x\n`);
   const r = await svc(['dataset', 'upsert', '-f', path]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /unknown\.yaml:3: unknown key "colour" in dataset 1/);
   assert.match(r.stderr, /unknown\.yaml:7: unknown key "kind" in field 1 of dataset 1/);
+  const toDir = await svc(['dataset', 'get', '--urn', DATASET, '--to-file', dir]);
+  assert.deepEqual([toDir.code, toDir.stderr], [2, `Cannot write ${dir}: it is a directory\n`]);
   const missing = await svc(['dataset', 'get', '--urn', 'urn:li:dataset:(urn:li:dataPlatform:hive,nothing,PROD)']);
   assert.deepEqual([missing.code, missing.stderr], [1, 'Dataset urn:li:dataset:(urn:li:dataPlatform:hive,nothing,PROD) does not exist\n']);
 });

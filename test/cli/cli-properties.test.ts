@@ -178,6 +178,18 @@ describe('svc properties', () => {
     assert.deepEqual([bad.code, bad.stderr], [2, `${join(dir, 'bad-urn.yaml')}:1: Type decimal is not allowed. Allowed types are string, rich_text, number, date, urn\n`]);
   });
 
+  test('a file that cannot be written or read is one line naming it and why, exit 2', async () => {
+    const nowhereFile = join(dir, 'no-such-dir', 'out.yaml');
+    const write = await svc(['properties', 'get', '--urn', RETENTION, '--to-file', nowhereFile]);
+    assert.deepEqual([write.code, write.stdout, write.stderr], [2, '', `Cannot write ${nowhereFile}: the directory ${join(dir, 'no-such-dir')} does not exist\n`]);
+    const toDir = await svc(['properties', 'get', '--urn', RETENTION, '--to-file', dir]);
+    assert.deepEqual([toDir.code, toDir.stderr], [2, `Cannot write ${dir}: it is a directory\n`]);
+    const read = await svc(['properties', 'upsert', '-f', join(dir, 'missing.yaml')]);
+    assert.deepEqual([read.code, read.stderr], [2, `Cannot read ${join(dir, 'missing.yaml')}: no such file\n`]);
+    const config = await svc(['init', '--host', s.url, '--token', ADMIN_TOKEN], { SVC_ENV_FILE: nowhereFile });
+    assert.deepEqual([config.code, config.stderr], [2, `Cannot write ${nowhereFile}: the directory ${join(dir, 'no-such-dir')} does not exist\n`]);
+  });
+
   test('type_qualifier keeps the entity types that exist and skips the others with DataHub’s warning', async () => {
     const r = await svc(['properties', 'upsert', '-f', file('owner.yaml', `- id: test.owner\n  type: urn\n  entity_types: [dataset]\n  type_qualifier:\n    allowed_types: [corpuser, corpGroup, nothingAtAll]\n`)]);
     assert.equal(r.code, 0, r.stderr);

@@ -2,10 +2,11 @@
  * Where the CLI finds its server: `SVC_GMS_URL` and `SVC_GMS_TOKEN` when set, else `~/.svcenv` as
  * `svc init` wrote it (a JSON object `{"gms": {"server", "token"}}`, readable by its owner only).
  */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CliError } from './errors.ts';
+import { writeTextFile } from './files.ts';
 
 export interface CliConfig {
   server: string;
@@ -17,7 +18,7 @@ export const configPath = () => process.env.SVC_ENV_FILE ?? join(homedir(), '.sv
 
 export function saveConfig(c: CliConfig): string {
   const path = configPath();
-  writeFileSync(path, `${JSON.stringify({ gms: { server: c.server, token: c.token ?? null } }, null, 2)}\n`, { mode: 0o600 });
+  writeTextFile(path, `${JSON.stringify({ gms: { server: c.server, token: c.token ?? null } }, null, 2)}\n`, { mode: 0o600 });
   chmodSync(path, 0o600);
   return path;
 }

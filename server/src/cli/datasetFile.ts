@@ -24,6 +24,7 @@ import { dirname, resolve } from 'node:path';
 import { isMap, isSeq, type YAMLMap } from 'yaml';
 import { avroFields } from './avroSchema.ts';
 import { CliError } from './errors.ts';
+import { fileProblem } from './files.ts';
 import { propertyUrn } from './propertyFile.ts';
 import { readYamlFile } from './yamlFile.ts';
 
@@ -56,7 +57,7 @@ function schemaMetadata(file: string, yamlPath: string, platform: string, given:
     text = readFileSync(path, 'utf8');
     avro = avroFields(text);
   } catch (err) {
-    problem(`schema.file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    problem(`schema.file ${file}: ${fileProblem(err, path)}`);
     return undefined;
   }
   const byId = new Map(given.filter((f) => f.id !== undefined).map((f) => [String(f.id), f]));

@@ -2,9 +2,9 @@
  * A YAML file as the CLI's file commands read it: a usage error (exit 2) naming the line of each
  * syntax error, and the line of any node, so that every later problem can name its line too.
  */
-import { readFileSync } from 'node:fs';
 import { isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
 import { CliError } from './errors.ts';
+import { readTextFile } from './files.ts';
 
 export interface YamlFile {
   contents: unknown;
@@ -15,12 +15,7 @@ export interface YamlFile {
 }
 
 export function readYamlFile(path: string): YamlFile {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new CliError(`Cannot read ${path}: ${(err as Error).message}`, 2);
-  }
+  const text = readTextFile(path);
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   if (doc.errors.length) throw new CliError(doc.errors.map((e) => `${path}:${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`).join('\n'), 2);

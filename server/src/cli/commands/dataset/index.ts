@@ -3,11 +3,11 @@
  * dataset-level and field-level structured properties.
  */
 import { Command } from 'commander';
-import { writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { Client, enc, messageOf } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
+import { writeTextFile } from '../../files.ts';
 import { output } from '../../output.ts';
 import { readDatasetFile, type Assignment } from '../../datasetFile.ts';
 
@@ -112,7 +112,7 @@ export function datasetCommand(): Command {
         }).filter(([, x]) => x !== undefined),
       );
       if (opts.toFile) {
-        writeFileSync(opts.toFile, stringify(model));
+        writeTextFile(opts.toFile, stringify(model));
         out.line(`Dataset yaml written to ${opts.toFile}`);
       } else out.line(JSON.stringify(model, null, 2));
       out.result(model);

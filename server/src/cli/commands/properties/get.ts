@@ -1,10 +1,10 @@
 /** `svc properties get --urn <urn or id> [--to-file f]`: a structured property in the snake_case form of the definition files. */
 import { Command } from 'commander';
-import { writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { Client, enc, messageOf } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
+import { writeTextFile } from '../../files.ts';
 import { output } from '../../output.ts';
 import { propertyUrn, snakeCase } from '../../propertyFile.ts';
 
@@ -24,7 +24,7 @@ export function getCommand(): Command {
       if (a.status !== 200) throw new CliError(messageOf(a.body) ?? `HTTP ${a.status}`, a.status === 400 ? 2 : 1);
       const model = snakeCase(urn, (a.body as { propertyDefinition: { value: Record<string, unknown> } }).propertyDefinition.value);
       if (opts.toFile) {
-        writeFileSync(opts.toFile, stringify([model]));
+        writeTextFile(opts.toFile, stringify([model]));
         out.line(`Structured property yaml written to ${opts.toFile}`);
       } else out.line(JSON.stringify(model, null, 2));
       out.result(model);
