@@ -106,6 +106,17 @@ describe('svc init and configuration', () => {
     assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), { gms: { server: 'http://localhost:8080', token: 'other' } });
   });
 
+  test('without a terminal, init without --host is a usage error naming the flags, and the configuration is left as it is', async () => {
+    const cfg = join(dir, 'init-kept');
+    const saved = `${JSON.stringify({ gms: { server: s.url, token: ADMIN_TOKEN } }, null, 2)}\n`;
+    writeFileSync(cfg, saved);
+    const bare = await svc(['init'], { SVC_ENV_FILE: cfg });
+    assert.deepEqual([bare.code, bare.stdout, bare.stderr], [2, '', `No terminal to ask on: pass --host <url> and --token <token> (${cfg} is left as it is)\n`]);
+    const tokenOnly = await svc(['init', '--token', 'other'], { SVC_ENV_FILE: cfg });
+    assert.deepEqual([tokenOnly.code, tokenOnly.stderr], [2, `No terminal to ask on: pass --host <url> (${cfg} is left as it is)\n`]);
+    assert.equal(readFileSync(cfg, 'utf8'), saved);
+  });
+
   test('no configuration, an unreachable server, a rejected token: one line each, exit 2 / 1 / 1', async () => {
     const none = await svc(['properties', 'list'], { SVC_ENV_FILE: join(dir, 'missing'), SVC_GMS_URL: '', SVC_GMS_TOKEN: '' });
     assert.deepEqual([none.code, none.stderr.trim().split('\n').length], [2, 1]);

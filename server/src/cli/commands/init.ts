@@ -1,9 +1,9 @@
 /** `svc init --host <url> --token <token>`: saves where the server is and the token to use (prompting for what is missing on a terminal). */
 import { Command } from 'commander';
-import { saveConfig } from '../config.ts';
+import { configPath, saveConfig } from '../config.ts';
 import { CliError } from '../errors.ts';
 import { output } from '../output.ts';
-import { ask } from '../prompt.ts';
+import { ask, onTerminal } from '../prompt.ts';
 
 export function initCommand(): Command {
   return new Command('init')
@@ -14,8 +14,9 @@ export function initCommand(): Command {
     .addHelpText('after', '\nExample:\n  svc init --host http://localhost:8080 --token "$SVC_TOKEN"')
     .action(async (opts: { host?: string; token?: string; json?: boolean }) => {
       const out = output(Boolean(opts.json));
-      const host = opts.host ?? (await ask('Server address', { default: 'http://localhost:8080' }));
-      if (!host) throw new CliError('--host is required (no terminal to ask on)', 2);
+      // Without a terminal to ask on, a missing address is not guessed: the default would replace a working configuration.
+      const host = opts.host ?? (onTerminal() ? await ask('Server address', { default: 'http://localhost:8080' }) : undefined);
+      if (host === undefined) throw new CliError(`No terminal to ask on: pass --host <url>${opts.token === undefined ? ' and --token <token>' : ''} (${configPath()} is left as it is)`, 2);
       let url: URL;
       try {
         url = new URL(host);
