@@ -1,9 +1,10 @@
 /** `svc tasks get <id>` and `svc tasks list`: background tasks (cleanups, rebuilds, truncations) and their progress. */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { Client } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { output } from '../../output.ts';
+import type { TaskState } from '../../../tasks/taskQueue.ts';
 
 interface Task {
   id: number;
@@ -14,6 +15,17 @@ interface Task {
   done: number;
   error: string | null;
 }
+
+/**
+ * The kinds of task the server runs, so that a mistyped `--kind` is a usage error rather than an empty
+ * list (the server's names are HARD_DELETE_TASK, STALE_VALUES_TASK, INDEX_REBUILD_TASK and TRUNCATE_TASK;
+ * test/cli/cli-operations.test.ts checks they match).
+ */
+export const TASK_KINDS = ['property-hard-delete', 'property-stale-values', 'search-index-rebuild', 'timeseries-truncate'];
+// A record of the server's TaskState, so that a state the server gains does not compile until it is listed here.
+const STATES: Record<TaskState, null> = { PENDING: null, RUNNING: null, SUCCEEDED: null };
+/** The states of a task. */
+export const TASK_STATES = Object.keys(STATES);
 
 const line = (t: Task) => `${t.id}\t${t.kind}\t${t.state}\t${t.done}/${t.total ?? '?'}\t${t.subject}${t.error ? `\t(last error: ${t.error})` : ''}`;
 
@@ -35,8 +47,8 @@ export function tasksCommand(): Command {
     });
   const list = new Command('list')
     .description('List tasks, newest first (id, kind, state, done/total, subject)')
-    .option('--kind <kind>', 'only this kind, e.g. timeseries-truncate')
-    .option('--state <state>', 'only PENDING, RUNNING or SUCCEEDED')
+    .addOption(new Option('--kind <kind>', 'only tasks of this kind').choices(TASK_KINDS))
+    .addOption(new Option('--state <state>', 'only tasks in this state').choices(TASK_STATES))
     .option('--subject <subject>', 'only tasks working on this subject')
     .option('--json', 'machine-readable output')
     .addHelpText('after', '\nExample:\n  svc tasks list --kind timeseries-truncate')
