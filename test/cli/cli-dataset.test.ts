@@ -110,6 +110,16 @@ test('unknown keys are named with their line; a missing dataset is DataHub’s l
   assert.deepEqual([missing.code, missing.stderr], [1, 'Dataset urn:li:dataset:(urn:li:dataPlatform:hive,nothing,PROD) does not exist\n']);
 });
 
+test('a problem is named with the line of its key, not the dataset’s first line', async () => {
+  const path = join(dir, 'lines.yaml');
+  writeFileSync(path, `- id: t2\n  platform: hive\n  downstreams: x\n  schema:\n    fields:\n      - id: a\n      - id: b\n        structured_properties: [1]\n- id: t3\n  urn: nope\n`);
+  const r = await svc(['dataset', 'upsert', '-f', path]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /lines\.yaml:3: dataset 1: downstreams must be a list/);
+  assert.match(r.stderr, /lines\.yaml:8: field b of dataset 1: structured_properties must be a mapping/);
+  assert.match(r.stderr, /lines\.yaml:10: dataset 2: nope is not a dataset URN/);
+});
+
 test('schema.file (Avro) becomes schemaMetadata, amended by schema.fields; downstreams get the dataset as an upstream, once', async () => {
   const avsc = {
     type: 'record',
@@ -188,14 +198,14 @@ downstreams:
   assert.deepEqual(JSON.parse((await svc(['dataset', 'get', '--urn', DAILY])).stdout).upstreams, [ORDERS]);
 });
 
-test('a schema.file that is missing or not Avro is named with the dataset’s line, and nothing is written', async () => {
+test('a schema.file that is missing or not Avro is named with its line, and nothing is written', async () => {
   writeFileSync(join(dir, 'bad.avsc'), JSON.stringify({ type: 'record', name: 'Bad', fields: [{ name: 'x', type: 'strin' }] }));
   const path = join(dir, 'bad-schema.yaml');
   writeFileSync(path, `- id: shop.bad\n  platform: hive\n  schema:\n    file: bad.avsc\n- id: shop.missing\n  platform: hive\n  schema:\n    file: nowhere.avsc\n    format: avro\n`);
   const r = await svc(['dataset', 'upsert', '-f', path]);
   assert.equal(r.code, 2, r.stderr);
-  assert.match(r.stderr, /bad-schema\.yaml:1: schema\.file bad\.avsc: .*strin/);
-  assert.match(r.stderr, /bad-schema\.yaml:5: schema\.file nowhere\.avsc: no such file/);
+  assert.match(r.stderr, /bad-schema\.yaml:4: schema\.file bad\.avsc: .*strin/);
+  assert.match(r.stderr, /bad-schema\.yaml:8: schema\.file nowhere\.avsc: no such file/);
   assert.match(r.stderr, /bad-schema\.yaml:9: unknown key "format" in schema of dataset 2/);
   assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,shop.bad,PROD)')}`)).status, 404);
 });

@@ -186,7 +186,7 @@ describe('svc properties', () => {
     assert.equal(stored.valueType, 'urn:li:dataType:svc.number');
     // Only the short form is lowered; a URN naming no allowed type is refused, not rewritten.
     const bad = await svc(['properties', 'upsert', '-f', file('bad-urn.yaml', '- id: a.c\n  type: urn:li:dataType:svc.decimal\n')]);
-    assert.deepEqual([bad.code, bad.stderr], [2, `${join(dir, 'bad-urn.yaml')}:1: Type decimal is not allowed. Allowed types are string, rich_text, number, date, urn\n`]);
+    assert.deepEqual([bad.code, bad.stderr], [2, `${join(dir, 'bad-urn.yaml')}:2: Type decimal is not allowed. Allowed types are string, rich_text, number, date, urn\n`]);
   });
 
   test('a file that cannot be written or read is one line naming it and why, exit 2', async () => {
@@ -239,7 +239,7 @@ describe('svc properties', () => {
     await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc('urn:li:structuredProperty:test.after.refusal')}/propertyDefinition`), 404);
   });
 
-  test('file problems are usage errors naming the line: bad YAML, unknown keys, a bad type, urn and qualified name apart, no id', async () => {
+  test('file problems are usage errors naming the line of the offending key: bad YAML, unknown keys, a bad type, urn and qualified name apart, no id', async () => {
     const badYaml = await svc(['properties', 'upsert', '-f', file('bad.yaml', '- id: x\n  type: [number\n')]);
     assert.equal(badYaml.code, 2);
     assert.match(badYaml.stderr, /bad\.yaml:\d+: /);
@@ -247,14 +247,19 @@ describe('svc properties', () => {
       'properties',
       'upsert',
       '-f',
-      file('problems.yaml', `- id: a.b\n  type: NUMBER\n  colour: red\n- urn: urn:li:structuredProperty:c.d\n  qualified_name: other\n  type: decimal\n- type: string\n`),
+      file(
+        'problems.yaml',
+        `- id: a.b\n  type: NUMBER\n  colour: red\n- urn: urn:li:structuredProperty:c.d\n  qualified_name: other\n  type: decimal\n- type: string\n- id: e.f\n  type: string\n  cardinality: SOME\n  allowed_values:\n    - value: x\n    - value: {a: 1}\n`,
+      ),
     ]);
     assert.equal(problems.code, 2);
     assert.match(problems.stderr, /^Structured property type should be lowercase\. Updated to number$/m);
     assert.match(problems.stderr, /problems\.yaml:3: unknown key "colour" in property 1; the keys are id, urn, qualified_name/);
-    assert.match(problems.stderr, /problems\.yaml:4: property 2: ID in the urn and the qualified_name must match/);
-    assert.match(problems.stderr, /problems\.yaml:4: Type decimal is not allowed\. Allowed types are string, rich_text, number, date, urn/);
+    assert.match(problems.stderr, /problems\.yaml:5: property 2: ID in the urn and the qualified_name must match/);
+    assert.match(problems.stderr, /problems\.yaml:6: Type decimal is not allowed\. Allowed types are string, rich_text, number, date, urn/);
     assert.match(problems.stderr, /problems\.yaml:7: property 3: id or urn is required/);
+    assert.match(problems.stderr, /problems\.yaml:10: property 4: cardinality must be SINGLE or MULTIPLE, got SOME/);
+    assert.match(problems.stderr, /problems\.yaml:13: property 4: allowed_values\[1\] needs a plain value/);
     await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc('urn:li:structuredProperty:a.b')}/propertyDefinition`), 404);
     const notList = await svc(['properties', 'upsert', '-f', file('map.yaml', 'id: x\n')]);
     assert.equal(notList.code, 2);

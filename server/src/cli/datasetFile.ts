@@ -82,7 +82,7 @@ export function assignments(map: unknown, where: string, problem: (m: string) =>
 }
 
 export function readDatasetFile(path: string): DatasetSpec[] {
-  const { contents, lineOf, unknownKeys } = readYamlFile(path);
+  const { contents, lineOf, lineAt, unknownKeys } = readYamlFile(path);
   const items = isSeq(contents) ? contents.items : isMap(contents) ? [contents] : undefined;
   if (!items) throw new CliError(`${path}:1: expected a dataset (id, platform, …) or a list of them`, 2);
   const problems: string[] = [];
@@ -98,7 +98,8 @@ export function readDatasetFile(path: string): DatasetSpec[] {
     const fieldsNode = isMap(schemaNode) ? (schemaNode as YAMLMap).get('fields', true) : undefined;
     if (isSeq(fieldsNode)) fieldsNode.items.forEach((f, j) => isMap(f) && problems.push(...unknownKeys(f as YAMLMap, FIELD_KEYS, `field ${j + 1} of dataset ${i + 1}`)));
     const d = (item as YAMLMap).toJSON() as Record<string, any>;
-    const problem = (m: string) => problems.push(`${at}: ${m}`);
+    // A problem at the key (and list index) `where` names, or at the dataset's first line.
+    const problem = (m: string, ...where: (string | number)[]) => problems.push(`${path}:${lineAt(item, ...where)}: ${m}`);
     let urn: string;
     let platform: string;
     let env: string;
@@ -106,7 +107,7 @@ export function readDatasetFile(path: string): DatasetSpec[] {
       urn = String(d.urn);
       const m = /^urn:li:dataset:\((urn:li:dataPlatform:[^,]+),.*,([^,)]+)\)$/.exec(urn);
       if (!m) {
-        problem(`dataset ${i + 1}: ${urn} is not a dataset URN (urn:li:dataset:(urn:li:dataPlatform:<platform>,<name>,<env>))`);
+        problem(`dataset ${i + 1}: ${urn} is not a dataset URN (urn:li:dataset:(urn:li:dataPlatform:<platform>,<name>,<env>))`, 'urn');
         return undefined;
       }
       [platform, env] = [m[1]!, m[2]!];
@@ -129,22 +130,21 @@ export function readDatasetFile(path: string): DatasetSpec[] {
     };
     const subtypes = d.subtypes ?? (d.subtype !== undefined ? [d.subtype] : undefined);
     if (subtypes !== undefined) aspects.subTypes = { value: { typeNames: (subtypes as unknown[]).map(String) } };
-    if (d.structured_properties !== undefined) aspects.structuredProperties = { value: { properties: assignments(d.structured_properties, `dataset ${i + 1}`, problem) } };
+    if (d.structured_properties !== undefined) aspects.structuredProperties = { value: { properties: assignments(d.structured_properties, `dataset ${i + 1}`, (m) => problem(m, 'structured_properties')) } };
     if (d.schema?.file !== undefined) {
-      const schema = schemaMetadata(String(d.schema.file), path, platform, (d.schema.fields ?? []) as Record<string, unknown>[], problem);
+      const schema = schemaMetadata(String(d.schema.file), path, platform, (d.schema.fields ?? []) as Record<string, unknown>[], (m) => problem(m, 'schema', 'file'));
       if (schema) aspects.schemaMetadata = { value: schema };
     }
     let downstreams: string[] = [];
     if (d.downstreams !== undefined) {
-      if (!Array.isArray(d.downstreams)) problem(`dataset ${i + 1}: downstreams must be a list of dataset URNs or names`);
+      if (!Array.isArray(d.downstreams)) problem(`dataset ${i + 1}: downstreams must be a list of dataset URNs or names`, 'downstreams');
       else downstreams = (d.downstreams as unknown[]).map((x) => (String(x).startsWith('urn:li:dataset:') ? String(x) : `urn:li:dataset:(${platform},${x},${env})`));
     }
-    const fields = ((d.schema?.fields ?? []) as Record<string, unknown>[])
-      .filter((f) => f.structured_properties !== undefined)
-      .map((f) => {
-        const fieldUrn = f.urn !== undefined ? String(f.urn) : `urn:li:schemaField:(${urn},${f.id})`;
-        return { urn: fieldUrn, properties: assignments(f.structured_properties, `field ${f.id ?? f.urn} of dataset ${i + 1}`, problem) };
-      });
+    const fields = ((d.schema?.fields ?? []) as Record<string, unknown>[]).flatMap((f, j) => {
+      if (f.structured_properties === undefined) return [];
+      const fieldUrn = f.urn !== undefined ? String(f.urn) : `urn:li:schemaField:(${urn},${f.id})`;
+      return [{ urn: fieldUrn, properties: assignments(f.structured_properties, `field ${f.id ?? f.urn} of dataset ${i + 1}`, (m) => problem(m, 'schema', 'fields', j, 'structured_properties')) }];
+    });
     return { urn, aspects, fields, downstreams };
   });
   if (problems.length) throw new CliError(problems.join('\n'), 2);

@@ -9,7 +9,7 @@
  *     entity_types: [dataset, dataFlow]
  *     allowed_values: [{value: 30, description: 30 days}, {value: 365}]
  */
-import { isMap, isSeq, type Node, type YAMLMap } from 'yaml';
+import { isMap, isSeq, type YAMLMap } from 'yaml';
 import { doubleText } from '../doubles.ts';
 import { CliError } from './errors.ts';
 import { readYamlFile } from './yamlFile.ts';
@@ -50,33 +50,35 @@ function typeName(type: string, warn: (m: string) => void): string {
 /** An id or a URN as a structured property URN. */
 export const propertyUrn = (idOrUrn: string) => (idOrUrn.startsWith(PROPERTY_PREFIX) ? idOrUrn : `${PROPERTY_PREFIX}${idOrUrn}`);
 
+/** A problem of a property, at the key (and list index) `where` names, or at the property's first line. */
+type Problem = (message: string, ...where: (string | number)[]) => void;
+
 /**
  * The properties of a file; a usage error listing every problem with its line. Warnings (an uppercase
  * type) go to `warn`.
  */
 export function readPropertyFile(path: string, warn: (line: string) => void): PropertySpec[] {
-  const { contents, lineOf, unknownKeys } = readYamlFile(path);
+  const { contents, lineOf, lineAt, unknownKeys } = readYamlFile(path);
   if (!isSeq(contents)) throw new CliError(`${path}:${lineOf(contents)}: expected a list of structured properties (- id: …)`, 2);
   const problems: string[] = [];
   const specs: PropertySpec[] = [];
   contents.items.forEach((item, i) => {
-    const line = lineOf(item as Node);
-    const at = (n: Node | null | undefined) => `${path}:${lineOf(n ?? (item as Node))}`;
+    const line = lineOf(item);
     if (!isMap(item)) {
-      problems.push(`${at(item as Node)}: property ${i + 1} must be a mapping of keys (id, type, …)`);
+      problems.push(`${path}:${line}: property ${i + 1} must be a mapping of keys (id, type, …)`);
       return;
     }
     problems.push(...unknownKeys(item as YAMLMap, KEYS, `property ${i + 1}`));
     const p = (item as YAMLMap).toJSON() as Json;
     const before = problems.length;
-    const spec = toSpec(p, i, line, (m) => problems.push(`${at(item as Node)}: ${m}`), warn);
+    const spec = toSpec(p, i, line, (m, ...where) => problems.push(`${path}:${lineAt(item, ...where)}: ${m}`), warn);
     if (spec && problems.length === before) specs.push(spec);
   });
   if (problems.length) throw new CliError(problems.join('\n'), 2);
   return specs;
 }
 
-function toSpec(p: Json, i: number, line: number, problem: (m: string) => void, warn: (m: string) => void): PropertySpec | undefined {
+function toSpec(p: Json, i: number, line: number, problem: Problem, warn: (m: string) => void): PropertySpec | undefined {
   const str = (k: string) => (p[k] === undefined || p[k] === null ? undefined : String(p[k]));
   const id = str('id');
   const urnGiven = str('urn');
@@ -86,31 +88,31 @@ function toSpec(p: Json, i: number, line: number, problem: (m: string) => void, 
   }
   const urn = urnGiven ?? propertyUrn(id!);
   const urnId = urn.slice(PROPERTY_PREFIX.length);
-  if (!urn.startsWith(PROPERTY_PREFIX) || !urnId) problem(`property ${i + 1}: urn ${urn} is not a structured property urn (urn:li:structuredProperty:<id>)`);
+  if (!urn.startsWith(PROPERTY_PREFIX) || !urnId) problem(`property ${i + 1}: urn ${urn} is not a structured property urn (urn:li:structuredProperty:<id>)`, 'urn');
   let qualifiedName = str('qualified_name');
-  if (urnGiven && qualifiedName !== undefined && qualifiedName !== urnId) problem(`property ${i + 1}: ID in the urn and the qualified_name must match`);
+  if (urnGiven && qualifiedName !== undefined && qualifiedName !== urnId) problem(`property ${i + 1}: ID in the urn and the qualified_name must match`, 'qualified_name');
   qualifiedName ??= urnId;
   const type = str('type');
   const bare = type === undefined ? undefined : typeName(type, warn);
   if (bare === undefined) problem(`property ${i + 1}: type is required (one of ${TYPES.join(', ')})`);
-  else if (!TYPES.includes(bare)) problem(`Type ${bare} is not allowed. Allowed types are ${TYPES.join(', ')}`);
+  else if (!TYPES.includes(bare)) problem(`Type ${bare} is not allowed. Allowed types are ${TYPES.join(', ')}`, 'type');
   const definition: Json = { qualifiedName, valueType: dataTypeUrn(bare ?? 'string') };
   for (const [from, to] of [['display_name', 'displayName'], ['description', 'description'], ['version', 'version']] as const) {
     if (str(from) !== undefined) definition[to] = str(from);
   }
   if (p.cardinality !== undefined) {
     const c = str('cardinality')!.toUpperCase();
-    if (c !== 'SINGLE' && c !== 'MULTIPLE') problem(`property ${i + 1}: cardinality must be SINGLE or MULTIPLE, got ${str('cardinality')}`);
+    if (c !== 'SINGLE' && c !== 'MULTIPLE') problem(`property ${i + 1}: cardinality must be SINGLE or MULTIPLE, got ${str('cardinality')}`, 'cardinality');
     definition.cardinality = c;
   }
   if (p.immutable !== undefined) {
-    if (typeof p.immutable !== 'boolean') problem(`property ${i + 1}: immutable must be true or false`);
+    if (typeof p.immutable !== 'boolean') problem(`property ${i + 1}: immutable must be true or false`, 'immutable');
     definition.immutable = p.immutable;
   }
   const list = (k: string): unknown[] | undefined => {
     if (p[k] === undefined || p[k] === null) return undefined;
     if (!Array.isArray(p[k])) {
-      problem(`property ${i + 1}: ${k} must be a list`);
+      problem(`property ${i + 1}: ${k} must be a list`, k);
       return undefined;
     }
     return p[k] as unknown[];
@@ -120,14 +122,14 @@ function toSpec(p: Json, i: number, line: number, problem: (m: string) => void, 
   if (allowed) {
     definition.allowedValues = allowed.map((a, j) => {
       const entry = (typeof a === 'object' && a !== null ? a : { value: a }) as { value?: unknown; description?: unknown };
-      if (entry.value === undefined || entry.value === null || typeof entry.value === 'object') problem(`property ${i + 1}: allowed_values[${j}] needs a plain value (a number or a string)`);
+      if (entry.value === undefined || entry.value === null || typeof entry.value === 'object') problem(`property ${i + 1}: allowed_values[${j}] needs a plain value (a number or a string)`, 'allowed_values', j);
       const value: Value = bare === 'number' && typeof entry.value === 'number' ? { double: entry.value } : bare === 'number' && !Number.isNaN(Number(entry.value)) && String(entry.value).trim() !== '' ? { double: Number(entry.value) } : { string: String(entry.value) };
       return entry.description === undefined || entry.description === null ? { value } : { value, description: String(entry.description) };
     });
   }
   const qualifier = p.type_qualifier as { allowed_types?: unknown } | undefined;
   if (qualifier !== undefined && qualifier !== null) {
-    if (typeof qualifier !== 'object' || !Array.isArray(qualifier.allowed_types)) problem(`property ${i + 1}: type_qualifier must be {allowed_types: [entity types]}`);
+    if (typeof qualifier !== 'object' || !Array.isArray(qualifier.allowed_types)) problem(`property ${i + 1}: type_qualifier must be {allowed_types: [entity types]}`, 'type_qualifier');
     else definition.typeQualifier = { allowedTypes: qualifier.allowed_types.map((t) => entityTypeUrn(String(t))) };
   }
   return { urn, definition, line };

@@ -2,7 +2,7 @@
  * A YAML file as the CLI's file commands read it: a usage error (exit 2) naming the line of each
  * syntax error, and the line of any node, so that every later problem can name its line too.
  */
-import { isScalar, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
 import { CliError } from './errors.ts';
 import { readTextFile } from './files.ts';
 
@@ -10,6 +10,11 @@ export interface YamlFile {
   contents: unknown;
   /** The 1-based line a node starts on (1 for a node without a position). */
   lineOf(node: unknown): number;
+  /**
+   * The line of what a path of keys and list indexes names under `node` (`lineAt(item, 'schema', 'file')`:
+   * the line of the `file:` key), or of the deepest part of the path the file has.
+   */
+  lineAt(node: unknown, ...path: (string | number)[]): number;
   /** A problem line (`<file>:<line>: unknown key "x" in <what>; the keys are …`) for each key of `map` not in `known`. */
   unknownKeys(map: YAMLMap, known: string[], what: string): string[];
 }
@@ -20,9 +25,25 @@ export function readYamlFile(path: string): YamlFile {
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   if (doc.errors.length) throw new CliError(doc.errors.map((e) => `${path}:${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`).join('\n'), 2);
   const lineOf = (n: unknown) => ((n as Node | undefined)?.range ? lines.linePos((n as Node).range![0]).line : 1);
+  const lineAt = (node: unknown, ...path: (string | number)[]) => {
+    let at = node;
+    let line = lineOf(node);
+    for (const step of path) {
+      if (isMap(at)) {
+        const pair = at.items.find((p) => String(isScalar(p.key) ? p.key.value : p.key) === String(step));
+        if (!pair) break;
+        [at, line] = [pair.value, lineOf(pair.key)];
+      } else if (isSeq(at) && typeof step === 'number' && at.items[step] !== undefined) {
+        at = at.items[step];
+        line = lineOf(at);
+      } else break;
+    }
+    return line;
+  };
   return {
     contents: doc.contents,
     lineOf,
+    lineAt,
     unknownKeys: (map, known, what) =>
       map.items.flatMap((pair) => {
         const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
