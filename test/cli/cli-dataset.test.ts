@@ -209,3 +209,20 @@ test('a schema.file that is missing or not Avro is named with its line, and noth
   assert.match(r.stderr, /bad-schema\.yaml:9: unknown key "format" in schema of dataset 2/);
   assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,shop.bad,PROD)')}`)).status, 404);
 });
+
+test('a field’s description or type with no Avro field to amend is written nowhere, and says so', async () => {
+  writeFileSync(join(dir, 'small.avsc'), JSON.stringify({ type: 'record', name: 'Small', fields: [{ name: 'a', type: 'int' }] }));
+  const path = join(dir, 'amends.yaml');
+  writeFileSync(
+    path,
+    `- id: shop.noschema\n  platform: hive\n  schema:\n    fields:\n      - id: a\n        description: the a\n- id: shop.small\n  platform: hive\n  schema:\n    file: small.avsc\n    fields:\n      - id: a\n        description: kept\n      - id: b\n        type: int\n        description: dropped\n`,
+  );
+  const r = await svc(['dataset', 'upsert', '-f', path]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stderr,
+    `${path}:6: field a of dataset 1: description not written: there is no schema.file to amend\n` + `${path}:15: field b of dataset 2: description and type not written: schema.file small.avsc has no field b\n`,
+  );
+  const small = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,shop.small,PROD)')}/schemaMetadata`), 200)).schemaMetadata.value;
+  assert.deepEqual(small.fields.map((f: { fieldPath: string; description?: string }) => [f.fieldPath, f.description]), [['a', 'kept']]);
+});

@@ -81,7 +81,11 @@ export function assignments(map: unknown, where: string, problem: (m: string) =>
   }));
 }
 
-export function readDatasetFile(path: string): DatasetSpec[] {
+/**
+ * The datasets of a file; a usage error listing every problem with its line. Warnings (a field's
+ * description or type that has no Avro field to amend) go to `warn`.
+ */
+export function readDatasetFile(path: string, warn: (line: string) => void): DatasetSpec[] {
   const { contents, lineOf, lineAt, unknownKeys } = readYamlFile(path);
   const items = isSeq(contents) ? contents.items : isMap(contents) ? [contents] : undefined;
   if (!items) throw new CliError(`${path}:1: expected a dataset (id, platform, …) or a list of them`, 2);
@@ -131,16 +135,22 @@ export function readDatasetFile(path: string): DatasetSpec[] {
     const subtypes = d.subtypes ?? (d.subtype !== undefined ? [d.subtype] : undefined);
     if (subtypes !== undefined) aspects.subTypes = { value: { typeNames: (subtypes as unknown[]).map(String) } };
     if (d.structured_properties !== undefined) aspects.structuredProperties = { value: { properties: assignments(d.structured_properties, `dataset ${i + 1}`, (m) => problem(m, 'structured_properties')) } };
-    if (d.schema?.file !== undefined) {
-      const schema = schemaMetadata(String(d.schema.file), path, platform, (d.schema.fields ?? []) as Record<string, unknown>[], (m) => problem(m, 'schema', 'file'));
-      if (schema) aspects.schemaMetadata = { value: schema };
-    }
+    const givenFields = (d.schema?.fields ?? []) as Record<string, unknown>[];
+    const schema = d.schema?.file === undefined ? undefined : schemaMetadata(String(d.schema.file), path, platform, givenFields, (m) => problem(m, 'schema', 'file'));
+    if (schema) aspects.schemaMetadata = { value: schema };
+    // A field's description and type amend the Avro file's field; with no such field they are not written.
+    givenFields.forEach((f, j) => {
+      const amends = ['description', 'type'].filter((k) => f[k] !== undefined);
+      if (!amends.length) return;
+      const why = d.schema?.file === undefined ? 'there is no schema.file to amend' : schema && !schema.fields.some((s) => s.fieldPath === String(f.id)) ? `schema.file ${d.schema.file} has no field ${f.id ?? f.urn}` : undefined;
+      if (why) warn(`${path}:${Math.min(...amends.map((k) => lineAt(item, 'schema', 'fields', j, k)))}: field ${f.id ?? f.urn} of dataset ${i + 1}: ${amends.join(' and ')} not written: ${why}`);
+    });
     let downstreams: string[] = [];
     if (d.downstreams !== undefined) {
       if (!Array.isArray(d.downstreams)) problem(`dataset ${i + 1}: downstreams must be a list of dataset URNs or names`, 'downstreams');
       else downstreams = (d.downstreams as unknown[]).map((x) => (String(x).startsWith('urn:li:dataset:') ? String(x) : `urn:li:dataset:(${platform},${x},${env})`));
     }
-    const fields = ((d.schema?.fields ?? []) as Record<string, unknown>[]).flatMap((f, j) => {
+    const fields = givenFields.flatMap((f, j) => {
       if (f.structured_properties === undefined) return [];
       const fieldUrn = f.urn !== undefined ? String(f.urn) : `urn:li:schemaField:(${urn},${f.id})`;
       return [{ urn: fieldUrn, properties: assignments(f.structured_properties, `field ${f.id ?? f.urn} of dataset ${i + 1}`, (m) => problem(m, 'schema', 'fields', j, 'structured_properties')) }];

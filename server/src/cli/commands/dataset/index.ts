@@ -40,7 +40,7 @@ export function datasetCommand(): Command {
     .addHelpText('after', '\nExample:\n  svc dataset upsert -f dataset.yaml')
     .action(async (opts: { file: string; json?: boolean }) => {
       const out = output(Boolean(opts.json));
-      const specs = readDatasetFile(opts.file);
+      const specs = readDatasetFile(opts.file, out.warn);
       const client = new Client(loadConfig());
       for (const spec of specs) {
         try {
