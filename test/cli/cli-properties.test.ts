@@ -209,9 +209,12 @@ describe('svc properties', () => {
     assert.deepEqual(stored.typeQualifier, { allowedTypes: ['urn:li:entityType:svc.corpuser', 'urn:li:entityType:svc.corpGroup'] });
   });
 
-  test('get of a property that does not exist: DataHub’s line, exit 1', async () => {
+  test('get of a property that does not exist: DataHub’s line, exit 1; of another entity’s URN: a usage error', async () => {
     const r = await svc(['properties', 'get', '--urn', 'nothing.here']);
     assert.deepEqual([r.code, r.stderr], [1, 'Structured property urn:li:structuredProperty:nothing.here does not exist\n']);
+    const dataset = 'urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)';
+    const other = await svc(['properties', 'get', '--urn', dataset]);
+    assert.deepEqual([other.code, other.stderr], [2, `${dataset} is not a structured property URN (urn:li:structuredProperty:<id>): give one, or the property's id\n`]);
   });
 
   test('list shows the URNs, --details each property, --json machine output', async () => {

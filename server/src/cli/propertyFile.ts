@@ -47,8 +47,10 @@ function typeName(type: string, warn: (m: string) => void): string {
   return type.replace(/^svc\./, '');
 }
 
+/** Whether a URN is a structured property's. */
+export const isPropertyUrn = (urn: string) => urn.startsWith(PROPERTY_PREFIX);
 /** An id or a URN as a structured property URN. */
-export const propertyUrn = (idOrUrn: string) => (idOrUrn.startsWith(PROPERTY_PREFIX) ? idOrUrn : `${PROPERTY_PREFIX}${idOrUrn}`);
+export const propertyUrn = (idOrUrn: string) => (isPropertyUrn(idOrUrn) ? idOrUrn : `${PROPERTY_PREFIX}${idOrUrn}`);
 
 /** A problem of a property, at the key (and list index) `where` names, or at the property's first line. */
 type Problem = (message: string, ...where: (string | number)[]) => void;

@@ -6,7 +6,7 @@ import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { writeTextFile } from '../../files.ts';
 import { output } from '../../output.ts';
-import { propertyUrn, snakeCase } from '../../propertyFile.ts';
+import { isPropertyUrn, propertyUrn, snakeCase } from '../../propertyFile.ts';
 
 export function getCommand(): Command {
   return new Command('get')
@@ -17,6 +17,8 @@ export function getCommand(): Command {
     .addHelpText('after', '\nExample:\n  svc properties get --urn io.acryl.privacy.retentionTime')
     .action(async (opts: { urn: string; toFile?: string; json?: boolean }) => {
       const out = output(Boolean(opts.json));
+      // Another entity's URN would otherwise be prefixed into urn:li:structuredProperty:urn:li:… and reported missing.
+      if (opts.urn.startsWith('urn:') && !isPropertyUrn(opts.urn)) throw new CliError(`${opts.urn} is not a structured property URN (urn:li:structuredProperty:<id>): give one, or the property's id`, 2);
       const urn = propertyUrn(opts.urn);
       const client = new Client(loadConfig());
       const a = await client.request('GET', `/openapi/v3/entity/structuredProperty/${enc(urn)}/propertyDefinition`);
