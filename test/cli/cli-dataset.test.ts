@@ -120,6 +120,21 @@ test('a problem is named with the line of its key, not the dataset’s first lin
   assert.match(r.stderr, /lines\.yaml:10: dataset 2: nope is not a dataset URN/);
 });
 
+test('a key of the wrong shape is a problem with its line, not a crash', async () => {
+  const path = join(dir, 'shapes.yaml');
+  writeFileSync(path, `- id: t4\n  platform: hive\n  subtypes: Table\n  properties: [1]\n  schema:\n    fields:\n      -\n      - description: no id\n- id: t5\n  platform: hive\n  schema:\n    fields: x\n- id: t6\n  platform: hive\n  schema: x\n`);
+  const r = await svc(['dataset', 'upsert', '-f', path]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.deepEqual(r.stderr.trim().split('\n').sort(), [
+    `${path}:12: dataset 2: schema.fields must be a list of fields (- id: …)`,
+    `${path}:15: dataset 3: schema must be a mapping (file, fields)`,
+    `${path}:3: dataset 1: subtypes must be a list (or give one as subtype)`,
+    `${path}:4: dataset 1: properties must be a mapping of names to values`,
+    `${path}:7: field 1 of dataset 1 must be a mapping of keys (id, structured_properties, …)`,
+    `${path}:8: field 2 of dataset 1: id or urn is required`,
+  ]);
+});
+
 test('schema.file (Avro) becomes schemaMetadata, amended by schema.fields; downstreams get the dataset as an upstream, once', async () => {
   const avsc = {
     type: 'record',

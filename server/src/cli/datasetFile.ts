@@ -68,6 +68,10 @@ function schemaMetadata(file: string, yamlPath: string, platform: string, given:
   return { schemaName: avro.name, platform, version: 0, hash: '', platformSchema: { 'com.linkedin.schema.OtherSchema': { rawSchema: text } }, fields };
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A key given a value (an empty `key:` is as good as none). */
+const present = (v: unknown) => v !== undefined && v !== null;
+
 /** `{fqn: value or list}` as assignments: numbers as doubles, anything else as strings. */
 export function assignments(map: unknown, where: string, problem: (m: string) => void): Assignment[] {
   if (map === undefined || map === null) return [];
@@ -128,20 +132,30 @@ export function readDatasetFile(path: string, warn: (line: string) => void): Dat
         value: {
           name: String(d.name ?? d.id ?? urn),
           ...(d.description !== undefined ? { description: String(d.description) } : {}),
-          ...(d.properties !== undefined ? { customProperties: Object.fromEntries(Object.entries(d.properties as object).map(([k, v]) => [k, String(v)])) } : {}),
+          ...(isObject(d.properties) ? { customProperties: Object.fromEntries(Object.entries(d.properties).map(([k, v]) => [k, String(v)])) } : {}),
         },
       },
     };
-    const subtypes = d.subtypes ?? (d.subtype !== undefined ? [d.subtype] : undefined);
+    if (present(d.properties) && !isObject(d.properties)) problem(`dataset ${i + 1}: properties must be a mapping of names to values`, 'properties');
+    if (present(d.subtypes) && !Array.isArray(d.subtypes)) problem(`dataset ${i + 1}: subtypes must be a list (or give one as subtype)`, 'subtypes');
+    const subtypes = Array.isArray(d.subtypes) ? d.subtypes : d.subtype !== undefined ? [d.subtype] : undefined;
     if (subtypes !== undefined) aspects.subTypes = { value: { typeNames: (subtypes as unknown[]).map(String) } };
     if (d.structured_properties !== undefined) aspects.structuredProperties = { value: { properties: assignments(d.structured_properties, `dataset ${i + 1}`, (m) => problem(m, 'structured_properties')) } };
-    const givenFields = (d.schema?.fields ?? []) as Record<string, unknown>[];
+    if (present(d.schema) && !isObject(d.schema)) problem(`dataset ${i + 1}: schema must be a mapping (file, fields)`, 'schema');
+    const listed: unknown = d.schema?.fields;
+    if (present(listed) && !Array.isArray(listed)) problem(`dataset ${i + 1}: schema.fields must be a list of fields (- id: …)`, 'schema', 'fields');
+    // Each entry keeps its index (a problem names the entry's line); one that is not a mapping counts as empty.
+    const givenFields = (Array.isArray(listed) ? listed : []).map((f: unknown, j): Record<string, unknown> => {
+      if (!isObject(f)) problem(`field ${j + 1} of dataset ${i + 1} must be a mapping of keys (id, structured_properties, …)`, 'schema', 'fields', j);
+      else if (f.id === undefined && f.urn === undefined) problem(`field ${j + 1} of dataset ${i + 1}: id or urn is required`, 'schema', 'fields', j);
+      return isObject(f) ? f : {};
+    });
     const schema = d.schema?.file === undefined ? undefined : schemaMetadata(String(d.schema.file), path, platform, givenFields, (m) => problem(m, 'schema', 'file'));
     if (schema) aspects.schemaMetadata = { value: schema };
     // A field's description and type amend the Avro file's field; with no such field they are not written.
     givenFields.forEach((f, j) => {
       const amends = ['description', 'type'].filter((k) => f[k] !== undefined);
-      if (!amends.length) return;
+      if (!amends.length || (f.id === undefined && f.urn === undefined)) return;
       const why = d.schema?.file === undefined ? 'there is no schema.file to amend' : schema && !schema.fields.some((s) => s.fieldPath === String(f.id)) ? `schema.file ${d.schema.file} has no field ${f.id ?? f.urn}` : undefined;
       if (why) warn(`${path}:${Math.min(...amends.map((k) => lineAt(item, 'schema', 'fields', j, k)))}: field ${f.id ?? f.urn} of dataset ${i + 1}: ${amends.join(' and ')} not written: ${why}`);
     });
