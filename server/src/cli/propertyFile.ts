@@ -35,8 +35,8 @@ export const entityTypeUrn = (t: string) => (t.startsWith('urn:li:entityType:') 
 export const dataTypeUrn = (t: string) => (t.startsWith(DATA_TYPE_PREFIX) ? t : `urn:li:dataType:${t.startsWith('svc.') ? t : `svc.${t}`}`);
 /**
  * The type name a file's `type` gives: a short name (`number`; upper case is lowered with DataHub's
- * warning) or a data type URN (`urn:li:dataType:svc.number`, as `properties get` writes it), kept as
- * it is: lowering a URN would break it (`urn:li:datatype:…`).
+ * warning) or a data type URN (`urn:li:dataType:svc.number`, as `properties get` writes it), which is
+ * not lowered: that would break it (`urn:li:datatype:…`). Either is stored as `urn:li:dataType:svc.<name>`.
  */
 function typeName(type: string, warn: (m: string) => void): string {
   if (type.startsWith(DATA_TYPE_PREFIX)) return type.slice(DATA_TYPE_PREFIX.length).replace(/^svc\./, '');

@@ -14,7 +14,7 @@ export interface YamlFile {
    * The line of what a path of keys and list indexes names under `node` (`lineAt(item, 'schema', 'file')`:
    * the line of the `file:` key), or of the deepest part of the path the file has.
    */
-  lineAt(node: unknown, ...path: (string | number)[]): number;
+  lineAt(node: unknown, ...keys: (string | number)[]): number;
   /** A problem line (`<file>:<line>: unknown key "x" in <what>; the keys are …`) for each key of `map` not in `known`. */
   unknownKeys(map: YAMLMap, known: string[], what: string): string[];
 }
@@ -25,15 +25,15 @@ export function readYamlFile(path: string): YamlFile {
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   if (doc.errors.length) throw new CliError(doc.errors.map((e) => `${path}:${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`).join('\n'), 2);
   const lineOf = (n: unknown) => ((n as Node | undefined)?.range ? lines.linePos((n as Node).range![0]).line : 1);
-  const lineAt = (node: unknown, ...path: (string | number)[]) => {
+  const lineAt = (node: unknown, ...keys: (string | number)[]) => {
     let at = node;
     let line = lineOf(node);
-    for (const step of path) {
+    for (const step of keys) {
       if (isMap(at)) {
         const pair = at.items.find((p) => String(isScalar(p.key) ? p.key.value : p.key) === String(step));
         if (!pair) break;
         [at, line] = [pair.value, lineOf(pair.key)];
-      } else if (isSeq(at) && typeof step === 'number' && at.items[step] !== undefined) {
+      } else if (isSeq(at) && typeof step === 'number' && at.items[step] !== undefined && at.items[step] !== null) {
         at = at.items[step];
         line = lineOf(at);
       } else break;
