@@ -182,6 +182,15 @@ for (const backend of BACKENDS) {
       assert.equal(tooFar.extensions?.code, 400);
     });
 
+    test('a count of 0 gives the total alone; a negative count or maxAggValues below 1 is refused (they were read as 1)', async () => {
+      const totalOnly = await gqlData(s, '{ scrollAcrossEntities(input: {types: [DATASET], query: "*", count: 0}) { count total nextScrollId searchResults { entity { urn } } } }');
+      assert.deepEqual(totalOnly.scrollAcrossEntities, { count: 0, total: live(() => true).length, nextScrollId: null, searchResults: [] });
+      const negative = await gqlError(s, '{ scrollAcrossEntities(input: {query: "*", count: -5}) { count } }');
+      assert.deepEqual([negative.message, negative.extensions?.code], ['count must be 0 or more (got -5)', 400]);
+      const noValues = await gqlError(s, `{ aggregateAcrossEntities(input: {query: "*", facets: ["structuredProperties.${RETENTION}"], searchFlags: {maxAggValues: 0}}) { facets { field } } }`);
+      assert.deepEqual([noValues.message, noValues.extensions?.code], ['maxAggValues must be 1 or more (got 0)', 400]);
+    });
+
     test('the seed’s aggregation, verbatim; numbers as decimal strings', async () => {
       const data = await gqlData(
         s,

@@ -28,7 +28,7 @@ const URN_PREFIX = 'urn:li:structuredProperty:';
 /** Reasons that mean "the server refused this spec": not retried until the spec changes. */
 const REFUSED = new Set(['BreakingChangeRejected', 'InvalidSpec']);
 /** The server's wording of the rules that only a greater version lifts (server/src/properties/definitionRules.ts). */
-const BREAKING = /backwards incompatible|cannot be changed from|Cannot restrict values|never decreases/;
+const BREAKING = /backwards incompatible|cannot be changed from|Cannot restrict values/;
 
 export interface StructuredPropertyDeps {
   resources: CustomResources<StructuredProperty>;

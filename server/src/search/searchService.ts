@@ -104,7 +104,9 @@ export class SearchService {
     const where = await this.where(specs, input.query, input.filters);
     const descending = input.descending ?? false;
     const scope = `search:${specs.map((s) => s.name).join(',')}:${descending ? 'D' : 'A'}:${digest([input.query ?? '', input.filters ?? [], input.includeSoftDeleted ?? false])}`;
-    const limit = Math.min(Math.max(input.count, 1), MAX_SEARCH_PAGE);
+    // A count of 0 asks for the total alone (DataHub's clients do); a page is at most MAX_SEARCH_PAGE.
+    if (input.count < 0) throw SvcError.validation([`count must be 0 or more (got ${input.count})`]);
+    const limit = Math.min(input.count, MAX_SEARCH_PAGE);
     const start = input.start ?? 0;
     if (start < 0 || start + limit > MAX_RESULT_WINDOW) {
       throw SvcError.validation([`start + count must be between 0 and ${MAX_RESULT_WINDOW} (got start ${start}, count ${limit}): use a scroll to read further`]);
@@ -120,13 +122,14 @@ export class SearchService {
     });
     const urns = page.urns.slice(start, start + limit);
     const entities = await this.entities.getMany(principal, urns.map((u) => registry.resolveUrn(u)), input.aspects);
-    const more = page.urns.length > start + limit;
+    const more = limit > 0 && page.urns.length > start + limit;
     return { entities, scrollId: more ? this.scrollIds.encode(scope, urns[urns.length - 1]!) : undefined, total: page.total };
   }
 
   /** Value counts of each facet field over the matching entities, the most frequent first. */
   async aggregate(principal: Principal, input: AggregateInput): Promise<Facet[]> {
     authorize(principal, 'READ');
+    if (input.maxAggValues < 1) throw SvcError.validation([`maxAggValues must be 1 or more (got ${input.maxAggValues})`]);
     const specs = this.specs(input.entityTypes);
     const where = await this.where(specs, input.query, input.filters);
     const resolved = await this.resolveFields(specs, input.facets, 'facet');
@@ -141,7 +144,7 @@ export class SearchService {
           where,
           includeRemoved: input.includeSoftDeleted ?? false,
           facets: fields,
-          maxValues: Math.max(1, input.maxAggValues),
+          maxValues: input.maxAggValues,
         })
       : [];
     return input.facets.map((name, i) => {
