@@ -377,6 +377,8 @@ describe('the endpoint', () => {
     assert.ok(variable.status < 500 && /Int cannot represent/.test(variable.body.errors?.[0]?.message ?? ''), JSON.stringify(variable.body));
     const badUrn = await gqlError(s, '{ entity(urn: "not-a-urn") { urn } }');
     assert.deepEqual([badUrn.message, badUrn.extensions?.code], ['Invalid urn!: not-a-urn', 400]);
+    // Each error says where in the query it is (DataHub's errors carry locations and path).
+    assert.deepEqual([badUrn.locations, badUrn.path], [[{ line: 1, column: 3 }], ['entity']]);
   });
 
   test('a fault of svc’s own is masked: "Internal server error occurred", code 500, the cause not shown', async () => {

@@ -7,6 +7,7 @@ import type { TestServer } from './testServer.ts';
 
 export interface GraphQLError {
   message: string;
+  locations?: { line: number; column: number }[];
   path?: string[];
   extensions?: { code?: number | string; type?: string; [k: string]: unknown };
 }

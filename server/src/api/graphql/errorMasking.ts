@@ -36,19 +36,41 @@ export function maskError(log: Logger) {
     if (svc.code === 'INTERNAL' || svc.code === 'UNAVAILABLE') log.error({ err: svc.cause ?? svc, path: (error as GraphQLError).path }, 'graphql request failed');
     const { message, extensions } = graphqlErrorParts(svc);
     const located = error instanceof GraphQLError ? error : undefined;
-    return new GraphQLError(message, { nodes: located?.nodes, source: located?.source, positions: located?.positions, path: located?.path, extensions });
+    const masked = new GraphQLError(message, { nodes: located?.nodes, source: located?.source, positions: located?.positions, path: located?.path, extensions });
+    // graphql-jit's errors have their locations but not the nodes they were computed from.
+    if (masked.locations === undefined && located?.locations?.length) Object.assign(masked, { locations: located.locations });
+    return masked;
   };
 }
 
 type Result = Parameters<NonNullable<Plugin['onResultProcess']>>[0]['result'];
 
+type Located = { message: string; locations?: readonly unknown[]; path?: unknown; extensions?: unknown; toJSON?(): object };
+
+/**
+ * The errors as serialised, each with the locations of the error it was made from: yoga makes each
+ * error again before it serialises it, from its nodes, and graphql-jit's errors have their locations
+ * but no nodes, so errors raised in resolvers would lose where in the query they are.
+ */
+function withLocations(errors: readonly Located[], originals: readonly Located[] | undefined): unknown[] {
+  return errors.map((e, i) => {
+    const locations = originals?.[i]?.locations;
+    if (e.locations?.length || !locations?.length) return e;
+    const { message, path, extensions } = (e.toJSON?.() ?? e) as Located;
+    return { message, locations, ...(path === undefined ? {} : { path }), ...(extensions === undefined ? {} : { extensions }) };
+  });
+}
+
 /**
  * Every response carries an `extensions` object, as DataHub's do: a result's serialiser adds it
- * (yoga drops an empty `extensions` from a result with errors as it serialises, so it is added there).
+ * (yoga drops an empty `extensions` from a result with errors as it serialises, so it is added there),
+ * and keeps each error's locations (see {@link withLocations}).
  */
 export function withExtensionsObject(result: Result): void {
   for (const r of Array.isArray(result) ? result : [result]) {
-    if (r && typeof r === 'object' && !(Symbol.asyncIterator in r)) r.stringify = (x) => JSON.stringify({ ...x, extensions: x.extensions ?? {} });
+    if (!r || typeof r !== 'object' || Symbol.asyncIterator in r) continue;
+    const originals = r.errors as readonly Located[] | undefined;
+    r.stringify = (x) => JSON.stringify({ ...x, ...(x.errors ? { errors: withLocations(x.errors, originals) } : {}), extensions: x.extensions ?? {} });
   }
 }
 
