@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createDataset, datasetUrn, definitionOf, propertyUrn, retentionTimeDefinition, setValues, writeDefinition, type Assignment } from '../support/structuredProperties.ts';
-import { gqlData, gqlError } from '../support/graphql.ts';
+import { gqlData, gqlError, graphql } from '../support/graphql.ts';
 import { searchBackends } from '../support/searchBackends.ts';
 import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
@@ -189,6 +189,18 @@ for (const backend of BACKENDS) {
       assert.deepEqual([negative.message, negative.extensions?.code], ['count must be 0 or more (got -5)', 400]);
       const noValues = await gqlError(s, `{ aggregateAcrossEntities(input: {query: "*", facets: ["structuredProperties.${RETENTION}"], searchFlags: {maxAggValues: 0}}) { facets { field } } }`);
       assert.deepEqual([noValues.message, noValues.extensions?.code], ['maxAggValues must be 1 or more (got 0)', 400]);
+    });
+
+    test('one request may ask for 5,000 search results in all: a search past that is refused, those before it answer', async () => {
+      const pages = ['a', 'b', 'c', 'd', 'e', 'f'].map((alias) => `${alias}: scrollAcrossEntities(input: {types: [DATASET], query: "*", count: 1000}) { count }`);
+      const a = await graphql(s, `{ ${pages.join(' ')} }`);
+      assert.deepEqual(a.body.data, { a: { count: live(() => true).length }, b: { count: live(() => true).length }, c: { count: live(() => true).length }, d: { count: live(() => true).length }, e: { count: live(() => true).length }, f: null });
+      assert.deepEqual(
+        a.body.errors?.map((e) => [e.message, e.path, e.extensions?.code]),
+        [['A request may ask for 5000 search results in all, and this search takes it past that: ask for the rest in another request', ['f'], 400]],
+      );
+      // Larger pages count as the 1,000 they are read as; the budget is the request's, not the server's.
+      await gqlData(s, `{ ${pages.slice(0, 5).join(' ')} }`);
     });
 
     test('the seed’s aggregation, verbatim; numbers as decimal strings', async () => {

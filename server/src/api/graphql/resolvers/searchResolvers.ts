@@ -5,8 +5,9 @@
  */
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { EntityRecord } from '../../../entities/entityService.ts';
-import type { SearchInput } from '../../../search/searchService.ts';
-import { entityRef, primeEntity, type GraphQLContext } from '../context.ts';
+import { SvcError } from '../../../errors.ts';
+import { MAX_SEARCH_PAGE, type SearchInput } from '../../../search/searchService.ts';
+import { entityRef, MAX_SEARCH_RESULTS_PER_REQUEST, primeEntity, type GraphQLContext } from '../context.ts';
 import { entityNamesOf } from '../entityTypes.ts';
 import { descending, orFilters, type FacetFilterInput, type SortInput } from '../inputs.ts';
 
@@ -63,14 +64,19 @@ const FIELD_ASPECTS: Record<string, string[]> = {
  * entities than their URN, they are read with the aspects its fields need (and put in the request's
  * loader, saving a second read); with none otherwise.
  */
-function searchInput(input: CommonInput, info: GraphQLResolveInfo): { search: SearchInput; primed: string[] | undefined } {
+function searchInput(ctx: GraphQLContext, input: CommonInput, info: GraphQLResolveInfo): { search: SearchInput; primed: string[] | undefined } {
+  const count = input.count ?? DEFAULT_COUNT;
+  ctx.searchResultsLeft -= Math.min(Math.max(count, 0), MAX_SEARCH_PAGE);
+  if (ctx.searchResultsLeft < 0) {
+    throw SvcError.validation([`A request may ask for ${MAX_SEARCH_RESULTS_PER_REQUEST} search results in all, and this search takes it past that: ask for the rest in another request`]);
+  }
   const entityFields = [...fieldsAt(info, ['searchResults', 'entity'])];
   const primed = entityFields.some((f) => !URN_FIELDS.has(f)) ? [...new Set(entityFields.flatMap((f) => FIELD_ASPECTS[f] ?? []))] : undefined;
   const search: SearchInput = {
     entityTypes: entityNamesOf(input.types),
     query: input.query,
     filters: orFilters(input.orFilters),
-    count: input.count ?? DEFAULT_COUNT,
+    count,
     descending: descending(input.sortInput),
     includeSoftDeleted: input.searchFlags?.includeSoftDeleted ?? false,
     aspects: primed ?? [],
@@ -90,13 +96,13 @@ function results(ctx: GraphQLContext, entities: EntityRecord[], primed: string[]
 export const searchResolvers = {
   Query: {
     async scrollAcrossEntities(_: unknown, { input }: { input: CommonInput & { scrollId?: string | null } }, ctx: GraphQLContext, info: GraphQLResolveInfo) {
-      const { search, primed } = searchInput(input, info);
+      const { search, primed } = searchInput(ctx, input, info);
       const r = await ctx.catalog.search.search(ctx.principal, { ...search, scrollId: input.scrollId ?? undefined });
       return { nextScrollId: r.scrollId ?? null, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, primed), facets: [] };
     },
     async searchAcrossEntities(_: unknown, { input }: { input: CommonInput & { start?: number | null } }, ctx: GraphQLContext, info: GraphQLResolveInfo) {
       const start = input.start ?? 0;
-      const { search, primed } = searchInput(input, info);
+      const { search, primed } = searchInput(ctx, input, info);
       const r = await ctx.catalog.search.search(ctx.principal, { ...search, start });
       return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, primed), facets: [] };
     },
