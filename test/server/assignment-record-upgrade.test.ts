@@ -58,7 +58,8 @@ test('older versions of structuredProperties written before migration 025 get th
     await row(p, 'propertyDefinition', 0, definition('20240614080000'), '2024-06-14T08:00:00Z');
     await row(e, 'structuredProperties', 1, { properties: [{ propertyUrn: p, values: [{ string: 'old' }] }] }, '2024-03-01T00:00:00Z');
     await row(e, 'structuredProperties', 2, { properties: [{ propertyUrn: p, values: [{ string: 'new' }] }] }, '2024-07-01T00:00:00Z');
-    assert.ok((await migrate(old)).includes('025_assignment_history.sql'));
+    const applied = await migrate(old);
+    assert.ok(applied.includes('025_assignment_history.sql') && applied.includes('027_assignment_history_backfill.sql'), applied.join(', '));
     assert.deepEqual(await sql(url, 'SELECT aspect_version, property_urn, definition_version FROM structured_property_assignment_history ORDER BY 1'), [
       { aspect_version: 1, property_urn: p, definition_version: '' },
       { aspect_version: 2, property_urn: p, definition_version: '20240614080000' },

@@ -378,6 +378,30 @@ describe('conditional-write headers (If-Version-Match, If-None-Match)', () => {
     assert.deepEqual(JSON.parse(await text(await post(String(n)), 200)), { urn: DATASET, structuredProperties: { value } });
   });
 
+  test('concurrent writes carrying the same If-Version-Match: exactly one is written, the others are 412', async () => {
+    // The check is made by the write itself, against the row it replaces: of writes that all read the
+    // same version, only one may go through, with or without the aspect's rules (and its locks).
+    const urn = await tagWithThreeVersions('ivmRace');
+    const tags = await Promise.all(Array.from({ length: 8 }, (_, i) => writeStatus(urn, i % 2 === 0, { 'If-Version-Match': '3' })));
+    assert.deepEqual(tags.map((r) => r.status).sort(), [200, 412, 412, 412, 412, 412, 412, 412]);
+    const [tagVersions] = await sql<{ n: number }>(s.databaseUrl, "SELECT max(version)::int + 1 AS n FROM aspects WHERE urn = $1 AND aspect = 'status'", [urn]);
+    assert.equal(tagVersions!.n, 4);
+
+    const path = `/openapi/v3/entity/dataset/${enc(DATASET)}/structuredProperties?createIfNotExists=false`;
+    const [row] = await sql<{ n: number }>(s.databaseUrl, "SELECT max(version)::int + 1 AS n FROM aspects WHERE urn = $1 AND aspect = 'structuredProperties'", [DATASET]);
+    const n = row!.n;
+    const sets = await Promise.all(
+      [30, 365, 30, 365, 30, 365].map((d) =>
+        s.request(path, { method: 'POST', body: JSON.stringify({ value: { properties: [{ propertyUrn: PROP, values: [{ double: d }] }] }, headers: { 'If-Version-Match': String(n) } }) }),
+      ),
+    );
+    const statuses = sets.map((r) => r.status);
+    assert.equal(statuses.filter((x) => x === 200).length, 1, JSON.stringify(statuses));
+    assert.equal(statuses.filter((x) => x === 412).length, 5, JSON.stringify(statuses));
+    const [after] = await sql<{ n: number }>(s.databaseUrl, "SELECT max(version)::int + 1 AS n FROM aspects WHERE urn = $1 AND aspect = 'structuredProperties'", [DATASET]);
+    assert.equal(after!.n, n + 1);
+  });
+
   test('a non-numeric If-Version-Match, another If-None-Match than "*", or an unknown header is a 400 saying what is expected', async () => {
     const urn = await tagWithThreeVersions('ivmBadInput');
     await expectValidationError(s, () => writeStatus(urn, true, { 'If-Version-Match': 'abc' }), 400, `headers.If-Version-Match: expected the aspect's version number as a string of digits`);

@@ -20,6 +20,8 @@ test('a body is refused naming where each problem is, field names included', () 
 
 test('numbers must be finite, and integers written as such must be exact', () => {
   assert.deepEqual(problems('{"n":1e400}'), ['body.n: the number is out of range (at most about 1.8e308)']);
+  // An integer too long for a double is reported once, where it is (it was reported a second time for the whole body).
+  assert.deepEqual(problems(`{"n":${'1'.repeat(400)}}`), ['body.n: the number is out of range (at most about 1.8e308)']);
   assert.match(problems('[9007199254740993]')[0]!, /^body: the integer 9007199254740993 is beyond ±9007199254740991 .* \(9\.007199254740992e\+15\)/);
   assert.equal(problems('[-9007199254740993]').length, 1);
   // Exact integers, decimals (rounding is what a decimal means), and digits inside strings are fine.

@@ -118,7 +118,7 @@ function inexactIntegers(raw: string): string[] {
   try {
     parseLossless(raw, null, (text: string) => {
       // Numbers out of range are reported where they are by walk(): JSON.parse made them Infinity.
-      if (getUnsafeNumberReason(text) === 'truncate_integer') out.push(`body: ${numberTextProblem(text)}`);
+      if (Number.isFinite(Number(text)) && getUnsafeNumberReason(text) === 'truncate_integer') out.push(`body: ${numberTextProblem(text)}`);
       return 0;
     });
   } catch {

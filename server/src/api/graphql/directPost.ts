@@ -46,19 +46,23 @@ export function directParams(req: Pick<Request, 'method' | 'headers' | 'body'>):
 }
 
 /**
- * Answers a request of {@link directParams}. A throw before the operation ran (an `onParams` hook
- * refusing the parameters; svc has no hook that runs after it) is answered by yoga whole, as yoga
- * answers it.
+ * Answers a request of {@link directParams}. A throw before the operation was handed to GraphQL (an
+ * `onParams` hook refusing the parameters) is answered by yoga whole, as yoga answers it; a throw
+ * after that (none of svc's plugins throws there) is not, since a mutation may have run: it is a
+ * fault of svc's own.
  */
 export async function serveDirect(yoga: Yoga, params: GraphQLParams, req: Request, res: Response): Promise<void> {
   const request = new yoga.fetchAPI.Request(`http://${req.headers.host ?? 'localhost'}${req.originalUrl}`, {
     method: 'POST',
     headers: req.headers as Record<string, string>,
   });
+  // Yoga puts the parameters in the server context as it hands them to GraphQL (handleParams).
+  const context: { req: Request; res: Response; params?: unknown } = { req, res };
   let result: Awaited<ReturnType<Yoga['getResultForParams']>>;
   try {
-    result = await yoga.getResultForParams({ params, request }, { req, res });
-  } catch {
+    result = await yoga.getResultForParams({ params, request }, context);
+  } catch (err) {
+    if (context.params !== undefined) throw err;
     return yoga.requestListener(req, res);
   }
   if (result === undefined) throw new Error('yoga returned no result for a GraphQL request');

@@ -37,15 +37,6 @@ CREATE TRIGGER aspects_assignment_history_deleted AFTER DELETE ON aspects
   FOR EACH ROW WHEN (OLD.aspect = 'structuredProperties' AND OLD.version <> 0)
   EXECUTE FUNCTION svc_keep_assignment_history();
 
--- History written before this migration has no record: each of its properties is taken as written
--- under the version its definition had when the row was written (the definition row current at the
--- row's created_on), '' when none had one then.
-INSERT INTO structured_property_assignment_history (entity_urn, aspect_version, property_urn, definition_version)
-  SELECT DISTINCT ON (h.urn, h.version, e ->> 'propertyUrn') h.urn, h.version, e ->> 'propertyUrn',
-         coalesce((SELECT d.metadata ->> 'version' FROM aspects d
-                    WHERE d.urn = e ->> 'propertyUrn' AND d.aspect = 'propertyDefinition' AND d.created_on <= h.created_on
-                    ORDER BY d.created_on DESC, d.version = 0 DESC, d.version DESC LIMIT 1), '')
-    FROM aspects h,
-         json_array_elements(CASE WHEN json_typeof(h.metadata -> 'properties') = 'array' THEN h.metadata -> 'properties' ELSE '[]' END) AS e
-   WHERE h.aspect = 'structuredProperties' AND h.version <> 0 AND e ->> 'propertyUrn' IS NOT NULL
-  ON CONFLICT DO NOTHING;
+-- The history written before this migration gets its record in migration 027, a transaction of its own:
+-- here, CREATE TRIGGER holds a lock on `aspects` that would stop every write for as long as the backfill
+-- reads the whole history.
