@@ -1,8 +1,8 @@
 /**
  * How svc writes a double: the `double` branch of a typed value in every JSON response, a number
  * facet's value, a value in a message, a value the CLI prints. One function, so every surface writes
- * the same text. A double always carries a decimal point (DECISIONS.md, "numbers come back as
- * decimals"): where JSON would write an integer, `.0` is added; where it would write an exponent (from
+ * the same text. A double always carries a decimal point, on every read, as DataHub's do (numbers
+ * come back as decimals): where JSON would write an integer, `.0` is added; where it would write an exponent (from
  * 1e21, and below 1e-6), the exponent is written in Java's form (`1.0E21`, `1.5E-7`); and negative
  * zero keeps its sign. Other numbers are written as JSON writes them (`0.5`, `12345678.9`): Java would
  * switch to an exponent sooner (from 1e7, below 1e-3), so DataHub writes `2.0240614E7` where svc

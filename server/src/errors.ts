@@ -12,7 +12,7 @@ export const ERROR_CODES = {
   NOT_FOUND: { http: 404, graphql: 'NOT_FOUND', title: 'Not Found' },
   CONFLICT: { http: 409, graphql: 'CONFLICT', title: 'Conflict' },
   PRECONDITION: { http: 412, graphql: 'PRECONDITION_FAILED', title: 'Precondition Failed' },
-  /** A conditional write's If-Version-Match that does not hold: DataHub's later 412 form (datahub-behaviour.md §5.5). */
+  /** A conditional write's If-Version-Match that does not hold: DataHub's later 412 form (`{"error": "Validation Error", …}`). */
   VERSION_MISMATCH: { http: 412, graphql: 'PRECONDITION_FAILED', title: 'Validation Error' },
   REQUEST_TIMEOUT: { http: 408, graphql: 'BAD_REQUEST', title: 'Request Timeout' },
   PAYLOAD_TOO_LARGE: { http: 413, graphql: 'BAD_REQUEST', title: 'Payload Too Large' },

@@ -235,7 +235,7 @@ export async function readForWrite(db: Db, urn: string, aspect: string): Promise
 
 /**
  * The messages of a failed CREATE and CREATE_ENTITY precondition (svc_write_aspect_row, migration 006;
- * DataHub's, datahub-behaviour.md §2.5).
+ * DataHub's words).
  */
 export const CREATE_PRECONDITIONS: readonly string[] = [
   'Cannot perform CREATE since the aspect already exists.',

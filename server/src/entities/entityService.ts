@@ -62,7 +62,7 @@ export interface AspectInput {
 }
 
 /**
- * What a write goes ahead on: DataHub's conditional-write headers (datahub-behaviour.md §2.5, §5.5),
+ * What a write goes ahead on: DataHub's conditional-write headers (If-Version-Match, If-None-Match),
  * checked by the write itself, against the state it writes over.
  */
 export interface WriteConditions {

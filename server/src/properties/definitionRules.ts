@@ -41,9 +41,9 @@ export function allowedByVersion(previous: PropertyDefinition, next: PropertyDef
 /**
  * The definition to store for `given` (as written and checked): a version marks the last breaking
  * change, and "written under an older version" must keep meaning "written before that change", so the
- * stored version never decreases. An update without a version, or with a lower one (a non-breaking
- * change is accepted whatever its version, datahub-behaviour §2.2, and a breaking one needs a greater
- * version), keeps the current version; an equal or greater one is stored as given.
+ * stored version never decreases. An update without a version, or with a lower one (DataHub accepts a
+ * non-breaking change whatever its version, and a breaking one needs a greater version), keeps the
+ * current version; an equal or greater one is stored as given.
  *
  *   storedDefinition({ ...d, version: '20200101000000' }, { ...d, version: '20240614080000' }).version // '20240614080000'
  */
@@ -69,8 +69,8 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   if (!ctx.previous && next.qualifiedName !== id) {
     out.push(`qualifiedName ${next.qualifiedName} must be the id of the urn ${ctx.urn}: the urn of a structured property is urn:li:structuredProperty:<qualifiedName>`);
   }
-  // Each property has a search field of its own, structuredProperties.<searchName> (DECISIONS.md,
-  // Search); DataHub 1.x refuses such collisions with this message.
+  // Each property has a search field of its own, structuredProperties.<qualified name, . as _>, of
+  // one type; DataHub 1.x refuses such collisions with this message.
   if (!ctx.previous && ctx.fieldHolder !== undefined) {
     out.push(
       `Structured property Elasticsearch field '${searchName(next.qualifiedName)}' collides with existing property mapping. ` +

@@ -140,7 +140,7 @@ function timeseriesAspect(entityType: string, aspectName: string): { spec: Entit
   return { spec, aspect };
 }
 
-/** getEsTaskStatus' parameters (datahub-behaviour.md §7.3): `task` (`node:number`), or `nodeId` and `taskId`. */
+/** getEsTaskStatus' parameters, DataHub's: `task` (`node:number`), or `nodeId` and `taskId`. */
 const TASK_PARAMETERS: Record<string, ParameterSpec> = { nodeId: { kind: 'string' }, taskId: { kind: 'long' }, task: { kind: 'string' } };
 
 /**

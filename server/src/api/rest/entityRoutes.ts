@@ -56,9 +56,10 @@ export const ENTITY_QUERIES = {
   getAspect: queryParams({ version: { type: 'integer', default: 0, minimum: 0, description: 'Version to read; 0 is the latest' }, systemMetadata }),
   headAspect: queryParams({ includeSoftDelete }),
   /**
-   * v3 creates by default, as DataHub's does (datahub-behaviour.md §5.1); v2 creates or updates, as the
-   * seed's v2 calls (restore after a soft delete, a second set) need: the seed gives
-   * `createIfNotExists` to v3 only. v2 still takes `createIfNotExists=true` from DataHub clients.
+   * v3 creates by default, as DataHub's does (a second POST of an existing aspect is 412 unless
+   * `createIfNotExists=false`); v2 creates or updates, as DataHub's documented v2 calls (a restore
+   * after a soft delete, a second set) need: `createIfNotExists` is v3's parameter. v2 still takes
+   * `createIfNotExists=true` from DataHub clients.
    */
   postAspect: {
     v3: postAspectQueries(true, 'Refuse (412) when the aspect exists (the default): pass false to create or update it'),

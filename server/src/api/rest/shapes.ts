@@ -23,7 +23,11 @@ const IF_NONE_MATCH = {
   errorMessage: 'expected "*" (write only if the aspect does not exist)',
 };
 
-/** DataHub's conditional-write headers, carried in the body (datahub-behaviour.md §2.5, §5.2, §5.5). */
+/**
+ * DataHub's conditional-write headers, carried in the body beside `value`: `If-Version-Match` (the
+ * version the aspect must have, else 412) and `If-None-Match: *` (a CREATE dropped silently when the
+ * aspect exists).
+ */
 function headersSchema(names: Record<string, object>): Record<string, unknown> {
   const taken = Object.keys(names).join(', ');
   return {
