@@ -116,6 +116,13 @@ describe('rejections that change nothing', () => {
     await expectMissing(s.request(`/openapi/v3/entity/dataset/${enc(good)}`));
   });
 
+  test('a v2 batch body sent to v3 is told the v3 form (it was "aspects: unknown field")', async () => {
+    const body = JSON.stringify([{ urn: DATASET, aspects: { status: { value: { removed: true } } } }]);
+    await expectRejected(s, () => s.request('/openapi/v3/entity/dataset?async=false', { method: 'POST', body }), 400, (raw) => {
+      assert.equal(JSON.parse(raw).message, 'body.0.aspects: "aspects" is the v2 form: v3 puts each aspect beside "urn", {"urn", "<aspect>": {"value": …}}');
+    });
+  });
+
   test('a key aspect that contradicts the urn is 400', async () => {
     await expectRejected(
       s,

@@ -74,7 +74,8 @@ const BATCH_BODIES: Record<ApiVersion, Record<string, unknown>> = {
     type: 'array',
     items: {
       type: 'object',
-      properties: { urn: URN_FIELD },
+      // A v2 body sent to v3 ("aspects" is no aspect's name) is told what v3 expects.
+      properties: { urn: URN_FIELD, aspects: { not: {}, errorMessage: '"aspects" is the v2 form: v3 puts each aspect beside "urn", {"urn", "<aspect>": {"value": …}}' } },
       required: ['urn'],
       minProperties: 2,
       additionalProperties: BATCH_ASPECT_BODY,
