@@ -19,6 +19,14 @@ test('add fills in the key field from the path when the value omits it', () => {
   assert.deepEqual(out, { properties: [{ values: [], propertyUrn: 'urn:li:structuredProperty:c' }] });
 });
 
+test('an add whose value names another key than its path is refused, saying so (it was reported as a duplicate entry)', () => {
+  const op = { op: 'add' as const, path: '/properties/urn:li:structuredProperty:a', value: { propertyUrn: 'urn:li:structuredProperty:b', values: [] } };
+  assert.throws(
+    () => applyPatch(doc, [op], keys),
+    (e: unknown) => e instanceof SvcError && e.message === `patch[0] (add /properties/urn:li:structuredProperty:a): the path names propertyUrn urn:li:structuredProperty:a, but the value's propertyUrn is "urn:li:structuredProperty:b"`,
+  );
+});
+
 test('remove drops the keyed element and ignores a value sent with it', () => {
   const out = applyPatch(doc, [{ op: 'remove', path: '/properties/urn:li:structuredProperty:a', value: { anything: true } }], keys);
   assert.deepEqual(out, { properties: [] });

@@ -147,10 +147,12 @@ function translate(doc: Json, op: PatchOperation, keys: ArrayPrimaryKeys): Opera
   const path = encodePointer(target.segments);
   if (op.op === 'add' && target.key) {
     if (!isObject(op.value)) throw new PatchError(`path ${op.path}: the value must be an object with ${target.key.fields.join(', ')}`);
-    // The element's key fields are those of the path (DataHub fills them in the same way).
+    // The element's key fields are those of the path (DataHub fills them in the same way); a value
+    // naming another key would land in the path's place under a key the path does not name.
     const value: Record<string, Json> = structuredClone(op.value);
     target.key.fields.forEach((f, j) => {
       if (!(f in value)) value[f] = target.key!.values[j];
+      else if (String(value[f]) !== target.key!.values[j]) throw new PatchError(`the path names ${f} ${target.key!.values[j]}, but the value's ${f} is ${JSON.stringify(value[f])}`);
     });
     return target.exists ? { op: 'replace', path, value } : { op: 'add', path, value };
   }
