@@ -174,9 +174,30 @@ describe('values', () => {
     // helm template cannot look up a Secret: the token comes from one of the user's.
     assert.equal(docs.filter((d) => d.kind === 'Secret').length, 0);
     assert.equal(envOf(container(find(docs, 'Deployment', 'rel-svc'))).SVC_ADMIN_TOKEN, 'secret:svc-admin-token/token');
-    const withPostgres = await render(['-f', join(CHART, 'values-argocd.yaml'), '--set', 'postgresql.enabled=true']);
+    const withPostgres = await render(['-f', join(CHART, 'values-argocd.yaml'), '--set', 'postgresql.enabled=true', '--set', 'postgresql.password=s3cret']);
     assert.equal(wave(find(withPostgres, 'Secret', 'rel-svc-postgresql')), '-2');
     assert.equal(wave(find(withPostgres, 'StatefulSet', 'rel-svc-postgresql')), '-2');
+  });
+
+  test('the Argo CD profile with the bundled Postgres renders the same twice: the password comes from a Secret of the user\'s', async () => {
+    const argo = ['-f', join(CHART, 'values-argocd.yaml'), '--set', 'postgresql.enabled=true'];
+    // lookup finds nothing there: a generated password would differ on each render and Postgres keeps its first one.
+    await assert.rejects(render(argo), /generateSecrets is false .* set postgresql\.existingSecret .*or set postgresql\.password/);
+    const withSecret = [...argo, '--set', 'postgresql.existingSecret=pg', '--set', 'postgresql.existingSecretKey=pw'];
+    const text = () => helm('template', 'rel', CHART, '--namespace', 'catalog', ...withSecret);
+    assert.equal(await text(), await text());
+    const docs = await render(withSecret);
+    assert.equal(docs.filter((d) => d.kind === 'Secret').length, 0);
+    assert.equal(envOf(container(find(docs, 'StatefulSet', 'rel-svc-postgresql'))).POSTGRES_PASSWORD, 'secret:pg/pw');
+    for (const d of [find(docs, 'Deployment', 'rel-svc'), find(docs, 'Job', 'rel-svc-system-update-1')]) {
+      const env = envOf(container(d));
+      assert.deepEqual([env.DATABASE_URL, env.PGPASSWORD], ['postgres://svc@rel-svc-postgresql:5432/svc', 'secret:pg/pw']);
+    }
+  });
+
+  test('generateSecrets false (as in the Argo CD profile) refuses to generate an admin token', async () => {
+    await assert.rejects(render([...DB, '--set', 'generateSecrets=false']), /generateSecrets is false .* set auth\.adminToken\.existingSecret/);
+    await assert.rejects(render([...DB, '-f', join(CHART, 'values-argocd.yaml'), '--set', 'auth.adminToken.existingSecret=']), /no admin token is given/);
   });
 
   test('the bundled Postgres: a StatefulSet, its Secret with the connection string, and a post-install hook', async () => {

@@ -87,11 +87,22 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "svc.serverEnv" -}}
 - name: PORT
   value: {{ .Values.server.port | quote }}
+{{- if and .Values.postgresql.enabled .Values.postgresql.existingSecret (not .Values.database.existingSecret) }}
+{{- /* The password is in a Secret of the user's: the URL has none, and pg reads PGPASSWORD for it. */}}
+- name: DATABASE_URL
+  value: {{ printf "postgres://%s@%s:5432/%s" .Values.postgresql.username (include "svc.child" (dict "root" . "suffix" "postgresql")) .Values.postgresql.database | quote }}
+- name: PGPASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.postgresql.existingSecret }}
+      key: {{ .Values.postgresql.existingSecretKey }}
+{{- else }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
       name: {{ include "svc.databaseSecret" . }}
       key: {{ include "svc.databaseSecretKey" . }}
+{{- end }}
 - name: SVC_DB_POOL_SIZE
   value: {{ .Values.database.poolSize | quote }}
 - name: SEARCH_BACKEND
