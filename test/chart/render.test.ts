@@ -160,6 +160,10 @@ describe('values', () => {
     assert.deepEqual(rules.find((r) => r.apiGroups[0] === 'batch'), { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'patch'] });
   });
 
+  test('operator mode without the operator fails to render, saying what to set', async () => {
+    await assert.rejects(render([...DB, '--set', 'systemUpdate.mode=operator', '--set', 'operator.enabled=false']), /systemUpdate\.mode=operator needs the operator.*set operator\.enabled=true, or systemUpdate\.mode=hook/);
+  });
+
   test('the Argo CD profile: Secrets first, the Job as a Sync hook in its wave, then the server and the operator', async () => {
     const docs = await render([...DB, '-f', join(CHART, 'values-argocd.yaml')]);
     const wave = (d: Manifest) => d.metadata.annotations?.['argocd.argoproj.io/sync-wave'];
