@@ -38,7 +38,7 @@ export interface OperatorConfig {
   identity: string;
   /** `SVC_OPERATOR_SERVER_DEPLOYMENT`: name of the server Deployment whose new revisions get a system-update Job; unset = none. */
   serverDeployment: string | undefined;
-  /** `SVC_OPERATOR_RELEASE`: prefix of the Job names, `<release>-system-update-<revision>` (default: the Deployment's name). */
+  /** `SVC_OPERATOR_RELEASE`: prefix of the Job names, `<release>-system-update-op-<revision>` (default: the Deployment's name). */
   release: string | undefined;
   /** `SVC_LOG_LEVEL`: pino log level (default `info`). */
   logLevel: string;

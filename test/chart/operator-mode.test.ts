@@ -82,11 +82,18 @@ describe('operator mode', () => {
       asServiceAccount(pod.serviceAccountName!),
     );
     await rolledOut('1');
-    const created = (await pollUntil('the Job of revision 1', () => job('rel-svc-system-update-1'), (j) => j !== undefined)) as V1Job;
+    const created = (await pollUntil('the Job of revision 1', () => job('rel-svc-system-update-op-1'), (j) => j !== undefined)) as V1Job;
     assert.equal(created.spec!.template.spec!.containers[0]!.image, 'ghcr.io/svc-dev/svc:0.1.0');
     assert.deepEqual(created.metadata!.ownerReferences!.map((o) => `${o.kind}/${o.name}`), ['Deployment/rel-svc']);
-    await finishJob(ns, 'rel-svc-system-update-1', 'Complete');
-    await pollUntil('the result on the Job', () => job('rel-svc-system-update-1'), (j) => j?.metadata?.annotations?.[RESULT_ANNOTATION] === 'Succeeded');
+    // As the hook Job would be: the chart's systemUpdate values, no admin token, no service account token.
+    assert.deepEqual([created.spec!.backoffLimit, created.spec!.activeDeadlineSeconds], [3, 1800]);
+    const c = created.spec!.template.spec!.containers[0]!;
+    assert.deepEqual([c.resources!.requests, c.resources!.limits], [{ cpu: '100m', memory: '256Mi' }, { memory: '1Gi' }]);
+    assert.equal(envOf(c as never).SVC_ADMIN_TOKEN, undefined);
+    assert.equal(envOf(c as never).DATABASE_URL, 'secret:db/DATABASE_URL');
+    assert.equal(created.spec!.template.spec!.automountServiceAccountToken, false);
+    await finishJob(ns, 'rel-svc-system-update-op-1', 'Complete');
+    await pollUntil('the result on the Job', () => job('rel-svc-system-update-op-1'), (j) => j?.metadata?.annotations?.[RESULT_ANNOTATION] === 'Succeeded');
     assert.ok((await eventReasons(ns, 'rel-svc')).includes('SystemUpdateSucceeded'));
   });
 
@@ -94,11 +101,11 @@ describe('operator mode', () => {
     await helm('upgrade', 'rel', CHART, '--namespace', ns, ...values(), '--set', 'image.tag=0.2.0', '--timeout', '60s');
     const s = JSON.parse(await helm('status', 'rel', '--namespace', ns, '-o', 'json')) as { version: number; info: { status: string } };
     assert.deepEqual([s.version, s.info.status], [2, 'deployed']);
-    assert.deepEqual(await jobs(), ['rel-svc-system-update-1']);
+    assert.deepEqual(await jobs(), ['rel-svc-system-update-op-1']);
     await rolledOut('2');
-    const created = (await pollUntil('the Job of revision 2', () => job('rel-svc-system-update-2'), (j) => j !== undefined)) as V1Job;
+    const created = (await pollUntil('the Job of revision 2', () => job('rel-svc-system-update-op-2'), (j) => j !== undefined)) as V1Job;
     assert.equal(created.spec!.template.spec!.containers[0]!.image, 'ghcr.io/svc-dev/svc:0.2.0');
-    assert.deepEqual(await jobs(), ['rel-svc-system-update-1', 'rel-svc-system-update-2']);
+    assert.deepEqual(await jobs(), ['rel-svc-system-update-op-1', 'rel-svc-system-update-op-2']);
   });
 
   test('the chart RBAC lets the operator reconcile a StructuredProperty (status, finalizer, Events)', async () => {

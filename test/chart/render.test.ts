@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
-import { SYSTEM_UPDATE_COMMAND } from '../../operator/src/controllers/systemUpdate.ts';
+import { JOB_SETTINGS_ANNOTATION, SYSTEM_UPDATE_COMMAND } from '../../operator/src/controllers/systemUpdate.ts';
 import { CHART, ROOT, envOf, find, helm, render, type Manifest } from '../support/chart.ts';
 
 const DB = ['--set', 'database.existingSecret=db'];
@@ -157,7 +157,21 @@ describe('values', () => {
     assert.equal(env.SVC_OPERATOR_RELEASE, 'rel-svc');
     const rules = find(docs, 'Role', 'rel-svc-operator-local').rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
     assert.deepEqual(rules.find((r) => r.apiGroups[0] === 'apps'), { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch'] });
-    assert.deepEqual(rules.find((r) => r.apiGroups[0] === 'batch'), { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'patch'] });
+    assert.deepEqual(rules.find((r) => r.apiGroups[0] === 'batch'), { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] });
+  });
+
+  test('operator mode: the systemUpdate values reach the operator on the server Deployment, without a rollout', async () => {
+    const docs = await render([...DB, '--set', 'systemUpdate.mode=operator', '--set', 'systemUpdate.backoffLimit=1', '--set', 'systemUpdate.ttlSecondsAfterFinished=86400', '--set', 'server.deploymentAnnotations.team=data']);
+    const server = find(docs, 'Deployment', 'rel-svc');
+    assert.equal(server.metadata.annotations!.team, 'data');
+    assert.deepEqual(JSON.parse(server.metadata.annotations![JOB_SETTINGS_ANNOTATION]!), {
+      backoffLimit: 1,
+      activeDeadlineSeconds: 1800,
+      ttlSecondsAfterFinished: 86400,
+      resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+    });
+    assert.equal(server.spec.template.metadata.annotations, undefined, 'not on the pod template: changing them rolls nothing out');
+    assert.equal(find(await render(DB), 'Deployment', 'rel-svc').metadata.annotations, undefined, 'hook mode');
   });
 
   test('operator mode without the operator fails to render, saying what to set', async () => {
