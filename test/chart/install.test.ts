@@ -35,6 +35,7 @@ describe('kubectl apply --dry-run=server', () => {
     ['operator mode', [...DB, '--set', 'systemUpdate.mode=operator']],
     ['the Argo CD profile', [...DB, '-f', join(CHART, 'values-argocd.yaml')]],
     ['the bundled Postgres', ['--set', 'postgresql.enabled=true']],
+    ['the Argo CD profile with the bundled Postgres, its password in a Secret', ['-f', join(CHART, 'values-argocd.yaml'), '--set', 'postgresql.enabled=true', '--set', 'postgresql.existingSecret=pg']],
     ['OpenSearch, an Ingress, one watched namespace', [...DB, '--set', 'search.backend=opensearch', '--set', 'search.opensearch.url=http://opensearch:9200', '--set', 'server.ingress.enabled=true', '--set', 'operator.watchNamespace=NS']],
   ];
   for (const [name, args] of profiles) {

@@ -23,6 +23,7 @@ describe('helm lint', () => {
     ['the Argo CD profile', [...DB, '-f', join(CHART, 'values-argocd.yaml')]],
     ['operator mode', [...DB, '--set', 'systemUpdate.mode=operator']],
     ['the bundled Postgres', ['--set', 'postgresql.enabled=true']],
+    ['the Argo CD profile and the bundled Postgres', ['-f', join(CHART, 'values-argocd.yaml'), '--set', 'postgresql.enabled=true', '--set', 'postgresql.existingSecret=pg']],
   ];
   for (const [name, profile] of profiles) {
     test(`is clean (strict) with ${name}`, async () => {
