@@ -48,12 +48,14 @@ const DEFAULT_SETTINGS: JobSettings = { backoffLimit: 3, activeDeadlineSeconds: 
 export function jobSettingsOf(deployment: V1Deployment): JobSettings {
   const raw = deployment.metadata?.annotations?.[JOB_SETTINGS_ANNOTATION];
   if (!raw) return DEFAULT_SETTINGS;
+  const notAnObject = () => `annotation ${JOB_SETTINGS_ANNOTATION} must be a JSON object, got ${JSON.stringify(raw)}`;
   let v: Record<string, unknown>;
   try {
     v = JSON.parse(raw) as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`annotation ${JOB_SETTINGS_ANNOTATION} must be a JSON object, got ${JSON.stringify(raw)}`, { cause: err });
+    throw new Error(notAnObject(), { cause: err });
   }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error(notAnObject());
   const bad: string[] = [];
   const count = (k: string, min: number): number | undefined => {
     const x = v[k];
@@ -112,7 +114,12 @@ export class SystemUpdateReconciler {
     if (!deployment || !revision || deployment.metadata?.deletionTimestamp) return;
     const namespace = deployment.metadata!.namespace!;
     const name = jobNameOf(this.deps.release ?? deployment.metadata!.name!, revision);
-    await this.deleteExpired(deployment, revision);
+    try {
+      await this.deleteExpired(deployment, revision);
+    } catch (err) {
+      // Housekeeping: it must not keep the current revision from its Job (e.g. RBAC without delete).
+      this.deps.log.warn({ deployment: key, err }, 'finished system update Jobs of earlier revisions not deleted');
+    }
     const job = this.deps.jobs.get(`${namespace}/${name}`);
     if (!job) return this.create(deployment, name, revision);
     const result = finished(job, 'Complete') ? 'Succeeded' : finished(job, 'Failed') ? 'Failed' : undefined;
