@@ -70,7 +70,8 @@ export interface TruncationJobStatus {
   conditions?: Condition[];
   taskId?: string;
   counts?: { total?: number; toDelete?: number; deleted?: number };
-  lastRun?: { startTime?: string; completionTime?: string; endTimeMillis?: number; dryRun?: boolean; message?: string };
+  /** `generation`: the metadata.generation of the spec the run was for. */
+  lastRun?: { startTime?: string; completionTime?: string; endTimeMillis?: number; dryRun?: boolean; message?: string; generation?: number };
   nextRun?: string;
 }
 

@@ -3,7 +3,8 @@
  * dry run, a run once, a schedule (six-field cron, every two seconds), a run interrupted by an
  * operator restart that resumes from the task id in status without starting again (as a status left
  * behind, and with an operator process killed mid-run), and a run recorded without its task id that is
- * launched with its recorded cut-off.
+ * launched with its recorded cut-off; a spec changed while a run's task works, run once that task has
+ * ended, each run's conditions and lastRun its own.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -11,7 +12,7 @@ import type { TruncationJob } from '../../operator/src/resources.ts';
 import type { Operator } from '../../operator/src/operator.ts';
 import { datasetUrn } from '../support/structuredProperties.ts';
 import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
-import { condition, createNamespace, createObject, deleteObject, eventReasons, getObject, installCrds, objects, merge, spawnOperator, startTestOperator, waitJob } from '../support/operator.ts';
+import { condition, createNamespace, createObject, deleteObject, eventReasons, getObject, installCrds, objects, merge, patchObject, spawnOperator, startTestOperator, waitJob } from '../support/operator.ts';
 import { GROUP, VERSION } from '../../operator/src/resources.ts';
 
 const TJ = 'truncationjobs';
@@ -218,7 +219,7 @@ describe('TruncationJob across an operator restart', () => {
     } finally {
       await first.kill('SIGKILL');
     }
-    assert.equal(condition(started, 'Complete'), undefined, 'not followed to its end by the killed operator');
+    assert.equal(condition(started, 'Complete')?.reason, 'Running', 'not followed to its end by the killed operator');
     const next = await startTestOperator(server.url, ns4);
     try {
       const o = await waitJob(ns4, 'killed', 'Complete', (x) => condition(x, 'Complete')?.status === 'True');
@@ -226,6 +227,51 @@ describe('TruncationJob across an operator restart', () => {
       assert.equal(o.status!.lastRun!.startTime, started.status!.lastRun!.startTime, 'the same run');
       assert.equal(condition(o, 'Complete')!.reason, 'Completed');
       assert.equal((await truncationTasks()).length, tasksBefore + 1, 'one run in all');
+    } finally {
+      await next.stop();
+    }
+  });
+
+  test('a spec changed while a run works is run once that run has ended; each run shows its own conditions and lastRun', async () => {
+    const ns5 = await createNamespace('tj-regen');
+    await entries(3, 1, 'datasetProfile');
+    const tasksBefore = (await truncationTasks()).length;
+    // This operator never polls its task (every 10 min): the run it starts stays running in status.
+    const first = await startTestOperator(server.url, ns5, { SVC_OPERATOR_POLL_SECONDS: '600' });
+    let running: TruncationJob;
+    try {
+      await job('regen', { aspect: 'datasetProfile', olderThan: '30d' }, ns5);
+      const dry = await waitJob(ns5, 'regen', 'the dry run', (x) => condition(x, 'Complete')?.status === 'True');
+      assert.equal(condition(dry, 'Complete')!.reason, 'DryRun');
+      assert.equal(dry.status!.lastRun!.generation, 1);
+      await patchObject(ns5, TJ, 'regen', { spec: { dryRun: false } });
+      running = await waitJob(ns5, 'regen', 'the real run started', (x) => !!x.status?.taskId && x.status.lastRun?.generation === 2);
+      // The dry run's Complete=True does not stay on while the real run works.
+      assert.equal(condition(running, 'Complete')!.status, 'False');
+      assert.equal(condition(running, 'Complete')!.reason, 'Running');
+      assert.equal(running.status!.lastRun!.dryRun, false);
+      // Changed while the task works: a dry run with another cut-off.
+      await patchObject(ns5, TJ, 'regen', { spec: { dryRun: true, olderThan: '40d' } });
+    } finally {
+      await first.stop();
+    }
+    const next = await startTestOperator(server.url, ns5);
+    try {
+      const o = await waitJob(ns5, 'regen', 'generation 3 run', (x) => x.status?.lastRun?.generation === 3 && condition(x, 'Complete')?.status === 'True');
+      assert.equal(condition(o, 'Complete')!.reason, 'DryRun');
+      assert.equal(o.status!.lastRun!.dryRun, true);
+      assert.ok(o.status!.lastRun!.endTimeMillis! < Date.now() - 39 * DAY, 'the new cut-off');
+      assert.ok((await eventReasons(ns5, 'regen')).includes('Completed'), 'the run of generation 2 was followed to its end');
+      assert.equal((await truncationTasks()).length, tasksBefore + 1, 'one real run: generation 2');
+      // A refused run replaces the last one in status: its time, its message, no counts of the one before.
+      await patchObject(ns5, TJ, 'regen', { spec: { aspect: 'noSuchAspect' } });
+      const refused = await waitJob(ns5, 'regen', 'refused', (x) => x.status?.lastRun?.generation === 4 && condition(x, 'Failed')?.status === 'True');
+      assert.equal(condition(refused, 'Failed')!.reason, 'Rejected');
+      assert.equal(condition(refused, 'Complete')!.status, 'False');
+      assert.equal(refused.status!.counts, undefined);
+      assert.ok(Date.parse(refused.status!.lastRun!.startTime!) > Date.parse(o.status!.lastRun!.startTime!));
+      assert.equal(refused.status!.lastRun!.message, condition(refused, 'Failed')!.message);
+      assert.doesNotMatch(refused.status!.lastRun!.message!, /^Delete \d+ out of/);
     } finally {
       await next.stop();
     }

@@ -9,6 +9,9 @@
  * polling of its task (`requeueAfter`, never blocking a worker) until it completes or fails. A run
  * recorded whose task id never reached the status (the server was down, or a restart came in between)
  * is launched again with its recorded cut-off.
+ *
+ * `lastRun.generation` is the spec a run was for. A job without schedule runs once per generation: a
+ * spec changed while a task runs is run once that task has ended (a server task cannot be stopped).
  */
 import { CronTime } from 'cron';
 import ms from 'ms';
@@ -43,6 +46,15 @@ export function nextRunOf(schedule: string, from: Date): Date {
 export function countsOf(message: string): { toDelete: number; total: number } | undefined {
   const m = /^Delete (\d+) out of (\d+) rows/.exec(message);
   return m ? { toDelete: Number(m[1]), total: Number(m[2]) } : undefined;
+}
+
+/**
+ * The generation of the spec the last run was for: `lastRun.generation`, or for a status written before
+ * that field, the observed generation of a status that records a run.
+ */
+function ranFor(status: TruncationJobStatus): number | undefined {
+  if (!status.lastRun?.startTime) return undefined;
+  return status.lastRun.generation ?? status.observedGeneration;
 }
 
 export class TruncationJobReconciler {
@@ -80,7 +92,8 @@ export class TruncationJobReconciler {
       // The status is written whole: on the live object, which holds what this reconcile recorded so far.
       const live = (await this.deps.resources.read(job).catch(() => undefined)) ?? job;
       if (err.kind === 'rejected') return this.fail(live, 'Rejected', err.message);
-      await this.writeStatus(live, {}, [{ type: 'Ready', status: 'Unknown', reason: err.kind === 'unauthorized' ? 'Unauthorized' : 'ServerUnavailable', message: err.message }]).catch(() => undefined);
+      const reason = { unauthorized: 'Unauthorized', conflict: 'Conflict', unavailable: 'ServerUnavailable' }[err.kind];
+      await this.writeStatus(live, {}, [{ type: 'Ready', status: err.kind === 'conflict' ? 'False' : 'Unknown', reason, message: err.message }]).catch(() => undefined);
       throw err;
     }
   }
@@ -92,7 +105,7 @@ export class TruncationJobReconciler {
   private due(job: TruncationJob): { run: boolean; waitMs?: undefined } | { waitMs: number; nextRun: string } | { invalid: string } {
     const status = job.status ?? {};
     const sameGeneration = status.observedGeneration === job.metadata.generation;
-    if (!job.spec.schedule) return { run: !(sameGeneration && status.lastRun?.startTime) };
+    if (!job.spec.schedule) return { run: ranFor(status) !== job.metadata.generation };
     let nextRun = sameGeneration ? status.nextRun : undefined;
     if (!nextRun) {
       try {
@@ -105,10 +118,14 @@ export class TruncationJobReconciler {
     return wait > 0 ? { waitMs: wait, nextRun } : { run: true };
   }
 
-  /** A real run of this generation recorded in status, not finished, and without its task id. */
+  /**
+   * A real run of this generation recorded in status, not finished, and without its task id. A run of an
+   * earlier spec is not launched: the spec it was for (a cut-off, `dryRun: false`) is no longer wanted.
+   */
   private interrupted(job: TruncationJob): boolean {
-    const { lastRun, taskId, observedGeneration } = job.status ?? {};
-    return !taskId && observedGeneration === job.metadata.generation && !!lastRun?.startTime && !lastRun.completionTime && lastRun.dryRun === false && lastRun.endTimeMillis !== undefined;
+    const status = job.status ?? {};
+    const { lastRun, taskId } = status;
+    return !taskId && ranFor(status) === job.metadata.generation && !!lastRun?.startTime && !lastRun.completionTime && lastRun.dryRun === false && lastRun.endTimeMillis !== undefined;
   }
 
   /**
@@ -143,16 +160,31 @@ export class TruncationJobReconciler {
     const startTime = new Date(this.now()).toISOString();
     const endTimeMillis = job.spec.endTimeMillis ?? this.now() - ms(job.spec.olderThan as ms.StringValue);
     const dryRun = job.spec.dryRun ?? true;
+    const generation = job.metadata.generation;
     const request = this.request(job, endTimeMillis);
-    const message = await this.deps.catalog.truncate({ ...request, dryRun: true });
+    let message: string;
+    try {
+      message = await this.deps.catalog.truncate({ ...request, dryRun: true });
+    } catch (err) {
+      // A refused run is this run: nothing of the one before stays in status.
+      if (!(err instanceof CatalogError) || err.kind !== 'rejected') throw err;
+      return this.fail(job, 'Rejected', err.message, { lastRun: { startTime, endTimeMillis, dryRun, message: err.message, generation }, counts: undefined, taskId: undefined });
+    }
     const counts = countsOf(message);
-    if (!counts) return this.fail(job, 'Rejected', message);
-    const lastRun = { startTime, endTimeMillis, dryRun, message };
+    const lastRun = { startTime, endTimeMillis, dryRun, message, generation };
+    if (!counts) return this.fail(job, 'Rejected', message, { lastRun, counts: undefined, taskId: undefined });
     if (dryRun) {
       return this.finish(job, { lastRun, counts: { ...counts, deleted: 0 }, taskId: undefined }, 'DryRun', `dry run: ${message.trim()}`);
     }
-    // The run is recorded before it starts: a restart finds it and does not run the job twice.
-    job = (await this.writeStatus(job, { lastRun, counts: { ...counts, deleted: 0 }, taskId: undefined, nextRun: undefined }, [{ type: 'Ready', status: 'True', reason: 'Running', message: `truncating ${counts.toDelete} of ${counts.total} entries at or before ${endTimeMillis}` }])) ?? job;
+    // The run is recorded before it starts: a restart finds it and does not run the job twice. The
+    // conditions of the run before (Complete, Failed) give way to this one's.
+    const running = `truncating ${counts.toDelete} of ${counts.total} entries at or before ${endTimeMillis}`;
+    job =
+      (await this.writeStatus(job, { lastRun, counts: { ...counts, deleted: 0 }, taskId: undefined, nextRun: undefined }, [
+        { type: 'Complete', status: 'False', reason: 'Running', message: running },
+        { type: 'Failed', status: 'False', reason: 'Running', message: running },
+        { type: 'Ready', status: 'True', reason: 'Running', message: running },
+      ])) ?? job;
     if (counts.toDelete === 0) return this.finish(job, { lastRun, counts: { ...counts, deleted: 0 } }, 'NothingToDelete', 'no entry at or before the cut-off');
     return this.launch(job, request, lastRun, counts);
   }
@@ -195,7 +227,7 @@ export class TruncationJobReconciler {
     ]);
     await this.deps.events.record(job, 'Normal', reason, 'Truncate', message);
     this.deps.log.info({ key: keyOf(job), reason }, 'truncation run finished');
-    return next ? { requeueAfterMs: Math.max(0, Date.parse(next) - this.now()) } : undefined;
+    return this.after(job, lastRun, next);
   }
 
   /** A run ended badly, or could not start: Failed=True, a Warning; a scheduled job still runs at its next time. */
@@ -213,7 +245,13 @@ export class TruncationJobReconciler {
       { type: 'Ready', status: 'False', reason, message },
     ]);
     await this.deps.events.record(job, 'Warning', reason, 'Truncate', message);
-    return next ? { requeueAfterMs: Math.max(0, Date.parse(next) - this.now()) } : undefined;
+    return this.after(job, lastRun, next);
+  }
+
+  /** What follows a run: the next time of a schedule, or at once the run of a spec changed meanwhile. */
+  private after(job: TruncationJob, lastRun: NonNullable<TruncationJobStatus['lastRun']>, next: string | undefined): ReconcileResult | undefined {
+    if (next) return { requeueAfterMs: Math.max(0, Date.parse(next) - this.now()) };
+    return lastRun.generation !== undefined && lastRun.generation !== job.metadata.generation ? { requeueAfterMs: 0 } : undefined;
   }
 
   private writeStatus(job: TruncationJob, facts: Partial<TruncationJobStatus>, updates: ConditionUpdate[]): Promise<TruncationJob | undefined> {
