@@ -7,12 +7,14 @@ import { enc, messageOf, send, Unreachable, type Answer, type Endpoint } from '.
 
 /**
  * Why a call failed: `unavailable` (no answer, or a 5xx: retried with backoff), `unauthorized` (401/403:
- * the token; retried with backoff, someone has to fix the Secret) or `rejected` (another 4xx: the
- * server refused the request itself, with its message).
+ * the token; retried with backoff, someone has to fix the Secret), `conflict` (409: the request is
+ * fine but the catalog's state refuses it for now, e.g. a hard-deleted property's values are still
+ * being removed; retried with backoff) or `rejected` (another 4xx: the server refused the request
+ * itself, with its message; not retried until the object changes).
  */
 export class CatalogError extends Error {
   constructor(
-    readonly kind: 'unavailable' | 'unauthorized' | 'rejected',
+    readonly kind: 'unavailable' | 'unauthorized' | 'conflict' | 'rejected',
     readonly status: number | undefined,
     message: string,
   ) {
@@ -122,6 +124,7 @@ export class Catalog {
     const message = messageOf(a.body) ?? (typeof a.body === 'string' && a.body ? a.body.slice(0, 500) : `HTTP ${a.status}`);
     if (a.status === 401 || a.status === 403) throw new CatalogError('unauthorized', a.status, `the server refused the operator's token (${a.status}): ${message}`);
     if (a.status >= 500 || a.status === 429) throw new CatalogError('unavailable', a.status, `the server failed (${a.status}): ${message}`);
+    if (a.status === 409) throw new CatalogError('conflict', a.status, message);
     throw new CatalogError('rejected', a.status, message);
   }
 }

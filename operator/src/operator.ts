@@ -53,7 +53,7 @@ export async function startOperator(config: OperatorConfig, log: Logger, kubeCon
   const controllers: Controller[] = [];
 
   /** An informer of one custom resource feeding `controller`'s queue with the keys worth a reconcile. */
-  const watchCustom = <T extends StructuredProperty | TruncationJob>(resources: CustomResources<T>, controller: () => Controller, also?: (event: InformerEvent, obj: T) => string[]) =>
+  const watchCustom = <T extends StructuredProperty | TruncationJob>(resources: CustomResources<T>, controller: () => Controller, also?: (obj: T, previous: T | undefined) => string[]) =>
     new Informer<T>({
       kc,
       name: resources.plural,
@@ -64,14 +64,18 @@ export async function startOperator(config: OperatorConfig, log: Logger, kubeCon
       onEvent: (event, obj, previous) => {
         if (!worthReconciling(event, obj, previous)) return;
         controller().queue.add(keyOf(obj));
-        for (const k of also?.(event, obj) ?? []) controller().queue.add(k);
+        for (const k of also?.(obj, previous as T | undefined) ?? []) controller().queue.add(k);
       },
     });
 
-  // StructuredProperty: when one is deleted, its qualified name may be free for the next claimant.
+  // StructuredProperty: an object deleted, released (managed: "false"), taken back or renamed may free or
+  // claim a qualified name: the other objects of its name (and of its former name) are looked at again.
   const properties = new CustomResources<StructuredProperty>(kc, 'structuredproperties', config.namespace);
   let propertyController: Controller | undefined;
-  const propertyInformer: Informer<StructuredProperty> = watchCustom(properties, () => propertyController!, (event, obj): string[] => (event === 'delete' || obj.metadata.deletionTimestamp ? propertyReconciler.rivals(obj) : []));
+  const propertyInformer: Informer<StructuredProperty> = watchCustom(properties, () => propertyController!, (obj, previous): string[] => [
+    ...propertyReconciler.rivals(obj),
+    ...(previous && previous.spec.qualifiedName !== obj.spec.qualifiedName ? propertyReconciler.rivals(previous) : []),
+  ]);
   const propertyReconciler: StructuredPropertyReconciler = new StructuredPropertyReconciler({ resources: properties, informer: propertyInformer, catalog, events, log, resyncMs, pollMs: Math.min(pollMs, 1000) });
   propertyController = new Controller({ name: 'structuredproperty', workers: config.workers, metrics, log, reconcile: (k) => propertyReconciler.reconcile(k) });
   informers.push(propertyInformer as Informer<KubernetesObject>);

@@ -1,10 +1,12 @@
 /**
  * The StructuredProperty controller against the real kube-apiserver and a real svc server (Postgres):
- * create, update, drift repair, breaking changes, adoption, each deletion policy, the unmanaged
- * annotation, two objects claiming one qualified name, and a server outage.
+ * create, update, drift repair, a lowered version, breaking changes, adoption, each deletion policy,
+ * the unmanaged annotation, two objects claiming one qualified name (the newer takes over when the
+ * older goes or is released), a 409 while a hard delete's values are removed, and a server outage.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import { FINALIZER, type StructuredProperty } from '../../operator/src/resources.ts';
 import type { Operator } from '../../operator/src/operator.ts';
 import { pollUntil } from '../support/poll.ts';
@@ -110,6 +112,53 @@ describe('StructuredProperty', () => {
     const del = await server.request(`/openapi/v3/entity/structuredProperty/${enc(propertyUrn(name))}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed: true } }) });
     assert.equal(del.status, 200, await del.text());
     await pollUntil('soft delete undone', () => stored(name), (s) => s?.removed === false, 20_000);
+  });
+
+  test('a lowered or removed spec.version is written once: the server keeps the higher one, and resyncs find it up to date', async () => {
+    const name = qn();
+    await property('lowered', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], version: '20260201000000' });
+    await waitProperty(ns, 'lowered', 'Ready', readyNow);
+    await patchObject(ns, SP, 'lowered', { spec: { version: '20260101000000', description: 'with a lower version' } });
+    // Resyncs come every second: a spec compared as written would be rewritten ("Updated") at each one.
+    const o = await waitProperty(ns, 'lowered', 'up to date at generation 2', (x) => readyNow(x) && x.status!.observedGeneration === 2 && condition(x, 'Synced')?.reason === 'UpToDate');
+    assert.equal(o.status!.version, '20260201000000', 'the version the server holds');
+    const s = await stored(name);
+    assert.equal(s?.definition?.description, 'with a lower version');
+    assert.equal(s?.definition?.version, '20260201000000');
+    await patchObject(ns, SP, 'lowered', { spec: { version: null } });
+    await waitProperty(ns, 'lowered', 'up to date at generation 3', (x) => readyNow(x) && x.status!.observedGeneration === 3 && condition(x, 'Synced')?.reason === 'UpToDate');
+    const synced = (await getObject<StructuredProperty>(ns, SP, 'lowered'))!.status!.lastSyncTime;
+    await new Promise((r) => setTimeout(r, 2_500));
+    const later = (await getObject<StructuredProperty>(ns, SP, 'lowered'))!;
+    assert.equal(condition(later, 'Synced')?.reason, 'UpToDate');
+    assert.equal(later.status!.lastSyncTime, synced, 'nothing written at the resyncs');
+  });
+
+  test('a qualified name whose hard-deleted values are still being removed (409) is retried until it is free', async () => {
+    const name = qn();
+    const urn = propertyUrn(name);
+    await createProperty(server, name);
+    const dataset = await createEntity(server, 'dataset', datasetUrn(`cleanup_${seq}`));
+    assert.equal((await setValues(server, dataset, [{ propertyUrn: urn, values: [{ string: 'old' }] }])).status, 200);
+    // The dataset's entity lock held: the value cleanup of the hard delete cannot finish meanwhile.
+    const blocker = new pg.Client({ connectionString: server.databaseUrl });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [dataset]);
+      const del = await server.request(`/openapi/v3/entity/structuredProperty/${enc(urn)}`, { method: 'DELETE' });
+      assert.equal(del.status, 200, await del.text());
+      await property('recreated', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], description: 'after the cleanup' });
+      const waiting = await waitProperty(ns, 'recreated', 'Conflict', (x) => condition(x, 'Ready')?.reason === 'Conflict');
+      assert.equal(condition(waiting, 'Ready')!.status, 'False');
+      assert.match(condition(waiting, 'Ready')!.message, /was hard deleted and its values are still being removed/);
+    } finally {
+      await blocker.query('COMMIT').catch(() => undefined);
+      await blocker.end();
+    }
+    await waitProperty(ns, 'recreated', 'Ready once the cleanup has finished', readyNow, 60_000);
+    assert.equal((await stored(name))?.definition?.description, 'after the cleanup');
+    assert.deepEqual(await readValues(server, dataset), [], 'the old values stay removed');
   });
 
   test('adopts a property that already exists under the same qualified name', async () => {
@@ -219,6 +268,17 @@ describe('StructuredProperty, one object at a time', () => {
     const accepted = await waitProperty(ns2, 'typed', 'accepted', (x) => readyNow(x) && x.status!.observedGeneration === 3);
     assert.equal(accepted.status!.version, '20260101000000');
     assert.equal((await stored(name))?.definition?.valueType, 'urn:li:dataType:svc.string');
+  });
+
+  test('of two objects with one qualified name, the newer takes over when the older is released (managed: "false"), at once: no resync needed', async () => {
+    const name = qn();
+    await createObject(ns2, SP, { metadata: { name: 'keeper' }, spec: { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], description: 'keeper' } });
+    await waitProperty(ns2, 'keeper', 'Ready', readyNow);
+    await createObject(ns2, SP, { metadata: { name: 'waiter' }, spec: { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], description: 'waiter' } });
+    await waitProperty(ns2, 'waiter', 'conflict', (x) => condition(x, 'Ready')?.reason === 'ResourceConflict');
+    await patchObject(ns2, SP, 'keeper', { metadata: { annotations: { 'catalog.svc.dev/managed': 'false' } } });
+    await waitProperty(ns2, 'waiter', 'took over', readyNow);
+    assert.equal((await stored(name))?.definition?.description, 'waiter');
   });
 
   test('a server outage leaves Ready=Unknown, and the change lands once the server is back', async () => {

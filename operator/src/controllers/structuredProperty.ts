@@ -12,9 +12,17 @@
  * 5. restore a soft-deleted definition, write the spec when the server differs, report the status.
  *
  * A rejection by the server (a breaking change without a greater version, an unknown entity type) is
- * reported and not retried until the spec changes; an outage is retried with backoff.
+ * reported and not retried until the spec changes; an outage, or a conflict with the catalog's state
+ * (409: the values of a hard-deleted property of that name still being removed), is retried with
+ * backoff.
+ *
+ * The server never lowers a definition's version (a lower one is kept as the higher): the spec is
+ * compared with what the server holds as the server would store it, so a lowered `spec.version` is
+ * written once, not at every resync.
  */
+import { storedDefinition } from '../../../server/src/properties/definitionRules.ts';
 import { normalizeDataType, normalizeEntityType } from '../../../server/src/properties/normalize.ts';
+import type { PropertyDefinition } from '../../../server/src/properties/types.ts';
 import type { Logger } from '../../../server/src/log.ts';
 import { Catalog, CatalogError, type Definition } from '../catalog.ts';
 import { CustomResources, FINALIZER, isManaged, keyOf, type StructuredProperty } from '../resources.ts';
@@ -69,9 +77,13 @@ export function definitionOf(spec: StructuredProperty['spec']): Definition {
   return d;
 }
 
-/** Whether the server holds the definition (an absent cardinality is SINGLE, as on the server). */
+/**
+ * Whether the server holds the definition: `wanted` as the server would store it over `stored` (an
+ * absent cardinality is SINGLE, a lower version keeps the stored one).
+ */
 export function sameDefinition(stored: Definition, wanted: Definition): boolean {
-  return sameJson({ ...stored, cardinality: stored.cardinality ?? 'SINGLE' }, { ...wanted, cardinality: wanted.cardinality ?? 'SINGLE' });
+  const asStored = storedDefinition(wanted as PropertyDefinition, stored as PropertyDefinition);
+  return sameJson({ ...stored, cardinality: stored.cardinality ?? 'SINGLE' }, { ...asStored, cardinality: asStored.cardinality ?? 'SINGLE' });
 }
 
 /** `a` claimed the qualified name before `b`: created earlier, or at the same second and first by namespace/name. */
@@ -112,7 +124,7 @@ export class StructuredPropertyReconciler {
       return;
     }
     if (owner) {
-      const message = `the qualified name ${obj.spec.qualifiedName} is already declared by ${keyOf(owner)}; this object writes nothing until that one is deleted`;
+      const message = `the qualified name ${obj.spec.qualifiedName} is already declared by ${keyOf(owner)}; this object writes nothing until that one is deleted or unmanaged`;
       if (findCondition(obj.status?.conditions, 'Ready')?.reason !== 'ResourceConflict') {
         await this.deps.events.record(obj, 'Warning', 'ResourceConflict', 'Reconcile', message);
       }
@@ -120,7 +132,8 @@ export class StructuredPropertyReconciler {
         { type: 'Ready', status: 'False', reason: 'ResourceConflict', message },
         { type: 'Synced', status: 'False', reason: 'ResourceConflict', message },
       ]);
-      return;
+      // The owner's deletion or release queues this object (operator.ts); the resync is a safety net.
+      return { requeueAfterMs: this.deps.resyncMs };
     }
     return this.sync(obj);
   }
@@ -169,6 +182,16 @@ export class StructuredPropertyReconciler {
           { type: 'Synced', status: 'False', reason, message: err.message },
         ]);
         return;
+      }
+      if (err.kind === 'conflict') {
+        if (findCondition(obj.status?.conditions, 'Ready')?.reason !== 'Conflict') {
+          await this.deps.events.record(obj, 'Warning', 'Conflict', 'Reconcile', `${err.message} (retried)`);
+        }
+        await this.writeStatus(obj, {}, [
+          { type: 'Ready', status: 'False', reason: 'Conflict', message: `the server cannot take the spec yet, retrying: ${err.message}` },
+          { type: 'Synced', status: 'False', reason: 'Conflict', message: err.message },
+        ]).catch(() => undefined);
+        throw err;
       }
       await this.serverDown(obj, err);
       throw err;
