@@ -112,8 +112,8 @@ describe('default values (an external database)', () => {
     assert.equal(env.SVC_OPERATOR_NAMESPACE, undefined, 'every namespace');
     assert.equal(env.SVC_OPERATOR_SERVER_DEPLOYMENT, undefined);
     assert.deepEqual(find(docs, 'ClusterRole', 'catalog-rel-svc-operator').rules, [
-      { apiGroups: ['catalog.svc.dev'], resources: ['structuredproperties', 'truncationjobs'], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
-      { apiGroups: ['catalog.svc.dev'], resources: ['structuredproperties/status', 'truncationjobs/status'], verbs: ['get', 'patch', 'update'] },
+      { apiGroups: ['catalog.svc.dev'], resources: ['structuredproperties', 'truncationjobs'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: ['catalog.svc.dev'], resources: ['structuredproperties/status', 'truncationjobs/status'], verbs: ['get', 'patch'] },
       { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
     ]);
     assert.deepEqual(find(docs, 'Role', 'rel-svc-operator-local').rules, [
