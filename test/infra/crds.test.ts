@@ -522,7 +522,7 @@ describe('CRDs', () => {
       );
       assert.equal(once.spec.endTimeMillis, 1_718_352_000_000);
       assert.equal(once.spec.dryRun, false);
-      for (const schedule of ['0 3 * * *', '*/15 * * * 1-5', '@daily', '*/5 * * * * *', '30 0 3 * * 1-5']) {
+      for (const schedule of ['0 3 * * *', '*/15 * * * 1-5', '@daily', '*/5 * * * * *', '30 0 3 * * 1-5', '0 3 * JAN,JUL MON-FRI']) {
         const scheduled = await createJob(job({ olderThan: '720h', schedule }));
         assert.equal(scheduled.spec.schedule, schedule);
       }
@@ -543,7 +543,7 @@ describe('CRDs', () => {
           /olderThan must be a positive whole number followed by s, m, h, d or w/,
         );
       }
-      for (const schedule of ['every day', '0 3 * *', '0 0 3 * * * 2026', '@sometimes']) {
+      for (const schedule of ['every day', '0 3 * *', '0 0 3 * * * 2026', '@sometimes', 'CRON_TZ=UTC 0 3 * * *', 'TZ=Europe/Paris 0 3 * * *']) {
         const { code, message } = await rejectedJob({ olderThan: '1d', schedule });
         assert.equal(code, 422, schedule);
         assert.match(
