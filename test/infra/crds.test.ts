@@ -543,7 +543,7 @@ describe('CRDs', () => {
           /olderThan must be a positive whole number followed by s, m, h, d or w/,
         );
       }
-      for (const schedule of ['every day', '0 3 * *', '0 0 3 * * * 2026', '@sometimes', 'CRON_TZ=UTC 0 3 * * *', 'TZ=Europe/Paris 0 3 * * *']) {
+      for (const schedule of ['every day', '0 3 * *', '0 0 3 * * * 2026', '@sometimes', 'CRON_TZ=UTC 0 3 * * *', 'TZ=Europe/Paris 0 3 * * *', '0 3 ? * *', '0 3 * * 1#2', '@annually', '@midnight']) {
         const { code, message } = await rejectedJob({ olderThan: '1d', schedule });
         assert.equal(code, 422, schedule);
         assert.match(

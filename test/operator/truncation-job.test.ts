@@ -232,6 +232,38 @@ describe('TruncationJob across an operator restart', () => {
     }
   });
 
+  test('a status from an operator before lastRun.generation: a spec changed during its run is still run once the run has ended', async () => {
+    const ns6 = await createNamespace('tj-upgrade');
+    await entries(3, 1, 'datasetProfile');
+    const endTimeMillis = Date.now() - 30 * DAY;
+    const res = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis, dryRun: false }) });
+    const taskId = (JSON.parse(await text(res, 200)) as { value: string }).value;
+    const tasksBefore = (await truncationTasks()).length;
+    const created = await job('upgraded', { aspect: 'datasetProfile', endTimeMillis, dryRun: false }, ns6);
+    // What the earlier operator wrote: its run of generation 1, without lastRun.generation.
+    await objects.patchNamespacedCustomObjectStatus(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: ns6,
+        plural: TJ,
+        name: 'upgraded',
+        body: { status: { observedGeneration: created.metadata.generation, taskId, counts: { toDelete: 3, total: 99 }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'started before the upgrade' } } },
+      },
+      merge,
+    );
+    await patchObject(ns6, TJ, 'upgraded', { spec: { dryRun: true } });
+    const upgraded = await startTestOperator(server.url, ns6);
+    try {
+      const o = await waitJob(ns6, 'upgraded', 'the run of generation 2', (x) => x.status?.lastRun?.generation === 2 && condition(x, 'Complete')?.status === 'True');
+      assert.equal(condition(o, 'Complete')!.reason, 'DryRun');
+      assert.ok((await eventReasons(ns6, 'upgraded')).includes('Completed'), 'the run of generation 1 was followed to its end');
+      assert.equal((await truncationTasks()).length, tasksBefore, 'no real run started: generation 2 is a dry run');
+    } finally {
+      await upgraded.stop();
+    }
+  });
+
   test('a spec changed while a run works is run once that run has ended; each run shows its own conditions and lastRun', async () => {
     const ns5 = await createNamespace('tj-regen');
     await entries(3, 1, 'datasetProfile');

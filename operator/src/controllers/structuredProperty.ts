@@ -183,16 +183,6 @@ export class StructuredPropertyReconciler {
         ]);
         return;
       }
-      if (err.kind === 'conflict') {
-        if (findCondition(obj.status?.conditions, 'Ready')?.reason !== 'Conflict') {
-          await this.deps.events.record(obj, 'Warning', 'Conflict', 'Reconcile', `${err.message} (retried)`);
-        }
-        await this.writeStatus(obj, {}, [
-          { type: 'Ready', status: 'False', reason: 'Conflict', message: `the server cannot take the spec yet, retrying: ${err.message}` },
-          { type: 'Synced', status: 'False', reason: 'Conflict', message: err.message },
-        ]).catch(() => undefined);
-        throw err;
-      }
       await this.serverDown(obj, err);
       throw err;
     }
@@ -233,7 +223,18 @@ export class StructuredPropertyReconciler {
     await this.writeStatus(obj, {}, [{ type: 'Ready', status: 'Unknown', reason: 'Unmanaged', message }]);
   }
 
+  /** A call that is retried with backoff: a 409 (Conflict, Ready=False), an outage or a refused token (Ready=Unknown). */
   private async serverDown(obj: StructuredProperty, err: CatalogError): Promise<void> {
+    if (err.kind === 'conflict') {
+      if (findCondition(obj.status?.conditions, 'Ready')?.reason !== 'Conflict') {
+        await this.deps.events.record(obj, 'Warning', 'Conflict', 'Reconcile', `${err.message} (retried)`);
+      }
+      await this.writeStatus(obj, {}, [
+        { type: 'Ready', status: 'False', reason: 'Conflict', message: `the server refused the request for now (409), retrying: ${err.message}` },
+        { type: 'Synced', status: 'False', reason: 'Conflict', message: err.message },
+      ]).catch(() => undefined);
+      return;
+    }
     const reason = err.kind === 'unauthorized' ? 'Unauthorized' : 'ServerUnavailable';
     await this.writeStatus(obj, {}, [
       { type: 'Ready', status: 'Unknown', reason, message: err.message },

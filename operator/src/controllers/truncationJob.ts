@@ -42,6 +42,9 @@ export function nextRunOf(schedule: string, from: Date): Date {
   return next.toJSDate();
 }
 
+/** The longest message the CRD takes in `lastRun.message` (and in a condition). */
+const MAX_MESSAGE = 32_768;
+
 /** The counts in the server's dry-run message: "Delete 10 out of 201 rows (4.98%). …". */
 export function countsOf(message: string): { toDelete: number; total: number } | undefined {
   const m = /^Delete (\d+) out of (\d+) rows/.exec(message);
@@ -76,6 +79,9 @@ export class TruncationJobReconciler {
       // recorded cut-off; truncation is idempotent, so a task that did start meanwhile leaves the second
       // one less to delete.
       if (this.interrupted(job)) return await this.resume(job);
+      // A run recorded for an earlier spec and never launched is not launched any more: it is closed,
+      // so that its Running conditions do not stay until a scheduled job's next time.
+      if (this.superseded(job)) return await this.supersede(job);
       const due = this.due(job);
       if ('invalid' in due) {
         await this.writeStatus(job, {}, [{ type: 'Ready', status: 'False', reason: 'InvalidSchedule', message: due.invalid }]);
@@ -108,11 +114,9 @@ export class TruncationJobReconciler {
     if (!job.spec.schedule) return { run: ranFor(status) !== job.metadata.generation };
     let nextRun = sameGeneration ? status.nextRun : undefined;
     if (!nextRun) {
-      try {
-        nextRun = nextRunOf(job.spec.schedule, new Date(this.now())).toISOString();
-      } catch (err) {
-        return { invalid: `schedule ${job.spec.schedule} is not a cron expression: ${(err as Error).message}` };
-      }
+      const next = this.nextOf(job);
+      if (next.invalid !== undefined) return { invalid: next.invalid };
+      nextRun = next.next!;
     }
     const wait = Date.parse(nextRun) - this.now();
     return wait > 0 ? { waitMs: wait, nextRun } : { run: true };
@@ -126,6 +130,32 @@ export class TruncationJobReconciler {
     const status = job.status ?? {};
     const { lastRun, taskId } = status;
     return !taskId && ranFor(status) === job.metadata.generation && !!lastRun?.startTime && !lastRun.completionTime && lastRun.dryRun === false && lastRun.endTimeMillis !== undefined;
+  }
+
+  /** The next time of the job's schedule from now; `invalid` says why the schedule has none. */
+  private nextOf(job: TruncationJob): { next?: string; invalid?: string } {
+    if (!job.spec.schedule) return {};
+    try {
+      return { next: nextRunOf(job.spec.schedule, new Date(this.now())).toISOString() };
+    } catch (err) {
+      return { invalid: `schedule ${job.spec.schedule} is not a cron expression: ${(err as Error).message}` };
+    }
+  }
+
+  /** A real run recorded for an earlier generation, not finished, and never launched (no task id). */
+  private superseded(job: TruncationJob): boolean {
+    const status = job.status ?? {};
+    const { lastRun, taskId } = status;
+    return !taskId && !!lastRun?.startTime && !lastRun.completionTime && lastRun.dryRun === false && ranFor(status) !== job.metadata.generation;
+  }
+
+  private async supersede(job: TruncationJob): Promise<ReconcileResult> {
+    const message = `the run recorded for generation ${ranFor(job.status ?? {})} was never launched, and the spec has changed since: it is dropped`;
+    await this.writeStatus(job, { lastRun: { ...job.status!.lastRun, completionTime: new Date(this.now()).toISOString() } }, [
+      { type: 'Complete', status: 'False', reason: 'Superseded', message },
+      { type: 'Failed', status: 'False', reason: 'Superseded', message },
+    ]);
+    return { requeueAfterMs: 0 };
   }
 
   /**
@@ -219,11 +249,14 @@ export class TruncationJobReconciler {
   private async finish(job: TruncationJob, facts: Partial<TruncationJobStatus>, reason: string, message: string): Promise<ReconcileResult | void> {
     const completionTime = new Date(this.now()).toISOString();
     const lastRun = { ...(facts.lastRun ?? job.status?.lastRun), completionTime };
-    const next = job.spec.schedule ? nextRunOf(job.spec.schedule, new Date(this.now())).toISOString() : undefined;
+    // The schedule may have been changed while the run worked: the run is recorded all the same.
+    const { next, invalid } = this.nextOf(job);
     await this.writeStatus(job, { ...facts, lastRun, nextRun: next }, [
       { type: 'Complete', status: 'True', reason, message },
       { type: 'Failed', status: 'False', reason, message },
-      { type: 'Ready', status: 'True', reason: next ? 'Scheduled' : reason, message: next ? `${message}; next run at ${next}` : message },
+      invalid !== undefined
+        ? { type: 'Ready', status: 'False', reason: 'InvalidSchedule', message: invalid }
+        : { type: 'Ready', status: 'True', reason: next ? 'Scheduled' : reason, message: next ? `${message}; next run at ${next}` : message },
     ]);
     await this.deps.events.record(job, 'Normal', reason, 'Truncate', message);
     this.deps.log.info({ key: keyOf(job), reason }, 'truncation run finished');
@@ -233,12 +266,7 @@ export class TruncationJobReconciler {
   /** A run ended badly, or could not start: Failed=True, a Warning; a scheduled job still runs at its next time. */
   private async fail(job: TruncationJob, reason: string, message: string, facts: Partial<TruncationJobStatus> = {}): Promise<ReconcileResult | void> {
     const lastRun = { ...job.status?.lastRun, ...facts.lastRun, completionTime: new Date(this.now()).toISOString() };
-    let next: string | undefined;
-    try {
-      next = job.spec.schedule ? nextRunOf(job.spec.schedule, new Date(this.now())).toISOString() : undefined;
-    } catch {
-      next = undefined;
-    }
+    const { next } = this.nextOf(job);
     await this.writeStatus(job, { ...facts, lastRun, nextRun: next }, [
       { type: 'Complete', status: 'False', reason, message },
       { type: 'Failed', status: 'True', reason, message },
@@ -254,7 +282,16 @@ export class TruncationJobReconciler {
     return lastRun.generation !== undefined && lastRun.generation !== job.metadata.generation ? { requeueAfterMs: 0 } : undefined;
   }
 
+  /**
+   * Every status write. A `lastRun` recorded by an operator from before `lastRun.generation` gets the
+   * generation it was for (the status's `observedGeneration` then) before this write moves
+   * `observedGeneration` on; a message is cut to what the CRD takes.
+   */
   private writeStatus(job: TruncationJob, facts: Partial<TruncationJobStatus>, updates: ConditionUpdate[]): Promise<TruncationJob | undefined> {
-    return this.deps.resources.updateStatus(job, facts, updates);
+    const previous = job.status;
+    let lastRun = facts.lastRun ?? ('lastRun' in facts ? undefined : previous?.lastRun);
+    if (lastRun?.startTime && lastRun.generation === undefined && previous?.observedGeneration !== undefined) lastRun = { ...lastRun, generation: previous.observedGeneration };
+    if (lastRun?.message !== undefined && lastRun.message.length > MAX_MESSAGE) lastRun = { ...lastRun, message: lastRun.message.slice(0, MAX_MESSAGE) };
+    return this.deps.resources.updateStatus(job, lastRun === (facts.lastRun ?? previous?.lastRun) ? facts : { ...facts, lastRun }, updates);
   }
 }
