@@ -49,6 +49,11 @@ async function truncationTasks(): Promise<{ id: number; state: string }[]> {
   return ((await (await server.request('/api/tasks?kind=timeseries-truncate')).json()) as { tasks: { id: number; state: string }[] }).tasks;
 }
 
+/** Writes a job's status as an earlier operator left it. */
+async function setStatus(namespace: string, name: string, status: TruncationJob['status']): Promise<void> {
+  await objects.patchNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace, plural: TJ, name, body: { status } }, merge);
+}
+
 function job(name: string, spec: Record<string, unknown>, namespace = ns): Promise<TruncationJob> {
   return createObject<TruncationJob>(namespace, TJ, { metadata: { name }, spec: { entityType: 'dataset', ...spec } });
 }
@@ -138,17 +143,7 @@ describe('TruncationJob across an operator restart', () => {
     const taskId = (JSON.parse(await text(res, 200)) as { value: string }).value;
     const tasksBefore = (await truncationTasks()).length;
     const created = await job('resumed', { aspect: 'datasetProfile', endTimeMillis, dryRun: false }, ns2);
-    await objects.patchNamespacedCustomObjectStatus(
-      {
-        group: GROUP,
-        version: VERSION,
-        namespace: ns2,
-        plural: TJ,
-        name: 'resumed',
-        body: { status: { observedGeneration: created.metadata.generation, taskId, counts: { toDelete: 4, total: 99 }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'started before the restart' } } },
-      },
-      merge,
-    );
+    await setStatus(ns2, 'resumed', { observedGeneration: created.metadata.generation, taskId, counts: { toDelete: 4, total: 99 }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'started before the restart' } });
     const restarted = await startTestOperator(server.url, ns2);
     try {
       const o = await waitJob(ns2, 'resumed', 'Complete', (x) => condition(x, 'Complete')?.status === 'True');
@@ -172,17 +167,7 @@ describe('TruncationJob across an operator restart', () => {
     const created = await job('relaunched', { aspect: 'datasetUsageStatistics', olderThan: '1d', dryRun: false }, ns3);
     // What the previous operator recorded before the server accepted the run (its cut-off: 30 days,
     // not the spec's 1 day, so the entries of today are kept).
-    await objects.patchNamespacedCustomObjectStatus(
-      {
-        group: GROUP,
-        version: VERSION,
-        namespace: ns3,
-        plural: TJ,
-        name: 'relaunched',
-        body: { status: { observedGeneration: created.metadata.generation, counts: { toDelete: old, total: totalBefore }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'recorded before the restart' } } },
-      },
-      merge,
-    );
+    await setStatus(ns3, 'relaunched', { observedGeneration: created.metadata.generation, counts: { toDelete: old, total: totalBefore }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'recorded before the restart' } });
     const restarted = await startTestOperator(server.url, ns3);
     try {
       const o = await waitJob(ns3, 'relaunched', 'Complete', (x) => condition(x, 'Complete')?.status === 'True');
@@ -241,17 +226,7 @@ describe('TruncationJob across an operator restart', () => {
     const tasksBefore = (await truncationTasks()).length;
     const created = await job('upgraded', { aspect: 'datasetProfile', endTimeMillis, dryRun: false }, ns6);
     // What the earlier operator wrote: its run of generation 1, without lastRun.generation.
-    await objects.patchNamespacedCustomObjectStatus(
-      {
-        group: GROUP,
-        version: VERSION,
-        namespace: ns6,
-        plural: TJ,
-        name: 'upgraded',
-        body: { status: { observedGeneration: created.metadata.generation, taskId, counts: { toDelete: 3, total: 99 }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'started before the upgrade' } } },
-      },
-      merge,
-    );
+    await setStatus(ns6, 'upgraded', { observedGeneration: created.metadata.generation, taskId, counts: { toDelete: 3, total: 99 }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'started before the upgrade' } });
     await patchObject(ns6, TJ, 'upgraded', { spec: { dryRun: true } });
     const upgraded = await startTestOperator(server.url, ns6);
     try {

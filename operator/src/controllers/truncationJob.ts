@@ -279,7 +279,9 @@ export class TruncationJobReconciler {
   /** What follows a run: the next time of a schedule, or at once the run of a spec changed meanwhile. */
   private after(job: TruncationJob, lastRun: NonNullable<TruncationJobStatus['lastRun']>, next: string | undefined): ReconcileResult | undefined {
     if (next) return { requeueAfterMs: Math.max(0, Date.parse(next) - this.now()) };
-    return lastRun.generation !== undefined && lastRun.generation !== job.metadata.generation ? { requeueAfterMs: 0 } : undefined;
+    // `job` is the object before this run's last write: an earlier operator's lastRun ran for its observedGeneration.
+    const ranForGeneration = lastRun.generation ?? job.status?.observedGeneration;
+    return ranForGeneration !== undefined && ranForGeneration !== job.metadata.generation ? { requeueAfterMs: 0 } : undefined;
   }
 
   /**
