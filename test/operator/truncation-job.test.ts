@@ -183,6 +183,27 @@ describe('TruncationJob across an operator restart', () => {
     }
   });
 
+  test('a run recorded for an earlier spec and never launched is closed as Superseded, not launched', async () => {
+    const ns7 = await createNamespace('tj-superseded');
+    await entries(2, 1, 'datasetUsageStatistics');
+    const endTimeMillis = Date.now() - 30 * DAY;
+    const before = await atOrBefore(endTimeMillis, 'datasetUsageStatistics');
+    const tasksBefore = (await truncationTasks()).length;
+    const created = await job('superseded', { aspect: 'datasetUsageStatistics', olderThan: '30d', dryRun: false }, ns7);
+    await setStatus(ns7, 'superseded', { observedGeneration: created.metadata.generation, counts: { toDelete: before, total: 99 }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'recorded, never launched', generation: created.metadata.generation } });
+    await patchObject(ns7, TJ, 'superseded', { spec: { dryRun: true } });
+    const next = await startTestOperator(server.url, ns7);
+    try {
+      const o = await waitJob(ns7, 'superseded', 'the run of generation 2', (x) => x.status?.lastRun?.generation === 2 && condition(x, 'Complete')?.status === 'True');
+      assert.equal(condition(o, 'Complete')!.reason, 'DryRun');
+      assert.ok((await eventReasons(ns7, 'superseded')).includes('Superseded'));
+      assert.equal((await truncationTasks()).length, tasksBefore, 'the recorded real run was not launched');
+      assert.equal(await atOrBefore(endTimeMillis, 'datasetUsageStatistics'), before, 'nothing deleted');
+    } finally {
+      await next.stop();
+    }
+  });
+
   test('an operator process killed (SIGKILL) mid-run: the next one follows the run it started, and starts no second one', async () => {
     const ns4 = await createNamespace('tj-killed');
     await entries(3, 1, 'datasetProfile');

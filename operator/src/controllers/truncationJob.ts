@@ -155,6 +155,7 @@ export class TruncationJobReconciler {
       { type: 'Complete', status: 'False', reason: 'Superseded', message },
       { type: 'Failed', status: 'False', reason: 'Superseded', message },
     ]);
+    await this.deps.events.record(job, 'Normal', 'Superseded', 'Truncate', message);
     return { requeueAfterMs: 0 };
   }
 
