@@ -204,6 +204,28 @@ describe('TruncationJob across an operator restart', () => {
     }
   });
 
+  test('a schedule changed while a run works to one the cron package refuses: the run is recorded, then InvalidSchedule', async () => {
+    const ns8 = await createNamespace('tj-reschedule');
+    await entries(2, 1, 'datasetProfile');
+    const endTimeMillis = Date.now() - 30 * DAY;
+    const res = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis, dryRun: false }) });
+    const taskId = (JSON.parse(await text(res, 200)) as { value: string }).value;
+    const created = await job('rescheduled', { aspect: 'datasetProfile', olderThan: '30d', dryRun: false, schedule: '0 3 * * *' }, ns8);
+    await setStatus(ns8, 'rescheduled', { observedGeneration: created.metadata.generation, taskId, counts: { toDelete: 2, total: 99 }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'running', generation: created.metadata.generation } });
+    // Five fields of cron characters (the CRD takes it); the cron package has no "L".
+    await patchObject(ns8, TJ, 'rescheduled', { spec: { schedule: '0 3 L * *' } });
+    const next = await startTestOperator(server.url, ns8);
+    try {
+      const o = await waitJob(ns8, 'rescheduled', 'the run recorded, the schedule refused', (x) => condition(x, 'Complete')?.status === 'True' && condition(x, 'Ready')?.reason === 'InvalidSchedule');
+      assert.equal(condition(o, 'Complete')!.reason, 'Completed');
+      assert.ok(o.status!.lastRun!.completionTime);
+      assert.equal(condition(o, 'Ready')!.status, 'False');
+      assert.match(condition(o, 'Ready')!.message, /schedule 0 3 L \* \* is not a cron expression/);
+    } finally {
+      await next.stop();
+    }
+  });
+
   test('an operator process killed (SIGKILL) mid-run: the next one follows the run it started, and starts no second one', async () => {
     const ns4 = await createNamespace('tj-killed');
     await entries(3, 1, 'datasetProfile');
