@@ -368,6 +368,26 @@ describe('conditional-write headers (If-Version-Match, If-None-Match)', () => {
     assert.deepEqual(await readStatus(urn), { removed: true });
   });
 
+  test('reads and write results with systemMetadata=true show the version number If-Version-Match takes', async () => {
+    const urn = await tagWithThreeVersions('ivmRead');
+    const version = (body: any, v: 'v2' | 'v3' = 'v3') => (v === 'v3' ? body.status : body).systemMetadata.version;
+    // The latest, from each read that shows system metadata; a history read shows its own number.
+    assert.equal(version(JSON.parse(await text(await s.request(`/openapi/v3/entity/tag/${enc(urn)}/status?systemMetadata=true`), 200))), '3');
+    assert.equal(version(JSON.parse(await text(await s.request(`/openapi/v2/entity/tag/${enc(urn)}/status?systemMetadata=true`), 200)), 'v2'), '3');
+    assert.equal(version(JSON.parse(await text(await s.request(`/openapi/v3/entity/tag/${enc(urn)}?aspects=status&systemMetadata=true`), 200))), '3');
+    const listed = JSON.parse(await text(await s.request(`/openapi/v3/entity/tag?aspects=status&systemMetadata=true&count=1000`), 200)).entities.find((e: any) => e.urn === urn);
+    assert.equal(version(listed), '3');
+    assert.equal(version(JSON.parse(await text(await s.request(`/openapi/v3/entity/tag/${enc(urn)}/status?version=2&systemMetadata=true`), 200))), '2');
+    // Without systemMetadata=true, nothing of it.
+    assert.deepEqual(JSON.parse(await text(await s.request(`/openapi/v3/entity/tag/${enc(urn)}/status`), 200)), { urn, status: { value: { removed: false } } });
+    // The number read is the one a conditional write takes; its result shows the next.
+    const written = JSON.parse(await text(await writeStatus(urn, true, { 'If-Version-Match': '3' }, 'createIfNotExists=false&systemMetadata=true'), 200));
+    assert.equal(version(written), '4');
+    // A write that changes nothing keeps the number.
+    assert.equal(version(JSON.parse(await text(await writeStatus(urn, true, undefined, 'createIfNotExists=false&systemMetadata=true'), 200))), '4');
+    assert.equal(version(JSON.parse(await text(await s.request(`/openapi/v3/entity/tag/${enc(urn)}/status?systemMetadata=true`), 200))), '4');
+  });
+
   test('If-Version-Match guards an aspect with rules (structuredProperties) the same way', async () => {
     const path = `/openapi/v3/entity/dataset/${enc(DATASET)}/structuredProperties?createIfNotExists=false`;
     const [row] = await sql<{ n: number }>(s.databaseUrl, "SELECT max(version)::int + 1 AS n FROM aspects WHERE urn = $1 AND aspect = 'structuredProperties'", [DATASET]);

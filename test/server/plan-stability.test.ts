@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createPool, type Pool } from '../../server/src/db/pool.ts';
 import { migrate } from '../../server/src/db/migrate.ts';
-import { latestAspects, latestAspectsWith, writeAspect } from '../../server/src/entities/aspectStore.ts';
+import { latestAspects, latestAspectsWith, versionNumbers, writeAspect, type StoredAspect } from '../../server/src/entities/aspectStore.ts';
 import { HARD_DELETE_TASK } from '../../server/src/properties/propertyHooks.ts';
 import {
   findProperties,
@@ -75,6 +75,9 @@ function setValue(db: pg.PoolClient, i: number, value: string) {
   });
 }
 
+/** The latest status of a dataset, as a read returns it (for its version number). */
+const latestStatus = (urn: string): StoredAspect => ({ urn, aspect: 'status', version: 0, value: {}, systemMetadata: {}, createdOn: new Date(), createdBy: 'test' });
+
 /** The catalog grows: `n` datasets, each with a key, a status and a value of one property. */
 async function grow(db: Pool = pool, n = N): Promise<void> {
   await db.query(
@@ -103,6 +106,7 @@ test('plans made on empty tables read by index once the tables have grown', asyn
       await loadProperties(client, [PROPERTY]);
       await findProperties(client, ['plan.tier'], ['plan_tier']);
       await setValue(client, N + k, 'silver');
+      await versionNumbers(client, [latestStatus(datasetUrn(k))]);
     }
     await grow();
     plans.length = 0;
@@ -112,7 +116,10 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     const states = await loadProperties(client, [PROPERTY]);
     const found = await findProperties(client, [], ['plan_tier']);
     assert.equal((await setValue(client, 3, 'bronze')).outcome, 'updated');
+    const numbered = urns.map(latestStatus);
+    await versionNumbers(client, numbered);
     // What was read is right…
+    assert.deepEqual(new Set(numbered.map((a) => a.number)), new Set([1]));
     assert.equal(read.aspects.length, 3 * N);
     assert.equal(context.recorded.size, N);
     assert.equal(context.recorded.get(datasetUrn(7))?.get(PROPERTY), '20250101000000');
@@ -126,6 +133,9 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     assert.ok(lookups.length >= 4, `plans of the lookups were reported:\n${plans.join('\n')}`);
     // The set-wise write (migration 024): its classification of the rows and its updates.
     assert.ok(lookups.filter((p) => /unnest\(p_urns, p_aspects/.test(p)).length >= 2, `plans of the set-wise write were reported:\n${plans.join('\n')}`);
+    // The version numbers shown with system metadata.
+    lookups.push(...plans.filter((p) => /AS k\(urn, aspect\)/.test(p)));
+    assert.ok(plans.some((p) => /AS k\(urn, aspect\)/.test(p)), `the plan of the version numbers was reported:\n${plans.join('\n')}`);
     for (const p of lookups) {
       assert.doesNotMatch(p, /Seq Scan on (structured_property_assignments|aspects)/, `a plan scans a whole table:\n${p}`);
     }

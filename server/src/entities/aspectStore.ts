@@ -10,11 +10,18 @@ import { removedSql } from './softDelete.ts';
 export interface StoredAspect {
   urn: string;
   aspect: string;
+  /** The row's place: 0 for the latest, n for the n-th version kept in history. */
   version: number;
   value: unknown;
   systemMetadata: Record<string, unknown>;
   createdOn: Date;
   createdBy: string;
+  /**
+   * The number of this version of the aspect (1 for its first, one more for each change: what
+   * If-Version-Match compares), when known: on a write's result, and on reads that ask for it
+   * ({@link versionNumbers}). Time series entries have none.
+   */
+  number?: number;
 }
 
 export type WriteMode = 'upsert' | 'create' | 'create_entity';
@@ -257,6 +264,28 @@ export async function aspectVersionNumber(db: Db, urn: string, aspect: string): 
   );
   const { token, latest } = rows[0]!;
   return { token, version: token === null || latest === null ? -1 : latest };
+}
+
+/**
+ * The version numbers of aspects as read: a history row's is its place; the latest's is one more than
+ * the history holds (one query for all the latest).
+ */
+export async function versionNumbers(db: Db, aspects: StoredAspect[]): Promise<void> {
+  const latest = aspects.filter((a) => a.version === 0);
+  for (const a of aspects) if (a.version > 0) a.number = a.version;
+  if (latest.length === 0) return;
+  const rows = await q<{ urn: string; aspect: string; n: number }>(
+    db,
+    `SELECT k.urn, k.aspect, (SELECT max(version)::int + 1 FROM aspects a WHERE a.urn = k.urn AND a.aspect = k.aspect) AS n
+       FROM unnest($1::text[], $2::text[]) AS k(urn, aspect)`,
+    [latest.map((a) => a.urn), latest.map((a) => a.aspect)],
+    'svc_version_numbers',
+  );
+  const numbers = new Map(rows.map((r) => [`${r.urn}\u0000${r.aspect}`, r.n]));
+  for (const a of latest) {
+    const n = numbers.get(`${a.urn}\u0000${a.aspect}`);
+    if (n !== undefined && n !== null) a.number = n;
+  }
 }
 
 /** Takes the entity's write lock and reads the latest value of one aspect, in one round trip. */

@@ -16,6 +16,7 @@ import { registry, type AspectSpec, type EntityUrn, type EntitySpec } from '../r
 import {
   aspectVersion,
   aspectVersionNumber,
+  versionNumbers,
   CREATE_PRECONDITIONS,
   deleteAspectRows,
   deleteEntityRows,
@@ -307,6 +308,15 @@ export class EntityService {
     }
     const order = new Map(targets.map((t, i) => [t.urn, i]));
     return out.sort((a, b) => order.get(a.urn)! - order.get(b.urn)!);
+  }
+
+  /**
+   * Sets the version number of each versioned aspect read ({@link StoredAspect.number}, what
+   * If-Version-Match takes), in one query; time series entries have none.
+   */
+  async numberVersions(aspects: StoredAspect[]): Promise<void> {
+    const versioned = aspects.filter((a) => a.number === undefined && !registry.aspect(registry.resolveUrn(a.urn).spec, a.aspect).timeseries);
+    if (versioned.length) await versionNumbers(this.pool, versioned);
   }
 
   /** One version (0 = latest) of one aspect; undefined when absent. */
@@ -672,6 +682,7 @@ export class EntityService {
       systemMetadata,
       createdOn: new Date(now),
       createdBy: principal.actor,
+      ...(r.version > 0 ? { number: r.version } : {}),
     };
     return { urn: c.target.urn, aspect: c.aspect.name, ...r, stored, shownAsWritten: shown !== undefined };
   }

@@ -111,6 +111,7 @@ export function entityRoutes(router: Router, service: EntityService, search: Sea
     const page = everything
       ? await service.list(principalOf(req), spec, options)
       : await search.search(principalOf(req), { entityTypes: [spec.name], query: q.query, ...options });
+    if (q.systemMetadata) await service.numberVersions(page.entities.flatMap((e) => [...e.aspects.values()]));
     const items = page.entities.map((e) => entityShape(v, e, q.systemMetadata));
     send(res, 200, v === 'v3' ? { scrollId: page.scrollId ?? null, entities: items } : { scrollId: page.scrollId ?? null, results: items });
   });
@@ -137,6 +138,7 @@ export function entityRoutes(router: Router, service: EntityService, search: Sea
     const q = ENTITY_QUERIES.getEntity.parse(req);
     const entity = await service.getEntity(principalOf(req), target, q.aspects);
     if (!entity) throw SvcError.notFound(`${target.urn} does not exist`, 'ENTITY');
+    if (q.systemMetadata) await service.numberVersions([...entity.aspects.values()]);
     send(res, 200, entityShape(v, entity, q.systemMetadata));
   });
 
@@ -163,6 +165,7 @@ export function entityRoutes(router: Router, service: EntityService, search: Sea
     const q = ENTITY_QUERIES.getAspect.parse(req);
     const stored = await service.getAspect(principalOf(req), target, req.params.aspectName, q.version);
     if (!stored) throw SvcError.notFound(`${target.urn} has no aspect ${req.params.aspectName}`, 'ENTITY');
+    if (q.systemMetadata) await service.numberVersions([stored]);
     const wrapper = aspectWrapper(stored, q.systemMetadata);
     send(res, 200, v === 'v2' ? wrapper : { urn: target.urn, [stored.aspect]: wrapper });
   });

@@ -207,7 +207,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
 export function openapiDocument(): Obj {
   const schemas: Obj = {
     Error: { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' } }, required: ['error'] },
-    SystemMetadata: { type: 'object', properties: { lastObserved: { type: 'integer' }, runId: { type: 'string' } }, additionalProperties: true },
+    SystemMetadata: { type: 'object', properties: { lastObserved: { type: 'integer' }, runId: { type: 'string' }, version: { type: 'string', description: "The aspect's version number (1 for its first version, one more for each change), as If-Version-Match takes it; on reads and write results" } }, additionalProperties: true },
     AuditStamp: { type: 'object', properties: { time: { type: 'integer' }, actor: { type: 'string' } } },
     PatchBody: PATCH_BODY,
   };

@@ -133,12 +133,15 @@ export function batchAspects(v: ApiVersion, body: unknown): { urn: string; aspec
   });
 }
 
-/** `{"value": …}` plus `systemMetadata` and `auditStamp` when `systemMetadata=true`. */
+/**
+ * `{"value": …}` plus `systemMetadata` and `auditStamp` when `systemMetadata=true`; `systemMetadata.version`
+ * is the aspect's version number as a string (what If-Version-Match takes), when known.
+ */
 export function aspectWrapper(a: StoredAspect, withSystemMetadata: boolean): Record<string, unknown> {
   if (!withSystemMetadata) return { value: a.value };
   return {
     value: a.value,
-    systemMetadata: a.systemMetadata,
+    systemMetadata: a.number === undefined ? a.systemMetadata : { ...a.systemMetadata, version: String(a.number) },
     auditStamp: { time: a.createdOn.getTime(), actor: a.createdBy },
   };
 }
