@@ -49,6 +49,12 @@ async function truncationTasks(): Promise<{ id: number; state: string }[]> {
   return ((await (await server.request('/api/tasks?kind=timeseries-truncate')).json()) as { tasks: { id: number; state: string }[] }).tasks;
 }
 
+/** A real truncation of datasetProfile started on the server, as an earlier operator started it; its task id. */
+async function truncationStartedBefore(endTimeMillis: number): Promise<string> {
+  const res = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis, dryRun: false }) });
+  return (JSON.parse(await text(res, 200)) as { value: string }).value;
+}
+
 /** Writes a job's status as an earlier operator left it. */
 async function setStatus(namespace: string, name: string, status: TruncationJob['status']): Promise<void> {
   await objects.patchNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace, plural: TJ, name, body: { status } }, merge);
@@ -139,8 +145,7 @@ describe('TruncationJob across an operator restart', () => {
     await entries(4, 1, 'datasetProfile');
     const endTimeMillis = Date.now() - 30 * DAY;
     // The run the previous operator started: its task on the server, its id in status.
-    const res = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis, dryRun: false }) });
-    const taskId = (JSON.parse(await text(res, 200)) as { value: string }).value;
+    const taskId = await truncationStartedBefore(endTimeMillis);
     const tasksBefore = (await truncationTasks()).length;
     const created = await job('resumed', { aspect: 'datasetProfile', endTimeMillis, dryRun: false }, ns2);
     await setStatus(ns2, 'resumed', { observedGeneration: created.metadata.generation, taskId, counts: { toDelete: 4, total: 99 }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'started before the restart' } });
@@ -208,8 +213,7 @@ describe('TruncationJob across an operator restart', () => {
     const ns8 = await createNamespace('tj-reschedule');
     await entries(2, 1, 'datasetProfile');
     const endTimeMillis = Date.now() - 30 * DAY;
-    const res = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis, dryRun: false }) });
-    const taskId = (JSON.parse(await text(res, 200)) as { value: string }).value;
+    const taskId = await truncationStartedBefore(endTimeMillis);
     const created = await job('rescheduled', { aspect: 'datasetProfile', olderThan: '30d', dryRun: false, schedule: '0 3 * * *' }, ns8);
     await setStatus(ns8, 'rescheduled', { observedGeneration: created.metadata.generation, taskId, counts: { toDelete: 2, total: 99 }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'running', generation: created.metadata.generation } });
     // Five fields of cron characters (the CRD takes it); the cron package has no "L".
@@ -264,8 +268,7 @@ describe('TruncationJob across an operator restart', () => {
     const ns6 = await createNamespace('tj-upgrade');
     await entries(3, 1, 'datasetProfile');
     const endTimeMillis = Date.now() - 30 * DAY;
-    const res = await server.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis, dryRun: false }) });
-    const taskId = (JSON.parse(await text(res, 200)) as { value: string }).value;
+    const taskId = await truncationStartedBefore(endTimeMillis);
     const tasksBefore = (await truncationTasks()).length;
     const created = await job('upgraded', { aspect: 'datasetProfile', endTimeMillis, dryRun: false }, ns6);
     // What the earlier operator wrote: its run of generation 1, without lastRun.generation.
