@@ -386,6 +386,8 @@ describe('conditional-write headers (If-Version-Match, If-None-Match)', () => {
     // A write that changes nothing keeps the number.
     assert.equal(version(JSON.parse(await text(await writeStatus(urn, true, undefined, 'createIfNotExists=false&systemMetadata=true'), 200))), '4');
     assert.equal(version(JSON.parse(await text(await s.request(`/openapi/v3/entity/tag/${enc(urn)}/status?systemMetadata=true`), 200))), '4');
+    // A write dropped by If-None-Match: * shows the aspect as stored, with its number.
+    assert.equal(version(JSON.parse(await text(await writeStatus(urn, false, { 'If-None-Match': '*' }, 'createIfNotExists=false&systemMetadata=true'), 200))), '4');
   });
 
   test('If-Version-Match guards an aspect with rules (structuredProperties) the same way', async () => {

@@ -183,7 +183,7 @@ export class StructuredPropertyReconciler {
         ]);
         return;
       }
-      await this.serverDown(obj, err);
+      await this.retrying(obj, err);
       throw err;
     }
   }
@@ -206,7 +206,7 @@ export class StructuredPropertyReconciler {
           }
         }
       } catch (err) {
-        if (err instanceof CatalogError) await this.serverDown(obj, err);
+        if (err instanceof CatalogError) await this.retrying(obj, err);
         throw err;
       }
     }
@@ -224,7 +224,7 @@ export class StructuredPropertyReconciler {
   }
 
   /** A call that is retried with backoff: a 409 (Conflict, Ready=False), an outage or a refused token (Ready=Unknown). */
-  private async serverDown(obj: StructuredProperty, err: CatalogError): Promise<void> {
+  private async retrying(obj: StructuredProperty, err: CatalogError): Promise<void> {
     if (err.kind === 'conflict') {
       if (findCondition(obj.status?.conditions, 'Ready')?.reason !== 'Conflict') {
         await this.deps.events.record(obj, 'Warning', 'Conflict', 'Reconcile', `${err.message} (retried)`);

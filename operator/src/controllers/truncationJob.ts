@@ -60,6 +60,12 @@ function ranFor(status: TruncationJobStatus): number | undefined {
   return status.lastRun.generation ?? status.observedGeneration;
 }
 
+/** A real run recorded in status, not finished, and never launched (no task id). */
+function unlaunched(status: TruncationJobStatus): boolean {
+  const { lastRun, taskId } = status;
+  return !taskId && !!lastRun?.startTime && !lastRun.completionTime && lastRun.dryRun === false;
+}
+
 export class TruncationJobReconciler {
   private readonly now: () => number;
 
@@ -128,8 +134,7 @@ export class TruncationJobReconciler {
    */
   private interrupted(job: TruncationJob): boolean {
     const status = job.status ?? {};
-    const { lastRun, taskId } = status;
-    return !taskId && ranFor(status) === job.metadata.generation && !!lastRun?.startTime && !lastRun.completionTime && lastRun.dryRun === false && lastRun.endTimeMillis !== undefined;
+    return unlaunched(status) && ranFor(status) === job.metadata.generation && status.lastRun!.endTimeMillis !== undefined;
   }
 
   /** The next time of the job's schedule from now; `invalid` says why the schedule has none. */
@@ -142,11 +147,10 @@ export class TruncationJobReconciler {
     }
   }
 
-  /** A real run recorded for an earlier generation, not finished, and never launched (no task id). */
+  /** A real run recorded for an earlier generation, not finished, and never launched. */
   private superseded(job: TruncationJob): boolean {
     const status = job.status ?? {};
-    const { lastRun, taskId } = status;
-    return !taskId && !!lastRun?.startTime && !lastRun.completionTime && lastRun.dryRun === false && ranFor(status) !== job.metadata.generation;
+    return unlaunched(status) && ranFor(status) !== job.metadata.generation;
   }
 
   private async supersede(job: TruncationJob): Promise<ReconcileResult> {
@@ -280,9 +284,9 @@ export class TruncationJobReconciler {
   /** What follows a run: the next time of a schedule, or at once the run of a spec changed meanwhile. */
   private after(job: TruncationJob, lastRun: NonNullable<TruncationJobStatus['lastRun']>, next: string | undefined): ReconcileResult | undefined {
     if (next) return { requeueAfterMs: Math.max(0, Date.parse(next) - this.now()) };
-    // `job` is the object before this run's last write: an earlier operator's lastRun ran for its observedGeneration.
-    const ranForGeneration = lastRun.generation ?? job.status?.observedGeneration;
-    return ranForGeneration !== undefined && ranForGeneration !== job.metadata.generation ? { requeueAfterMs: 0 } : undefined;
+    // `job` is the object before this run's last write (whose observedGeneration an earlier operator's lastRun ran for).
+    const ran = ranFor({ observedGeneration: job.status?.observedGeneration, lastRun });
+    return ran !== undefined && ran !== job.metadata.generation ? { requeueAfterMs: 0 } : undefined;
   }
 
   /**
@@ -291,10 +295,10 @@ export class TruncationJobReconciler {
    * `observedGeneration` on; a message is cut to what the CRD takes.
    */
   private writeStatus(job: TruncationJob, facts: Partial<TruncationJobStatus>, updates: ConditionUpdate[]): Promise<TruncationJob | undefined> {
-    const previous = job.status;
-    let lastRun = facts.lastRun ?? ('lastRun' in facts ? undefined : previous?.lastRun);
-    if (lastRun?.startTime && lastRun.generation === undefined && previous?.observedGeneration !== undefined) lastRun = { ...lastRun, generation: previous.observedGeneration };
+    let lastRun = 'lastRun' in facts ? facts.lastRun : job.status?.lastRun;
+    const generation = lastRun && ranFor({ observedGeneration: job.status?.observedGeneration, lastRun });
+    if (lastRun && lastRun.generation === undefined && generation !== undefined) lastRun = { ...lastRun, generation };
     if (lastRun?.message !== undefined && lastRun.message.length > MAX_MESSAGE) lastRun = { ...lastRun, message: lastRun.message.slice(0, MAX_MESSAGE) };
-    return this.deps.resources.updateStatus(job, lastRun === (facts.lastRun ?? previous?.lastRun) ? facts : { ...facts, lastRun }, updates);
+    return this.deps.resources.updateStatus(job, { ...facts, lastRun }, updates);
   }
 }

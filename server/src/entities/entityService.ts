@@ -382,7 +382,7 @@ export class EntityService {
     }
     // Dropped: nothing written; the aspect as a read shows it, when there is one.
     const [stored, { version }] = await Promise.all([this.readAspect(only.target, only.aspect.name), aspectVersionNumber(this.pool, only.target.urn, only.aspect.name)]);
-    return stored ? [{ urn: only.target.urn, aspect: only.aspect.name, version, outcome: 'unchanged', stored }] : [];
+    return stored ? [{ urn: only.target.urn, aspect: only.aspect.name, version, outcome: 'unchanged', stored: { ...stored, number: version } }] : [];
   }
 
   /**
