@@ -18,7 +18,7 @@ import { SYSTEM } from './auth/authorize.ts';
 import { rootToken, TokenService } from './auth/tokens.ts';
 import { TaskRunner } from './tasks/taskRunner.ts';
 import { TaskService } from './tasks/taskService.ts';
-import { bootstrapAspects, HARD_DELETE_TASK, STALE_VALUES_TASK, structuredPropertyHooks } from './properties/propertyHooks.ts';
+import { bootstrapAspects, structuredPropertyHooks } from './properties/propertyHooks.ts';
 import { PropertyService } from './properties/propertyService.ts';
 import { hardDeleteCleanup, staleValuesCleanup } from './properties/cleanup.ts';
 import { shutdownStep, type Logger } from './log.ts';
@@ -27,12 +27,13 @@ import { OpenSearchBackend } from './search/opensearchBackend.ts';
 import { SearchOutbox } from './search/outbox.ts';
 import { PostgresBackend } from './search/postgresBackend.ts';
 import { SearchService } from './search/searchService.ts';
-import { INDEX_REBUILD_TASK, indexRebuild } from './search/indexRebuild.ts';
+import { indexRebuild } from './search/indexRebuild.ts';
 import { TimeseriesService } from './timeseries/timeseriesService.ts';
 import { DefinitionCache } from './properties/definitionCache.ts';
 import { OpenSearchTimeseriesStore } from './timeseries/opensearchStore.ts';
 import { PostgresTimeseriesStore } from './timeseries/postgresStore.ts';
-import { TRUNCATE_TASK, type TimeseriesStore } from './timeseries/store.ts';
+import type { TimeseriesStore } from './timeseries/store.ts';
+import { HARD_DELETE_TASK, INDEX_REBUILD_TASK, STALE_VALUES_TASK, TRUNCATE_TASK } from './tasks/taskKinds.ts';
 
 /** What the catalog needs of the configuration. */
 export type CatalogConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas'>;

@@ -31,9 +31,8 @@ import {
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
 import { compareVersions, isOlder } from './versions.ts';
+import { HARD_DELETE_TASK, STALE_VALUES_TASK } from '../tasks/taskKinds.ts';
 
-export const HARD_DELETE_TASK = 'property-hard-delete';
-export const STALE_VALUES_TASK = 'property-stale-values';
 
 /** What a property's state says about showing its values (see hiddenReason). */
 const visibilityOf = (state: PropertyState | undefined): PropertyVisibility | undefined => state && { version: state.definition.version ?? '', softDeleted: state.softDeleted };

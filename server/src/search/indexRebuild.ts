@@ -27,11 +27,11 @@ import type { Logger } from '../log.ts';
 import { allProperties } from '../properties/propertyStore.ts';
 import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
+import { INDEX_REBUILD_TASK } from '../tasks/taskKinds.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
 import { propertyEntityTypes, propertyField, type FieldSpec, type FieldType } from './fields.ts';
 import type { OpenSearchBackend } from './opensearchBackend.ts';
 
-export const INDEX_REBUILD_TASK = 'search-index-rebuild';
 
 /** How often a rebuild looks whether the dispatcher has delivered the re-queued entities. */
 const WAIT_MS = 250;

@@ -8,7 +8,8 @@ import { deleteLatestTimeseries, latestTimeseries, type StoredAspect } from '../
 import { SvcError } from '../errors.ts';
 import { enqueueTask, getTask, type Task } from '../tasks/taskQueue.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
-import { deleteByQueryStatus, TASK_NODE, TRUNCATE_TASK, type EntryQuery, type EntryRow, type TimeseriesStore, type TruncationOrder, type TruncationParams } from './store.ts';
+import { TRUNCATE_TASK } from '../tasks/taskKinds.ts';
+import { deleteByQueryStatus, TASK_NODE, type EntryQuery, type EntryRow, type TimeseriesStore, type TruncationOrder, type TruncationParams } from './store.ts';
 import { reindexes } from './truncation.ts';
 
 export class PostgresTimeseriesStore implements TimeseriesStore {

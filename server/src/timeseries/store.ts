@@ -101,6 +101,5 @@ export function deleteByQueryStatus(s: { total: number; deleted: number; batches
   };
 }
 
-export const TRUNCATE_TASK = 'timeseries-truncate';
 /** The node part of the ids of svc's own tasks (`svc:42`, the number being the task's id in `/api/tasks`). */
 export const TASK_NODE = 'svc';

@@ -2,23 +2,18 @@
 import { Router } from 'express';
 import { SvcError } from '../../errors.ts';
 import type { TaskService } from '../../tasks/taskService.ts';
-import { HARD_DELETE_TASK, STALE_VALUES_TASK } from '../../properties/propertyHooks.ts';
-import { INDEX_REBUILD_TASK } from '../../search/indexRebuild.ts';
-import { TRUNCATE_TASK } from '../../timeseries/store.ts';
+import { TASK_KINDS, TASK_STATES } from '../../tasks/taskKinds.ts';
 import { principalOf } from '../auth.ts';
 import { sendJson } from '../json.ts';
 import { quoted } from '../pathGuard.ts';
 import { queryParams } from './queryParams.ts';
 
-/** Every kind of task svc queues (the index rebuild only in `opensearch` mode). */
-const TASK_KINDS = [HARD_DELETE_TASK, STALE_VALUES_TASK, TRUNCATE_TASK, INDEX_REBUILD_TASK] as const;
-
 /** The query parameters of each task route (also the OpenAPI document's). */
 export const TASK_QUERIES = {
   list: queryParams({
     subject: { type: 'string', description: 'Only tasks working on this subject, e.g. the URN of a hard-deleted structured property' },
-    kind: { type: 'enum', values: TASK_KINDS, description: 'Only tasks of this kind' },
-    state: { type: 'enum', values: ['PENDING', 'RUNNING', 'SUCCEEDED'], description: 'Only tasks in this state' },
+    kind: { type: 'enum', values: TASK_KINDS, description: 'Only tasks of this kind (the index rebuild only in `opensearch` mode)' },
+    state: { type: 'enum', values: TASK_STATES, description: 'Only tasks in this state' },
     count: { type: 'integer', default: 100, minimum: 1, description: 'Most tasks to return, newest first (larger than 1000 is read as 1000)' },
   }),
   get: queryParams({}),

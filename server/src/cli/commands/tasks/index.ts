@@ -4,7 +4,7 @@ import { Client } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { output } from '../../output.ts';
-import type { TaskState } from '../../../tasks/taskQueue.ts';
+import { TASK_KINDS, TASK_STATES } from '../../../tasks/taskKinds.ts';
 
 interface Task {
   id: number;
@@ -15,17 +15,6 @@ interface Task {
   done: number;
   error: string | null;
 }
-
-/**
- * The kinds of task the server runs, so that a mistyped `--kind` is a usage error rather than an empty
- * list (the server's names are HARD_DELETE_TASK, STALE_VALUES_TASK, INDEX_REBUILD_TASK and TRUNCATE_TASK;
- * test/cli/cli-operations.test.ts checks they match).
- */
-export const TASK_KINDS = ['property-hard-delete', 'property-stale-values', 'search-index-rebuild', 'timeseries-truncate'];
-// A record of the server's TaskState, so that a state the server gains does not compile until it is listed here.
-const STATES: Record<TaskState, null> = { PENDING: null, RUNNING: null, SUCCEEDED: null };
-/** The states of a task. */
-export const TASK_STATES = Object.keys(STATES);
 
 const line = (t: Task) => `${t.id}\t${t.kind}\t${t.state}\t${t.done}/${t.total ?? '?'}\t${t.subject}${t.error ? `\t(last error: ${t.error})` : ''}`;
 
