@@ -11,15 +11,22 @@ after(async () => {
   await s.close();
 });
 
-test('200 concurrent PATCH add of distinct properties on one entity leave all 200 present', async () => {
+test('200 concurrent PATCH add of distinct properties on one entity leave all 200 present, and the hidden value of a soft-deleted property', async () => {
   const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,contended,PROD)';
   const path = `/openapi/v3/entity/dataset/${enc(urn)}/structuredProperties`;
   const definitions = Array.from({ length: 200 }, (_, i) => ({
     urn: `urn:li:structuredProperty:contended.p${i}`,
     propertyDefinition: { value: { qualifiedName: `contended.p${i}`, valueType: 'urn:li:dataType:svc.number', entityTypes: ['urn:li:entityType:svc.dataset'] } },
   }));
+  definitions.push({ urn: 'urn:li:structuredProperty:contended.hidden', propertyDefinition: { value: { qualifiedName: 'contended.hidden', valueType: 'urn:li:dataType:svc.number', entityTypes: ['urn:li:entityType:svc.dataset'] } } });
   assert.equal((await s.request('/openapi/v3/entity/structuredProperty?async=false', { method: 'POST', body: JSON.stringify(definitions) })).status, 200);
   assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' })).status, 200);
+  // A value of a property soft-deleted afterwards: hidden from every patch below, which keep it.
+  const hidden = 'urn:li:structuredProperty:contended.hidden';
+  assert.equal((await s.request(`${path}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { properties: [{ propertyUrn: hidden, values: [{ double: -1 }] }] } }) })).status, 200);
+  const softDelete = (removed: boolean) => s.request(`/openapi/v3/entity/structuredProperty/${enc(hidden)}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed } }) });
+  assert.equal((await softDelete(true)).status, 200);
+  const lockedBefore = await metric('svc_write_locked_total');
   const results = await Promise.all(
     Array.from({ length: 200 }, (_, i) => {
       const prop = `urn:li:structuredProperty:contended.p${i}`;
@@ -31,17 +38,22 @@ test('200 concurrent PATCH add of distinct properties on one entity leave all 20
     }),
   );
   assert.deepEqual([...new Set(results.map((r) => r.status))], [200]);
+  // Conflicting again and again, some of them went under locks (where a patch reads what it applies to
+  // once, under the entity's lock).
+  assert.ok((await metric('svc_write_locked_total')) > lockedBefore, 'no patch was written under locks');
+  assert.equal((await softDelete(false)).status, 200);
   const body = (await (await s.request(path)).json()) as { structuredProperties: { value: { properties: { propertyUrn: string; values: { double: number }[] }[] } } };
   const props = body.structuredProperties.value.properties;
-  assert.equal(props.length, 200);
+  assert.equal(props.length, 201);
+  assert.deepEqual(props.find((x) => x.propertyUrn === hidden)?.values, [{ double: -1 }]);
   for (let i = 0; i < 200; i++) {
     const p = props.find((x) => x.propertyUrn === `urn:li:structuredProperty:contended.p${i}`);
     assert.deepEqual(p?.values, [{ double: i }]);
   }
-  // Every patch made a version: 199 older versions kept besides the latest.
-  const v199 = await s.request(`${path}?version=199`);
-  assert.equal(v199.status, 200);
-  await expectMissing(s.request(`${path}?version=200`));
+  // The set and every patch made a version: 200 older versions kept besides the latest.
+  const v200 = await s.request(`${path}?version=200`);
+  assert.equal(v200.status, 200);
+  await expectMissing(s.request(`${path}?version=201`));
 });
 
 test('concurrent first writes of one new entity create it once', async () => {
@@ -74,15 +86,19 @@ test('concurrent batches naming the same entities in opposite orders all succeed
   await assertNoDeadlockRetried();
 });
 
+/** A counter of `/metrics`. */
+async function metric(name: string): Promise<number> {
+  const metrics = await (await s.request('/metrics', { token: null })).text();
+  return Number(metrics.match(new RegExp(`^${name} (\\d+)`, 'm'))?.[1] ?? NaN);
+}
+
 /**
  * Asserts that no transaction was run again after a deadlock and no group-commit batch fell back to
  * single writes: a deadlock retried out of sight would make a test of lock order pass by luck.
  */
 async function assertNoDeadlockRetried(): Promise<void> {
-  const metrics = await (await s.request('/metrics', { token: null })).text();
-  const count = (name: string) => Number(metrics.match(new RegExp(`^${name} (\\d+)`, 'm'))?.[1] ?? NaN);
-  assert.equal(count('svc_db_deadlock_retries_total'), 0, 'a transaction deadlocked and was run again');
-  assert.equal(count('svc_db_grouped_write_fallbacks_total'), 0, 'a group-commit batch failed as a whole');
+  assert.equal(await metric('svc_db_deadlock_retries_total'), 0, 'a transaction deadlocked and was run again');
+  assert.equal(await metric('svc_db_grouped_write_fallbacks_total'), 0, 'a group-commit batch failed as a whole');
 }
 
 /** A batch item defining property `urn` (a dataset string property; `i` varies the description). */

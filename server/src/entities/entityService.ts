@@ -654,14 +654,17 @@ export class EntityService {
     // Under the entity's lock: the value a patch or refresh starts from, and what the hooks compare with.
     const previous = await lockAndRead(tx, c.target.urn, c.aspect.name);
     if (c.conditions?.version !== undefined) await this.checkVersion(tx, c);
-    const value = await this.startingValue(c, previous, tx);
+    // What a hook reads for the write, read once under the lock for both the patch's base and prepare.
+    const reader = c.kind === 'patch' ? hooks.find((h) => h.readForWrite && h.patchBase) : undefined;
+    const context = reader && previous ? (await reader.readForWrite!([this.intent(c)], tx))[0]!.context : undefined;
+    const value = await this.startingValue(c, previous, tx, reader, context);
     if (value === NOTHING) return undefined;
     const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous, principal, entityCreatedHere: false };
     const plans: unknown[] = [];
     const guards: Guard[] = [];
     let shown: unknown;
     for (const h of hooks) {
-      const prepared = await h.prepare(pending, tx);
+      const prepared = await h.prepare(pending, tx, h === reader ? context : undefined);
       pending.value = prepared.value;
       plans.push(prepared.plan);
       guards.push(...(prepared.guards ?? []));
