@@ -6,7 +6,8 @@
  * What runs is yoga's: `getResultForParams` (its parameter checks and the plugins' `onParams`,
  * envelop's parse and validation caches, the query limits, error masking, the compiled execution)
  * and `processRegularResult` (status, headers and the serialised body, as yoga answers
- * `application/json`). What is left out is what the request does not need: a fetch `Response`
+ * `application/json`; a result without errors gets what it would give, 200 and the serialised
+ * result, written at once). What is left out is what the request does not need: a fetch `Response`
  * streamed back to Node, the abort signal and listeners of the request, the `onRequest` hooks
  * (health check, CORS, GraphiQL, landing page), the choice of a request parser (the body is already
  * parsed and checked, see jsonBody.ts) and of a result processor by the Accept header. That is about
@@ -17,6 +18,7 @@
  * unknown ones (yoga's messages).
  */
 import type { Request, Response } from 'express';
+import type { ExecutionResult } from 'graphql';
 import { processRegularResult, type GraphQLParams, type YogaServerInstance } from 'graphql-yoga';
 import { withExtensionsObject } from './errorMasking.ts';
 
@@ -45,6 +47,19 @@ export function directParams(req: Pick<Request, 'method' | 'headers' | 'body'>):
   return body as GraphQLParams;
 }
 
+type YogaResult = NonNullable<Awaited<ReturnType<Yoga['getResultForParams']>>>;
+
+/**
+ * A single result without errors and without `extensions.http`: yoga answers it 200 with its
+ * serialisation as is (processRegularResult; jsonStringifyResultWithoutInternals changes only errors
+ * and `extensions.http`).
+ */
+function isPlainSuccess(result: YogaResult): result is ExecutionResult & { stringify: (r: ExecutionResult) => string } {
+  if (Array.isArray(result) || Symbol.asyncIterator in result) return false;
+  const r = result as ExecutionResult;
+  return !r.errors?.length && !(r.extensions as { http?: unknown } | undefined)?.http && typeof (r as { stringify?: unknown }).stringify === 'function';
+}
+
 /**
  * Answers a request of {@link directParams}. A throw before the operation was handed to GraphQL (an
  * `onParams` hook refusing the parameters) is answered by yoga whole, as yoga answers it; a throw
@@ -67,6 +82,13 @@ export async function serveDirect(yoga: Yoga, params: GraphQLParams, req: Reques
   }
   if (result === undefined) throw new Error('yoga returned no result for a GraphQL request');
   withExtensionsObject(result);
+  if (isPlainSuccess(result)) {
+    // What processRegularResult answers for it, without a fetch Response in between.
+    const text = result.stringify(result);
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+    return;
+  }
   const response = processRegularResult(result, yoga.fetchAPI, 'application/json');
   const body = await response.text();
   res.statusCode = response.status;
