@@ -2,7 +2,8 @@
  * The StructuredProperty controller against the real kube-apiserver and a real svc server (Postgres):
  * create, update, drift repair, a lowered version, breaking changes, adoption, each deletion policy,
  * the unmanaged annotation, two objects claiming one qualified name (the newer takes over when the
- * older goes or is released), a 409 while a hard delete's values are removed, and a server outage.
+ * older goes or is released), a 409 while a hard delete's values are removed, a 409 while finalizing,
+ * and a server outage.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -18,6 +19,7 @@ import {
   createObject,
   deleteObject,
   eventReasons,
+  eventsApi,
   getObject,
   installCrds,
   patchObject,
@@ -44,6 +46,105 @@ async function stored(qualifiedName: string): Promise<{ definition?: Record<stri
 
 function property(name: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): Promise<StructuredProperty> {
   return createObject<StructuredProperty>(ns, SP, { metadata: { name, ...metadata }, spec });
+}
+
+/** The advisory lock a write of `$1` takes on its entity (db/locks.ts), as `pg_locks` shows it: two halves of the key. */
+const HOLDS_ENTITY_LOCK = `l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND ((l.classid::int8 << 32) | l.objid::int8) = hashtextextended($1, 0)`;
+
+/**
+ * Makes the soft delete of a property (`POST …/status`, one write statement outside any transaction,
+ * which the server answers 409 when Postgres aborts it as a deadlock victim: db/pool.ts, dbError)
+ * deadlock with transactions of the test's own, once per {@link deadlock} call. The statement takes
+ * the property's entity lock, then the lock of its `status` row. `rows` holds that row lock all along;
+ * `table` holds the aspects table (SHARE) so that the statement waits between its two locks, while
+ * `rows` asks for the entity lock; when `table` lets go, the statement waits for `rows`, which waits
+ * for it. Only the statement's deadlock check is due (`rows` checks after an hour), so it is the
+ * statement Postgres aborts, whatever the timing.
+ */
+class SoftDeleteDeadlock {
+  private holdsEntityLock = false;
+
+  private constructor(
+    private readonly urn: string,
+    private readonly rows: pg.Client,
+    private readonly table: pg.Client,
+    private readonly watch: pg.Client,
+    private readonly pids: { rows: number; table: number },
+  ) {}
+
+  /** Takes the lock of the property's `status` row (which must exist) in a transaction that waits for its locks without a deadlock check of its own. */
+  static async open(databaseUrl: string, urn: string): Promise<SoftDeleteDeadlock> {
+    const [rows, table, watch] = [0, 1, 2].map(() => new pg.Client({ connectionString: databaseUrl }));
+    for (const c of [rows!, table!, watch!]) {
+      // A backend terminated by close() is an 'error' event on its client.
+      c.on('error', () => undefined);
+      await c.connect();
+    }
+    const pid = async (c: pg.Client) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    const d = new SoftDeleteDeadlock(urn, rows!, table!, watch!, { rows: await pid(rows!), table: await pid(table!) });
+    try {
+      await rows!.query('BEGIN');
+      await rows!.query("SET LOCAL deadlock_timeout = '1h'");
+      await rows!.query("SET LOCAL lock_timeout = '20s'");
+      const locked = await rows!.query("SELECT 1 FROM aspects WHERE urn = $1 AND aspect = 'status' AND version = 0 FOR UPDATE", [urn]);
+      assert.equal(locked.rowCount, 1, 'the status row exists');
+    } catch (err) {
+      await d.close();
+      throw err;
+    }
+    return d;
+  }
+
+  /** Lets the soft delete (its first attempt, or the retry waiting for the entity lock) into a deadlock; resolves once Postgres aborted it. */
+  async deadlock(): Promise<void> {
+    await this.table.query('BEGIN');
+    await this.table.query("SET LOCAL lock_timeout = '10s'");
+    await this.table.query('LOCK TABLE aspects IN SHARE MODE');
+    if (this.holdsEntityLock) {
+      await this.retried();
+      await this.rows.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [this.urn]);
+      this.holdsEntityLock = false;
+    }
+    await pollUntil(
+      'the soft delete holding the entity lock, waiting for the table',
+      async () => (await this.watch.query(`SELECT l.pid FROM pg_locks l WHERE ${HOLDS_ENTITY_LOCK} AND $2 = ANY(pg_blocking_pids(l.pid))`, [this.urn, this.pids.table])).rowCount,
+      (n) => n === 1,
+    );
+    const granted = this.rows.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [this.urn]);
+    granted.catch(() => undefined); // awaited below; a close() in between must not leave it unhandled
+    await pollUntil(
+      'the test waiting for the entity lock',
+      async () => (await this.watch.query<{ n: number }>('SELECT cardinality(pg_blocking_pids($1)) AS n', [this.pids.rows])).rows[0]!.n,
+      (n) => n > 0,
+    );
+    await this.table.query('COMMIT');
+    // The statement could not commit without the row lock `rows` holds: the entity lock is free because Postgres aborted it.
+    await granted;
+    this.holdsEntityLock = true;
+  }
+
+  /** Waits until the soft delete, retried, waits for the entity lock the test holds since the last deadlock. */
+  async retried(): Promise<void> {
+    await pollUntil(
+      'the soft delete retried, waiting for the entity lock',
+      async () => (await this.watch.query('SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [this.pids.rows])).rowCount,
+      (n) => n === 1,
+    );
+  }
+
+  /** Lets go of the locks: the soft delete waiting for them goes through. */
+  async release(): Promise<void> {
+    await this.rows.query('SELECT pg_advisory_unlock_all()');
+    await this.rows.query('COMMIT');
+  }
+
+  /** Ends the test's backends (whatever they wait for, their locks go with them). */
+  async close(): Promise<void> {
+    await this.watch.query('SELECT pg_terminate_backend(p, 10000) FROM unnest($1::int[]) AS p', [[this.pids.rows, this.pids.table]]).catch(() => undefined);
+    await Promise.all([this.rows, this.table, this.watch].map((c) => c.end().catch(() => undefined)));
+  }
 }
 
 before(async () => {
@@ -279,6 +380,41 @@ describe('StructuredProperty, one object at a time', () => {
     await patchObject(ns2, SP, 'keeper', { metadata: { annotations: { 'catalog.svc.dev/managed': 'false' } } });
     await waitProperty(ns2, 'waiter', 'took over', readyNow);
     assert.equal((await stored(name))?.definition?.description, 'waiter');
+  });
+
+  test('a 409 while finalizing (the soft delete lost a deadlock) is Conflict: Ready=False, one Warning event, and the finalizer stays until the delete goes through', async () => {
+    const name = qn();
+    const urn = propertyUrn(name);
+    await createObject(ns2, SP, { metadata: { name: 'finalizing' }, spec: { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'] } });
+    await waitProperty(ns2, 'finalizing', 'Ready', readyNow);
+    // A status row (not removed), which the soft delete then updates under its row lock.
+    const status = await server.request(`/openapi/v3/entity/structuredProperty/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed: false } }) });
+    assert.equal(status.status, 200, await status.text());
+    const deadlocks = await SoftDeleteDeadlock.open(server.databaseUrl, urn);
+    try {
+      await deleteObject(ns2, SP, 'finalizing');
+      // Two 409s in a row: the second must not record the event again.
+      await deadlocks.deadlock();
+      await deadlocks.deadlock();
+      // The third attempt waits: the operator has dealt with the second 409.
+      await deadlocks.retried();
+      const o = await waitProperty(ns2, 'finalizing', 'Conflict', (x) => condition(x, 'Ready')?.reason === 'Conflict');
+      assert.equal(condition(o, 'Ready')!.status, 'False');
+      assert.match(condition(o, 'Ready')!.message, /\(409\), retrying: The write conflicted with a concurrent one/);
+      assert.equal(condition(o, 'Synced')!.status, 'False');
+      assert.equal(condition(o, 'Synced')!.reason, 'Conflict');
+      assert.ok(o.metadata.deletionTimestamp);
+      assert.deepEqual(o.metadata.finalizers, [FINALIZER], 'the finalizer stays while the delete is refused');
+      const events = (await eventsApi.listNamespacedEvent({ namespace: ns2, fieldSelector: 'regarding.name=finalizing' })).items.filter((e) => e.reason === 'Conflict');
+      assert.equal(events.length, 1, JSON.stringify(events.map((e) => e.note)));
+      assert.equal(events[0]!.type, 'Warning');
+      assert.equal((await stored(name))?.removed, false, 'nothing soft deleted yet');
+      await deadlocks.release();
+    } finally {
+      await deadlocks.close();
+    }
+    await pollUntil('object gone', () => getObject(ns2, SP, 'finalizing'), (x) => x === undefined);
+    assert.equal((await stored(name))?.removed, true);
   });
 
   test('a server outage leaves Ready=Unknown, and the change lands once the server is back', async () => {

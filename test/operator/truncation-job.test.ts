@@ -4,10 +4,12 @@
  * operator restart that resumes from the task id in status without starting again (as a status left
  * behind, and with an operator process killed mid-run), and a run recorded without its task id that is
  * launched with its recorded cut-off; a spec changed while a run's task works, run once that task has
- * ended, each run's conditions and lastRun its own.
+ * ended, each run's conditions and lastRun its own; a run message longer than the CRD takes, cut to fit.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ApiException } from '@kubernetes/client-node';
+import { statusFacts } from '../../operator/src/controllers/truncationJob.ts';
 import type { TruncationJob } from '../../operator/src/resources.ts';
 import type { Operator } from '../../operator/src/operator.ts';
 import { datasetUrn } from '../support/structuredProperties.ts';
@@ -136,6 +138,23 @@ describe('TruncationJob', () => {
     await job('badcron', { aspect: 'datasetProfile', olderThan: '30d', schedule: '99 * * * *' });
     const o = await waitJob(ns, 'badcron', 'InvalidSchedule', (x) => condition(x, 'Ready')?.reason === 'InvalidSchedule');
     assert.equal(condition(o, 'Ready')!.status, 'False');
+  });
+
+  test('a run message longer than the CRD takes is cut to its first 32,768 characters, and the API server takes the status', async () => {
+    // No answer of the server is that long (its refusals name at most the spec's 200-character entity type
+    // and aspect): the status is built from such a run as the reconciler builds it, and written to the API server.
+    const ns9 = await createNamespace('tj-long-message');
+    const created = await job('long', { aspect: 'datasetProfile', olderThan: '30d' }, ns9);
+    const kept = 'Delete 1 out of 2 rows (50.00%). '.padEnd(32_768, 'x');
+    const now = new Date().toISOString();
+    const lastRun = { startTime: now, completionTime: now, endTimeMillis: Date.now() - 30 * DAY, dryRun: true, message: `${kept} and what the CRD does not take`, generation: created.metadata.generation };
+    const facts = statusFacts(created, { lastRun, counts: { toDelete: 1, total: 2, deleted: 0 }, taskId: undefined });
+    assert.equal(facts.lastRun!.message!.length, 32_768, 'cut to what the CRD takes');
+    assert.ok(facts.lastRun!.message === kept, 'its first 32,768 characters kept');
+    // The API server refuses the whole message (the status write would fail at every reconcile), and takes it cut.
+    await assert.rejects(setStatus(ns9, 'long', { lastRun }), (err) => err instanceof ApiException && err.code === 422);
+    await setStatus(ns9, 'long', { observedGeneration: created.metadata.generation, ...facts });
+    assert.ok((await getObject<TruncationJob>(ns9, TJ, 'long'))!.status!.lastRun!.message === kept, 'the status stored holds the cut message');
   });
 });
 

@@ -66,6 +66,21 @@ function unlaunched(status: TruncationJobStatus): boolean {
   return !taskId && !!lastRun?.startTime && !lastRun.completionTime && lastRun.dryRun === false;
 }
 
+/**
+ * The facts a status write of `job` records: `facts`, with the `lastRun` they give (else the one in
+ * status). A `lastRun` recorded by an operator from before `lastRun.generation` gets the generation it
+ * was for (the status's `observedGeneration` then) before the write moves `observedGeneration` on; its
+ * message is cut to what the CRD takes, so that a long one (a server's refusal, say) does not make the
+ * API server refuse the whole write.
+ */
+export function statusFacts(job: TruncationJob, facts: Partial<TruncationJobStatus>): Partial<TruncationJobStatus> {
+  let lastRun = 'lastRun' in facts ? facts.lastRun : job.status?.lastRun;
+  const generation = lastRun && ranFor({ observedGeneration: job.status?.observedGeneration, lastRun });
+  if (lastRun && lastRun.generation === undefined && generation !== undefined) lastRun = { ...lastRun, generation };
+  if (lastRun?.message !== undefined && lastRun.message.length > MAX_MESSAGE) lastRun = { ...lastRun, message: lastRun.message.slice(0, MAX_MESSAGE) };
+  return { ...facts, lastRun };
+}
+
 export class TruncationJobReconciler {
   private readonly now: () => number;
 
@@ -289,16 +304,8 @@ export class TruncationJobReconciler {
     return ran !== undefined && ran !== job.metadata.generation ? { requeueAfterMs: 0 } : undefined;
   }
 
-  /**
-   * Every status write. A `lastRun` recorded by an operator from before `lastRun.generation` gets the
-   * generation it was for (the status's `observedGeneration` then) before this write moves
-   * `observedGeneration` on; a message is cut to what the CRD takes.
-   */
+  /** Every status write, with the facts {@link statusFacts} makes of `facts`. */
   private writeStatus(job: TruncationJob, facts: Partial<TruncationJobStatus>, updates: ConditionUpdate[]): Promise<TruncationJob | undefined> {
-    let lastRun = 'lastRun' in facts ? facts.lastRun : job.status?.lastRun;
-    const generation = lastRun && ranFor({ observedGeneration: job.status?.observedGeneration, lastRun });
-    if (lastRun && lastRun.generation === undefined && generation !== undefined) lastRun = { ...lastRun, generation };
-    if (lastRun?.message !== undefined && lastRun.message.length > MAX_MESSAGE) lastRun = { ...lastRun, message: lastRun.message.slice(0, MAX_MESSAGE) };
-    return this.deps.resources.updateStatus(job, { ...facts, lastRun }, updates);
+    return this.deps.resources.updateStatus(job, statusFacts(job, facts), updates);
   }
 }
