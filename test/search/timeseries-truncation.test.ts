@@ -265,6 +265,13 @@ for (const backend of searchBackends()) {
           assert.equal(timeout.status, 400, `timeoutSeconds ${timeoutSeconds}`);
           assert.equal(timeout.body.message, `Parameter 'timeoutSeconds' must be an integer of at least 1, got ${timeoutSeconds}`);
         }
+        // A batch size beyond a Java int was queued, and its task failed at every try.
+        const truncations = async () => ((await (await s.request('/api/tasks?kind=timeseries-truncate')).json()) as { tasks: unknown[] }).tasks.length;
+        const queued = await truncations();
+        const big = await operation('truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: 4000, dryRun: false, batchSize: 2 ** 31 });
+        assert.equal(big.status, 400);
+        assert.equal(big.body.message, "Parameter 'batchSize' must be an integer from -2147483648 to 2147483647, got 2147483648");
+        assert.equal(await truncations(), queued, 'no task queued');
         const noAction = await s.request('/gms/operations', { method: 'POST', body: '{}' });
         assert.equal(noAction.status, 400);
         const badAction = await s.request('/gms/operations?action=restoreIndices', { method: 'POST', body: '{}' });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { SvcError } from '../errors.ts';
 import { readParameters } from './actionParameters.ts';
 
-const SPECS = { nodeId: { kind: 'string' }, taskId: { kind: 'long' }, task: { kind: 'string' }, timeout: { kind: 'long', minimum: 1 } } as const;
+const SPECS = { nodeId: { kind: 'string' }, taskId: { kind: 'long' }, task: { kind: 'string' }, timeout: { kind: 'long', minimum: 1 }, size: { kind: 'int' } } as const;
 
 function problems(body: unknown): string[] {
   try {
@@ -22,7 +22,7 @@ test('returns the parameters given, leaving out absent and null ones', () => {
 
 test('names every mistyped, unknown or too small parameter at once', () => {
   assert.deepEqual(problems({ nodeId: 5, taskId: '3', task: 123, foo: 1, timeout: 0 }), [
-    "Parameter 'foo' is not a parameter of anAction (they are nodeId, taskId, task, timeout)",
+    "Parameter 'foo' is not a parameter of anAction (they are nodeId, taskId, task, timeout, size)",
     "Parameter 'nodeId' must be a string (not empty), got 5",
     "Parameter 'taskId' must be an integer, got \"3\"",
     "Parameter 'task' must be a string (not empty), got 123",
@@ -33,5 +33,14 @@ test('names every mistyped, unknown or too small parameter at once', () => {
 });
 
 test('a body that is not an object is refused, listing the parameters', () => {
-  for (const body of [[], 'x', 3, null]) assert.deepEqual(problems(body), ['The body must be a JSON object of the parameters of anAction (nodeId, taskId, task, timeout)']);
+  for (const body of [[], 'x', 3, null]) assert.deepEqual(problems(body), ['The body must be a JSON object of the parameters of anAction (nodeId, taskId, task, timeout, size)']);
+});
+
+test('an int is a Java int: 32 bits', () => {
+  assert.deepEqual(readParameters('anAction', SPECS, { size: 2 ** 31 - 1 }), { size: 2 ** 31 - 1 });
+  assert.deepEqual(readParameters('anAction', SPECS, { size: -(2 ** 31) }), { size: -(2 ** 31) });
+  for (const size of [2 ** 31, -(2 ** 31) - 1, Number.MAX_SAFE_INTEGER]) {
+    assert.deepEqual(problems({ size }), [`Parameter 'size' must be an integer from -2147483648 to 2147483647, got ${size}`]);
+  }
+  assert.deepEqual(readParameters('anAction', SPECS, { taskId: 2 ** 31 }), { taskId: 2 ** 31 });
 });

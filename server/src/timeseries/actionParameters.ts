@@ -8,16 +8,34 @@
  */
 import { SvcError } from '../errors.ts';
 
-type Kind = 'string' | 'long' | 'boolean';
+type Kind = 'string' | 'long' | 'int' | 'boolean';
 
-/** One parameter: its type, whether it must be given, and (for a `long`) the least value it takes. */
+/**
+ * One parameter: its type (`long` and `int` as Java's: an `int` is 32 bits, a `long` within what JSON
+ * numbers hold exactly), whether it must be given, and (for a number) the least value it takes.
+ */
 export interface ParameterSpec {
   kind: Kind;
   required?: boolean;
   minimum?: number;
 }
 
-const EXPECTED: Record<Kind, string> = { string: 'a string (not empty)', long: 'an integer', boolean: 'true or false' };
+const EXPECTED: Record<Kind, string> = { string: 'a string (not empty)', long: 'an integer', int: 'an integer from -2147483648 to 2147483647', boolean: 'true or false' };
+
+const INT_MAX = 2 ** 31 - 1;
+
+function fits(kind: Kind, v: unknown): boolean {
+  switch (kind) {
+    case 'string':
+      return typeof v === 'string' && v !== '';
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'long':
+      return Number.isSafeInteger(v);
+    case 'int':
+      return Number.isSafeInteger(v) && (v as number) >= -INT_MAX - 1 && (v as number) <= INT_MAX;
+  }
+}
 
 /** The given parameters of `body` (absent ones left out); VALIDATION listing every problem. */
 export function readParameters(action: string, specs: Record<string, ParameterSpec>, body: unknown): Record<string, unknown> {
@@ -37,8 +55,7 @@ export function readParameters(action: string, specs: Record<string, ParameterSp
       if (p.required) problems.push(`Parameter '${name}' is required`);
       continue;
     }
-    const ok = p.kind === 'string' ? typeof v === 'string' && v !== '' : p.kind === 'boolean' ? typeof v === 'boolean' : Number.isSafeInteger(v);
-    if (!ok) problems.push(`Parameter '${name}' must be ${EXPECTED[p.kind]}, got ${JSON.stringify(v)}`);
+    if (!fits(p.kind, v)) problems.push(`Parameter '${name}' must be ${EXPECTED[p.kind]}, got ${JSON.stringify(v)}`);
     else if (p.minimum !== undefined && (v as number) < p.minimum) problems.push(`Parameter '${name}' must be an integer of at least ${p.minimum}, got ${JSON.stringify(v)}`);
     else out[name] = v;
   }

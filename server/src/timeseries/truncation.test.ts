@@ -13,6 +13,11 @@ test('defaults: a dry run, batches of 10000 (also for a size of 0 or less), no t
   assert.equal(parseTruncation({ ...base, dryRun: false }).dryRun, false);
 });
 
+test('batchSize is a Java int, as in DataHub: a larger one is refused rather than queued to fail', () => {
+  assert.equal(parseTruncation({ ...base, batchSize: 2 ** 31 - 1 }).batchSize, 2 ** 31 - 1);
+  assert.throws(() => parseTruncation({ ...base, batchSize: 2 ** 31 }), (e: SvcError) => e.code === 'VALIDATION' && e.violations[0] === "Parameter 'batchSize' must be an integer from -2147483648 to 2147483647, got 2147483648");
+});
+
 test('every missing, mistyped or unknown parameter is named at once', () => {
   const err = (() => {
     try {

@@ -30,7 +30,8 @@ const PARAMETERS: Record<string, ParameterSpec> = {
   aspect: { kind: 'string', required: true },
   endTimeMillis: { kind: 'long', required: true },
   dryRun: { kind: 'boolean' },
-  batchSize: { kind: 'long' },
+  // DataHub's batchSize is a Java int: a larger one was accepted here and then failed the task at every try.
+  batchSize: { kind: 'int' },
   timeoutSeconds: { kind: 'long', minimum: 1 },
   forceDeleteByQuery: { kind: 'boolean' },
   forceReindex: { kind: 'boolean' },
