@@ -78,11 +78,29 @@ describe('svc timeseries truncate and svc tasks', () => {
   test('usage errors: no time, a bad age, a bad number, a bad aspect from the server', async () => {
     const none = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile']);
     assert.deepEqual([none.code, none.stderr], [2, 'Give one of --older-than <age> (e.g. 30d) or --end-time-millis <millis>\n']);
-    const age = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', '--older-than', 'soon']);
-    assert.equal(age.code, 2);
-    assert.match(age.stderr, /--older-than must be an age such as 30d/);
+    // An age needs its unit, in small letters: a bare 90 would be 90 ms to `ms`, and 1M a minute.
+    for (const given of ['soon', '90', '1M', '0.5ms', '1 month', '1000000000000d']) {
+      const age = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', '--older-than', given]);
+      assert.deepEqual([age.code, age.stdout], [2, ''], given);
+      assert.equal(age.stderr, `--older-than must be an age, a number and a unit (s, m, h, d, w or y), such as 30d, 12h or 90 days; got ${given}\n`);
+    }
+    const weeks = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', '--older-than', '2w', '--json']);
+    assert.equal(weeks.code, 0, weeks.stderr);
+    const cutoff = JSON.parse(weeks.stdout).endTimeMillis as number;
+    assert.ok(Math.abs(Date.now() - 14 * 86_400_000 - cutoff) < 600_000, `2w is two weeks ago: ${cutoff}`);
     const number = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', '--end-time-millis', 'x']);
     assert.equal(number.code, 2);
+    // Numbers the server would refuse are usage errors of their flags.
+    const flags: [string[], string][] = [
+      [['--end-time-millis', '99999999999999999999'], '--end-time-millis must be an integer, got 99999999999999999999'],
+      [['--end-time-millis', '1', '--timeout', '0'], '--timeout must be an integer of at least 1, got 0'],
+      [['--end-time-millis', '1', '--batch-size', '3000000000'], '--batch-size must be an integer from -2147483648 to 2147483647, got 3000000000'],
+    ];
+    for (const [args, message] of flags) {
+      const r = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetProfile', ...args]);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(r.stderr, new RegExp(message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    }
     const aspect = await svc(['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'status', '--end-time-millis', '1']);
     assert.equal(aspect.code, 1);
     assert.match(aspect.stderr, /status is not a time series aspect of dataset/);

@@ -17,21 +17,40 @@ interface Task {
   done: number;
 }
 
-const integer = (name: string) => (v: string) => {
-  if (!/^-?[0-9]+$/.test(v)) throw new CliError(`--${name} must be an integer, got ${v}`, 2);
-  return Number(v);
-};
+/** A flag's integer, within `[min, max]` (whole numbers JSON carries exactly by default). */
+const integer =
+  (name: string, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER) =>
+  (v: string) => {
+    const n = Number(v);
+    if (!/^-?[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
+      const range = min === Number.MIN_SAFE_INTEGER && max === Number.MAX_SAFE_INTEGER ? 'an integer' : max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
+      throw new CliError(`--${name} must be ${range}, got ${v}`, 2);
+    }
+    return n;
+  };
+
+/**
+ * An age as a number and a unit, written out (`90d`, `12h`, `90 days`, `2w`, `1y`): a bare number
+ * (which `ms` reads as milliseconds) and units in capitals (`1M` is a minute to `ms`) are refused,
+ * since the age decides what `--execute` deletes. Milliseconds in all; undefined when not an age.
+ */
+const AGE = /^(\d+(?:\.\d+)?) ?(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?|y|yrs?|years?)$/;
+function ageMillis(text: string): number | undefined {
+  const m = AGE.exec(text.trim());
+  const age = m ? ms(`${m[1]} ${m[2]}` as ms.StringValue) : undefined;
+  return age !== undefined && Number.isFinite(age) && age > 0 ? Math.round(age) : undefined;
+}
 
 export function truncateCommand(): Command {
   return new Command('truncate')
     .description('Delete the entries of a time series aspect at or before a time (a dry run unless --execute)')
     .requiredOption('--entity-type <type>', 'entity type, e.g. dataset')
     .requiredOption('--aspect <aspect>', 'time series aspect, e.g. datasetProfile')
-    .option('--older-than <age>', 'entries older than this age: 30d, 12h, 90 days, …')
+    .option('--older-than <age>', 'entries older than this age, a number and a unit (s, m, h, d, w, y): 30d, 12h, 90 days, …')
     .option('--end-time-millis <millis>', 'entries at or before this time (epoch milliseconds)', integer('end-time-millis'))
     .option('--execute', 'delete (without it, only say what would be deleted)')
-    .option('--batch-size <n>', 'entries per batch (default 10000)', integer('batch-size'))
-    .option('--timeout <seconds>', 'stop after this many seconds', integer('timeout'))
+    .option('--batch-size <n>', 'entries per batch (default 10000)', integer('batch-size', -(2 ** 31), 2 ** 31 - 1))
+    .option('--timeout <seconds>', 'stop after this many seconds', integer('timeout', 1))
     .option('--no-wait', 'return once the task is queued, with its id')
     .option('--json', 'machine-readable output')
     .addHelpText('after', '\nExamples:\n  svc timeseries truncate --entity-type dataset --aspect datasetProfile --older-than 90d\n  svc timeseries truncate --entity-type dataset --aspect datasetProfile --older-than 90d --execute')
@@ -40,8 +59,10 @@ export function truncateCommand(): Command {
       if ((opts.olderThan === undefined) === (opts.endTimeMillis === undefined)) throw new CliError('Give one of --older-than <age> (e.g. 30d) or --end-time-millis <millis>', 2);
       let endTimeMillis = opts.endTimeMillis;
       if (opts.olderThan !== undefined) {
-        const age = ms(opts.olderThan as ms.StringValue);
-        if (typeof age !== 'number' || !Number.isFinite(age) || age <= 0) throw new CliError(`--older-than must be an age such as 30d, 12h or 90 days, got ${opts.olderThan}`, 2);
+        const age = ageMillis(opts.olderThan);
+        if (age === undefined || !Number.isSafeInteger(Date.now() - age)) {
+          throw new CliError(`--older-than must be an age, a number and a unit (s, m, h, d, w or y), such as 30d, 12h or 90 days; got ${opts.olderThan}`, 2);
+        }
         endTimeMillis = Date.now() - age;
       }
       const client = new Client(loadConfig());
