@@ -232,10 +232,10 @@ for (const backend of BACKENDS) {
 
     test('a filter or a facet on a soft-deleted property is refused', async () => {
       const filter = await gqlError(s, `{ scrollAcrossEntities(input: { types: [DATASET], query: "*", orFilters: [{ and: [{ field: "structuredProperties.${HIDDEN}", condition: EXISTS }] }] }) { count } }`);
-      assert.equal(filter.message, `Cannot filter on deleted Structured Property ${propertyUrn(HIDDEN)}`);
+      assert.equal(filter.message, `Cannot filter on deleted Structured Property [${propertyUrn(HIDDEN)}]`);
       assert.equal(filter.extensions?.code, 400);
       const facet = await gqlError(s, `{ aggregateAcrossEntities(input: { query: "*", facets: ["structuredProperties.${HIDDEN}"] }) { facets { field } } }`);
-      assert.equal(facet.message, `Cannot filter on deleted Structured Property ${propertyUrn(HIDDEN)}`);
+      assert.equal(facet.message, `Cannot filter on deleted Structured Property [${propertyUrn(HIDDEN)}]`);
     });
   });
 }

@@ -204,6 +204,7 @@ for (const backend of BACKENDS) {
         ['nosuchfield:1', 'Unknown search field "nosuchfield"'],
         ['structuredProperties.io_acryl_privacy_retentionTime:abc', 'is not a number'],
         ['structuredProperties.io_acryl_privacy_retentionTime:>abc', 'is not a number'],
+        ['structuredProperties.io_acryl_privacy_retentionTime:>0x10', 'is not a number'],
         ['structuredProperties.test_created:>yesterday', 'is not a date'],
         ['structuredProperties.io_acryl_privacy_retentionTime:3*', 'wildcards'],
         ['removed:maybe', 'true or false'],
@@ -220,7 +221,7 @@ for (const backend of BACKENDS) {
         s.request(`/openapi/v3/entity/structuredProperty/${enc(propertyUrn(TIER))}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed } }) });
       await text(await status(true), 200);
       try {
-        const message = `Cannot filter on deleted Structured Property ${propertyUrn(TIER)}`;
+        const message = `Cannot filter on deleted Structured Property [${propertyUrn(TIER)}]`;
         const res = await s.request(`/openapi/v3/entity/dataset?query=${encodeURIComponent('structuredProperties.test_tier:gold')}`);
         assert.equal(res.status, 400);
         assert.ok((JSON.parse(await res.text()) as { message: string }).message.includes(message));

@@ -84,10 +84,22 @@ export function printValue(v: PrimitiveValue): string {
 
 export const printValues = (vs: PrimitiveValue[]) => `[${vs.map(printValue).join(', ')}]`;
 
-/** The number a `{"string": …}` value holds, when it holds one (DataHub accepts "30" for a number property). */
+/**
+ * A decimal number as Java's `Double.parseDouble` reads one: a sign, digits with a decimal point or an
+ * exponent, and its `d`/`f` suffix, around blanks (JavaScript's `Number` also reads `0x10`, `0b1` and
+ * `0o7`, which Java refuses; Java's hexadecimal floats with a `p` exponent are not taken either).
+ */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[dDfF]?$/;
+
+/**
+ * The number a string holds, when it holds a finite one: a `{"string": …}` value of a number property
+ * (DataHub accepts "30" there) and a number in a search filter (`["45.0"]`) are read by this one rule.
+ */
 export function numericString(s: string): number | undefined {
-  const n = Number(s);
-  return s.trim() !== '' && Number.isFinite(n) ? n : undefined;
+  const t = s.trim();
+  if (!DECIMAL.test(t)) return undefined;
+  const n = Number(t.replace(/[dDfF]$/, ''));
+  return Number.isFinite(n) ? n : undefined;
 }
 
 export function sameValue(a: PrimitiveValue, b: PrimitiveValue): boolean {

@@ -14,6 +14,15 @@ describe('checkValueType', () => {
     assert.equal(checkValueType(S, 'urn:li:dataType:svc.number', { string: 'thirty' }, undefined), 'Property: x, value: {string=thirty} should be a number');
   });
 
+  test('a numeric string is a decimal as Java reads one: not hexadecimal, binary or octal', () => {
+    for (const ok of ['30', ' 30 ', '-1.5', '+.5', '1.', '1e3', '2.5E-3', '60d', '60.0F']) {
+      assert.equal(checkValueType(S, 'urn:li:dataType:svc.number', { string: ok }, undefined), undefined, ok);
+    }
+    for (const bad of ['0x10', '0b1', '0o7', 'Infinity', 'NaN', '1e999', '', ' ', '1_000', '1e', '.']) {
+      assert.equal(checkValueType(S, 'urn:li:dataType:svc.number', { string: bad }, undefined), `Property: x, value: {string=${bad}} should be a number`, bad);
+    }
+  });
+
   test('string and rich_text properties take strings', () => {
     for (const t of ['string', 'rich_text']) {
       assert.equal(checkValueType(S, `urn:li:dataType:svc.${t}`, { string: 'a' }, undefined), undefined);

@@ -9,7 +9,7 @@
  */
 import { doubleText } from '../doubles.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
-import { entityNameOf, logicalType, searchName, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';
+import { entityNameOf, logicalType, numericString, searchName, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';
 
 /** How a field is indexed: keyword (exact strings), double, date (epoch milliseconds) or boolean. */
 export type FieldType = 'keyword' | 'double' | 'date' | 'boolean';
@@ -70,8 +70,7 @@ export function baseFields(spec: EntitySpec): FieldSpec[] {
 /** A typed value as a document holds it; undefined when it is not indexed (an empty string, a non-number). */
 export function documentValue(type: FieldType, v: PrimitiveValue): string | number | undefined {
   if (type === 'double') {
-    const n = 'double' in v ? v.double : Number(v.string);
-    return 'double' in v || (v.string.trim() !== '' && Number.isFinite(n)) ? n : undefined;
+    return 'double' in v ? v.double : numericString(v.string);
   }
   const s = 'double' in v ? String(v.double) : v.string;
   return s === '' ? undefined : s;

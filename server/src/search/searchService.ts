@@ -16,7 +16,7 @@ import { SvcError } from '../errors.ts';
 import type { EntityRecord, EntityService } from '../entities/entityService.ts';
 import type { ScrollIds } from '../entities/scrollIds.ts';
 import type { DefinitionCache } from '../properties/definitionCache.ts';
-import { searchName } from '../properties/types.ts';
+import { numericString, searchName } from '../properties/types.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
 import { ENTITIES } from '../registry/entities.ts';
 import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
@@ -209,7 +209,8 @@ export class SearchService {
       }
       out.set(name, field);
     }
-    if (deleted.size) problems.push(`Cannot filter on deleted Structured Property ${[...deleted].sort().join(', ')}`);
+    // DataHub formats the set of URNs: `[urn:li:structuredProperty:a, urn:li:structuredProperty:b]`.
+    if (deleted.size) problems.push(`Cannot filter on deleted Structured Property [${[...deleted].sort().join(', ')}]`);
     if (problems.length) throw SvcError.validation(problems);
     return out;
   }
@@ -268,8 +269,8 @@ function typed(e: Leaf, f: FieldSpec, problems: string[]): ResolvedLeaf | { kind
       case 'keyword':
         return v;
       case 'double': {
-        const n = Number(v);
-        if (v.trim() !== '' && Number.isFinite(n)) return n;
+        const n = numericString(v);
+        if (n !== undefined) return n;
         problems.push(`${f.name} holds numbers: ${JSON.stringify(v)} is not a number`);
         return undefined;
       }
