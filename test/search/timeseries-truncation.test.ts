@@ -272,6 +272,20 @@ for (const backend of searchBackends()) {
         assert.equal(big.status, 400);
         assert.equal(big.body.message, "Parameter 'batchSize' must be an integer from -2147483648 to 2147483647, got 2147483648");
         assert.equal(await truncations(), queued, 'no task queued');
+        // Refused before the action runs (a body that is not JSON, another media type, no token): Rest.li's form too.
+        const raw = async (body: string, headers: Record<string, string>, token?: null) => {
+          const res = await s.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body, headers, ...(token === null ? { token } : {}) });
+          return { status: res.status, restli: res.headers.get('x-restli-error-response'), body: JSON.parse(await res.text()) as { message: string; status: number } };
+        };
+        const malformed = await raw('xx', {});
+        assert.deepEqual([malformed.status, malformed.restli, malformed.body.status], [400, 'true', 400]);
+        assert.match(malformed.body.message, /^Malformed JSON in the request body/);
+        const plain = await raw('{}', { 'content-type': 'text/plain' });
+        assert.deepEqual([plain.status, plain.restli, plain.body.status], [415, 'true', 415]);
+        assert.match(plain.body.message, /Content-Type application\/json/);
+        const anonymous = await raw('{}', {}, null);
+        assert.deepEqual([anonymous.status, anonymous.restli, anonymous.body.status], [401, 'true', 401]);
+        assert.equal(await truncations(), queued, 'no task queued');
         const noAction = await s.request('/gms/operations', { method: 'POST', body: '{}' });
         assert.equal(noAction.status, 400);
         const badAction = await s.request('/gms/operations?action=restoreIndices', { method: 'POST', body: '{}' });

@@ -4,7 +4,8 @@
  * request, `{"error":"Invalid urn!: <urn>"}` for an unparsable URN, an empty body with a
  * `Not-Found-Reason` header for a missing entity or aspect, and `{"error":"Internal server error
  * occurred"}` (the cause only in the log) for a fault of svc's own. On the GraphQL path, the same
- * failures (a missing token, a body that is not JSON) take GraphQL's error form.
+ * failures (a missing token, a body that is not JSON) take GraphQL's error form, and on DataHub's
+ * Rest.li paths (the operations endpoint, `/aspects`, `/entities`, …) Rest.li's.
  */
 import type { NextFunction, Request, Response } from 'express';
 import { SvcError, toSvcError, type ErrorCode } from '../errors.ts';
@@ -12,6 +13,8 @@ import type { Logger } from '../log.ts';
 import { graphqlErrorBody } from './graphql/errorMasking.ts';
 import { GRAPHQL_PATH } from './graphql/graphqlHandler.ts';
 import { sendJson } from './json.ts';
+import { OPERATIONS_PATHS } from './rest/operationsRoutes.ts';
+import { isRestliResource, sendRestliError } from './rest/restliRoutes.ts';
 
 /** The JSON body for an error; undefined means an empty body (a missing entity or aspect, as DataHub). */
 export function errorBody(err: SvcError): Record<string, unknown> | undefined {
@@ -64,6 +67,11 @@ export function errorHandler(log: Logger) {
     if (res.headersSent || !res.socket?.writable) {
       if (res.headersSent) res.end();
       return;
+    }
+    // Failures before a Rest.li route ran (no token, a body that is not JSON) take Rest.li's form too.
+    if (OPERATIONS_PATHS.includes(req.path) || isRestliResource(req.path)) {
+      if (svcErr.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
+      return sendRestliError(res, svcErr);
     }
     sendError(res, svcErr, req.path === GRAPHQL_PATH);
   };

@@ -400,8 +400,11 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
   );
 }
 
-/** Rest.li resources of DataHub that svc does not serve (or not with that method or action). */
+/** Rest.li resources of DataHub (those svc serves, and those it does not, or not with that method or action). */
 const RESTLI_RESOURCES = /^\/(entitiesV2|entities|aspects|relationships|runs|platform|usageStats|analytics|batchIngestion|entitiesVersionedV2|timeline)(\/|$)/;
+
+/** Whether a path is a Rest.li resource, whose failures take Rest.li's form (see errorHandler.ts). */
+export const isRestliResource = (path: string): boolean => RESTLI_RESOURCES.test(path);
 
 /**
  * The Rest.li calls svc does not serve: a 404 in Rest.li's shape naming the call and what is served,
