@@ -4,20 +4,26 @@
  * exactly half and more than half of the entries and for none at all, the inclusive boundary, the
  * flag check, parameters and their errors in Rest.li's shape, real runs (a rebuild and a delete by
  * query) followed to `completed` through getEsTaskStatus, the OpenAPI status route and `/api/tasks`,
- * the listing, latest entries on reads and their deletes, index sizes, and 401/403. What the stores
- * hold is read from them directly (SQL, or OpenSearch's own search).
+ * the listing, latest entries on reads and their deletes, index sizes, and 401/403; `svc timeseries
+ * truncate --execute` following the task to its end on each store. What the stores hold is read from
+ * them directly (SQL, or OpenSearch's own search).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import { Client as OpenSearchClient } from '@opensearch-project/opensearch';
 import pg from 'pg';
 import { datasetUrn } from '../support/structuredProperties.ts';
 import { searchBackends } from '../support/searchBackends.ts';
-import { enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { ADMIN_TOKEN, enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 import { pollUntil } from '../support/poll.ts';
 
 const T0 = 1_700_000_000_000;
+
+/** What `svc timeseries truncate --json` reports of a run's counts. */
+const pick = ({ total, deleted, kept }: { total: number; deleted: number; kept?: number }) => ({ total, deleted, ...(kept !== undefined ? { kept } : {}) });
 const FAR = 7_000_000_000_000;
 
 for (const backend of searchBackends()) {
@@ -200,6 +206,34 @@ for (const backend of searchBackends()) {
         );
         assert.equal((await partitions()).length, 3);
         await sql(s.databaseUrl, "DELETE FROM timeseries_entries WHERE aspect = 'datasetUsageStatistics'");
+      });
+
+      test('svc timeseries truncate --execute follows the task to its end: a delete by query, a rebuild, the rest', async () => {
+        const cli = (end: number) =>
+          new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+            const args = ['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetUsageStatistics', '--end-time-millis', String(end), '--execute', '--json'];
+            execFile(process.execPath, [resolve(import.meta.dirname, '../../bin/svc.mjs'), ...args], { env: { PATH: process.env.PATH, SVC_GMS_URL: s.url, SVC_GMS_TOKEN: ADMIN_TOKEN, SVC_ENV_FILE: '/nonexistent/svcenv' } }, (err, stdout, stderr) =>
+              done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+            );
+          });
+        const run = async (end: number) => {
+          const r = await cli(end);
+          assert.equal(r.code, 0, r.stderr);
+          const out = JSON.parse(r.stdout) as { task: string; total: number; deleted: number; kept?: number };
+          // It returned once the task had completed.
+          assert.equal(JSON.parse((await operation('getEsTaskStatus', { task: out.task })).body.value).completed, true);
+          return out;
+        };
+        await profiles('ts.cli', 10, 'datasetUsageStatistics', T0, 1);
+        // 2 of 10: a delete by query, on both stores.
+        assert.deepEqual(pick(await run(T0 + 1)), { total: 2, deleted: 2 });
+        assert.deepEqual(await stored('datasetUsageStatistics'), [2, 3, 4, 5, 6, 7, 8, 9].map((k) => T0 + k));
+        // 5 of the 8 left: OpenSearch rebuilds the index with the 3 kept; the postgres store deletes.
+        assert.deepEqual(pick(await run(T0 + 6)), opensearch ? { total: 3, deleted: 0, kept: 3 } : { total: 5, deleted: 5 });
+        assert.deepEqual(await stored('datasetUsageStatistics'), [7, 8, 9].map((k) => T0 + k));
+        // The rest: a rebuild that keeps nothing reports nothing left, with no counts of its own.
+        assert.deepEqual(pick(await run(FAR)), opensearch ? { total: 0, deleted: 0 } : { total: 3, deleted: 3 });
+        assert.deepEqual(await stored('datasetUsageStatistics'), []);
       });
 
       if (opensearch) test('while a reindex copies an index: a hard delete waits for the copy (which does not bring the entries back); a delete of the latest entry is a 409', async () => {

@@ -1,7 +1,8 @@
 /**
  * `svc timeseries truncate`: deletes the entries of a time series aspect up to a time. A dry run
  * (the server's message) unless `--execute`; then a progress bar follows the task until it
- * completes, or `--no-wait` returns at once with its id.
+ * completes (svc's task in `postgres` mode, OpenSearch's in `opensearch` mode), or `--no-wait`
+ * returns at once with its id.
  */
 import { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
@@ -75,24 +76,43 @@ export function truncateCommand(): Command {
         ...(opts.timeout !== undefined ? { timeoutSeconds: opts.timeout } : {}),
       };
       const { value } = (await client.ok('POST', '/gms/operations?action=truncateTimeseriesAspect', body)) as { value: string };
-      if (!opts.execute || !/^svc:\d+$/.test(value)) {
+      const svcTask = /^svc:\d+$/.test(value);
+      // A real run answers a task id: svc's own (svc:42), or OpenSearch's (node:number) in `opensearch` mode.
+      if (!opts.execute || !(svcTask || TASK_ID.test(value))) {
         out.line(value);
         out.result({ message: value, endTimeMillis });
         return;
       }
       if (!opts.wait) {
-        out.line(`Truncation task ${value} queued: follow it with svc tasks get ${value.split(':')[1]}`);
+        out.line(`Truncation task ${value} queued: follow it with ${svcTask ? `svc tasks get ${value.split(':')[1]}` : 'the operations action getEsTaskStatus'}`);
         out.result({ task: value, endTimeMillis });
         return;
       }
       const bar = opts.json ? undefined : new SingleBar({ format: 'Truncating [{bar}] {value}/{total} entries', hideCursor: true }, Presets.shades_classic);
+      const progress = (total: number | null, done: number) => {
+        if (!bar || total === null) return;
+        if (!bar.isActive) bar.start(total, done);
+        bar.update(done);
+      };
+      if (!svcTask) {
+        const end = await followOpenSearchTask(client, value, progress);
+        bar?.stop();
+        // A reindex reports what it copied, not what it left out; with nothing to copy or delete, the
+        // two cannot be told apart, and both leave nothing at or before the time.
+        const line =
+          end.kept !== undefined
+            ? `the index was rebuilt with the ${end.kept} entries after the time kept`
+            : end.total === 0
+              ? 'no entry at or before the time is left'
+              : `deleted ${end.deleted} of ${end.total} entries`;
+        out.line(`Truncation task ${value} completed: ${line}`);
+        out.result({ task: value, endTimeMillis, total: end.total, deleted: end.deleted, ...(end.kept !== undefined ? { kept: end.kept } : {}) });
+        return;
+      }
       let task: Task;
       for (;;) {
         task = (await client.ok('GET', `/api/tasks/${value.split(':')[1]}`)) as Task;
-        if (bar && task.total !== null) {
-          if (!bar.isActive) bar.start(task.total, task.done);
-          bar.update(task.done);
-        }
+        progress(task.total, task.done);
         if (task.state === 'SUCCEEDED') break;
         await new Promise((r) => setTimeout(r, 500));
       }
@@ -100,4 +120,30 @@ export function truncateCommand(): Command {
       out.line(`Truncation task ${value} completed: deleted ${task.done} of ${task.total ?? 0} entries`);
       out.result({ task: value, endTimeMillis, total: task.total, deleted: task.done });
     });
+}
+
+/** An OpenSearch task id, as the operations endpoint answers one in `opensearch` mode. */
+const TASK_ID = /^[A-Za-z0-9_-]+:\d+$/;
+
+interface EsTaskStatus {
+  completed?: boolean;
+  error?: string;
+  status?: { total?: number; deleted?: number; created?: number };
+}
+
+/**
+ * Follows an OpenSearch task through the operations action `getEsTaskStatus` until it has completed:
+ * a delete by query reports what it deleted of its total; a reindex (more than half the entries go)
+ * the entries it copied into the new index, `kept`.
+ */
+async function followOpenSearchTask(client: Client, task: string, progress: (total: number | null, done: number) => void): Promise<{ total: number; deleted: number; kept?: number }> {
+  for (;;) {
+    const { value } = (await client.ok('POST', '/gms/operations?action=getEsTaskStatus', { task })) as { value: string };
+    const st = JSON.parse(value) as EsTaskStatus;
+    if (st.error) throw new CliError(`Truncation task ${task}: ${st.error}`);
+    const { total = 0, deleted = 0, created = 0 } = st.status ?? {};
+    progress(total, deleted + created);
+    if (st.completed) return created > 0 ? { total, deleted, kept: created } : { total, deleted };
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
