@@ -326,6 +326,13 @@ for (const backend of searchBackends()) {
         assert.equal(badAction.status, 400);
       });
 
+      test('endTimeMillis is a Java long: Long.MAX_VALUE, written as a decimal as the JSON body takes it, is every entry', async () => {
+        const res = await s.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: '{"entityType":"dataset","aspect":"datasetProfile","endTimeMillis":9.223372036854776e18}' });
+        const body = JSON.parse(await text(res, 200)) as { value: string };
+        assert.match(body.value, /^Delete (\d+) out of \1 rows \(100\.00%\)\. Reindexing/);
+        assert.notEqual(body.value, 'Delete 0 out of 0 rows (NaN%). ', 'some entries are there');
+      });
+
       test('the same action at /operations and /api/gms/operations', async () => {
         for (const path of ['/operations', '/api/gms/operations']) {
           const res = await s.request(`${path}?action=truncateTimeseriesAspect`, { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: 0 }) });

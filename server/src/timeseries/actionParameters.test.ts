@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { SvcError } from '../errors.ts';
 import { readParameters } from './actionParameters.ts';
 
-const SPECS = { nodeId: { kind: 'string' }, taskId: { kind: 'long' }, task: { kind: 'string' }, timeout: { kind: 'long', minimum: 1 }, size: { kind: 'int' } } as const;
+const SPECS = { nodeId: { kind: 'string' }, taskId: { kind: 'long' }, task: { kind: 'string' }, timeout: { kind: 'long', minimum: 1 }, size: { kind: 'int' }, at: { kind: 'time' } } as const;
 
 function problems(body: unknown): string[] {
   try {
@@ -22,7 +22,7 @@ test('returns the parameters given, leaving out absent and null ones', () => {
 
 test('names every mistyped, unknown or too small parameter at once', () => {
   assert.deepEqual(problems({ nodeId: 5, taskId: '3', task: 123, foo: 1, timeout: 0 }), [
-    "Parameter 'foo' is not a parameter of anAction (they are nodeId, taskId, task, timeout, size)",
+    "Parameter 'foo' is not a parameter of anAction (they are nodeId, taskId, task, timeout, size, at)",
     "Parameter 'nodeId' must be a string (not empty), got 5",
     "Parameter 'taskId' must be an integer, got \"3\"",
     "Parameter 'task' must be a string (not empty), got 123",
@@ -33,7 +33,7 @@ test('names every mistyped, unknown or too small parameter at once', () => {
 });
 
 test('a body that is not an object is refused, listing the parameters', () => {
-  for (const body of [[], 'x', 3, null]) assert.deepEqual(problems(body), ['The body must be a JSON object of the parameters of anAction (nodeId, taskId, task, timeout, size)']);
+  for (const body of [[], 'x', 3, null]) assert.deepEqual(problems(body), ['The body must be a JSON object of the parameters of anAction (nodeId, taskId, task, timeout, size, at)']);
 });
 
 test('an int is a Java int: 32 bits', () => {
@@ -43,4 +43,13 @@ test('an int is a Java int: 32 bits', () => {
     assert.deepEqual(problems({ size }), [`Parameter 'size' must be an integer from -2147483648 to 2147483647, got ${size}`]);
   }
   assert.deepEqual(readParameters('anAction', SPECS, { taskId: 2 ** 31 }), { taskId: 2 ** 31 });
+});
+
+test('a time is a Java long of epoch milliseconds: one beyond 2^53, written as a decimal, selects as the furthest time stored', () => {
+  assert.deepEqual(readParameters('anAction', SPECS, { at: 1_700_000_000_000 }), { at: 1_700_000_000_000 });
+  assert.deepEqual(readParameters('anAction', SPECS, { at: 9.223372036854776e18 }), { at: Number.MAX_SAFE_INTEGER });
+  assert.deepEqual(readParameters('anAction', SPECS, { at: -9.223372036854776e18 }), { at: -Number.MAX_SAFE_INTEGER });
+  for (const at of [1e19, 1.5, '1700', 'now']) {
+    assert.deepEqual(problems({ at }), [`Parameter 'at' must be an integer of epoch milliseconds (a long), got ${JSON.stringify(at)}`]);
+  }
 });

@@ -8,11 +8,12 @@
  */
 import { SvcError } from '../errors.ts';
 
-type Kind = 'string' | 'long' | 'int' | 'boolean';
+type Kind = 'string' | 'long' | 'int' | 'time' | 'boolean';
 
 /**
  * One parameter: its type (`long` and `int` as Java's: an `int` is 32 bits, a `long` within what JSON
- * numbers hold exactly), whether it must be given, and (for a number) the least value it takes.
+ * numbers hold exactly; a `time` is a Java `long` of epoch milliseconds, see {@link timeOf}), whether
+ * it must be given, and (for a number) the least value it takes.
  */
 export interface ParameterSpec {
   kind: Kind;
@@ -20,9 +21,22 @@ export interface ParameterSpec {
   minimum?: number;
 }
 
-const EXPECTED: Record<Kind, string> = { string: 'a string (not empty)', long: 'an integer', int: 'an integer from -2147483648 to 2147483647', boolean: 'true or false' };
+const EXPECTED: Record<Kind, string> = { string: 'a string (not empty)', long: 'an integer', int: 'an integer from -2147483648 to 2147483647', time: 'an integer of epoch milliseconds (a long)', boolean: 'true or false' };
 
 const INT_MAX = 2 ** 31 - 1;
+/** A Java long's bounds, as doubles (2^63: `Long.MAX_VALUE` written as a decimal rounds to it). */
+const LONG_BOUND = 2 ** 63;
+
+/**
+ * Epoch milliseconds given as a Java `long`: an integer, also one beyond ±2^53 written as a decimal
+ * (the JSON body's rule for such integers, see inputRules.ts: `Long.MAX_VALUE`, "every entry", is
+ * `9.223372036854776e18`), within a long's range. Beyond ±2^53 it is taken as ±(2^53 − 1): no time
+ * svc stores lies further out, so what such a time selects is the same.
+ */
+function timeOf(v: unknown): number | undefined {
+  if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) > LONG_BOUND) return undefined;
+  return Math.max(Math.min(v, Number.MAX_SAFE_INTEGER), -Number.MAX_SAFE_INTEGER);
+}
 
 function fits(kind: Kind, v: unknown): boolean {
   switch (kind) {
@@ -34,6 +48,8 @@ function fits(kind: Kind, v: unknown): boolean {
       return Number.isSafeInteger(v);
     case 'int':
       return Number.isSafeInteger(v) && (v as number) >= -INT_MAX - 1 && (v as number) <= INT_MAX;
+    case 'time':
+      return timeOf(v) !== undefined;
   }
 }
 
@@ -57,7 +73,7 @@ export function readParameters(action: string, specs: Record<string, ParameterSp
     }
     if (!fits(p.kind, v)) problems.push(`Parameter '${name}' must be ${EXPECTED[p.kind]}, got ${JSON.stringify(v)}`);
     else if (p.minimum !== undefined && (v as number) < p.minimum) problems.push(`Parameter '${name}' must be an integer of at least ${p.minimum}, got ${JSON.stringify(v)}`);
-    else out[name] = v;
+    else out[name] = p.kind === 'time' ? timeOf(v) : v;
   }
   if (problems.length) throw SvcError.validation(problems);
   return out;

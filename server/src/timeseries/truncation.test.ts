@@ -32,11 +32,11 @@ test('every missing, mistyped or unknown parameter is named at once', () => {
     "Parameter 'batchsize' is not a parameter of truncateTimeseriesAspect (they are entityType, aspect, endTimeMillis, dryRun, batchSize, timeoutSeconds, forceDeleteByQuery, forceReindex)",
     "Parameter 'entityType' is required",
     "Parameter 'aspect' must be a string (not empty), got 5",
-    "Parameter 'endTimeMillis' must be an integer, got \"1700\"",
+    "Parameter 'endTimeMillis' must be an integer of epoch milliseconds (a long), got \"1700\"",
     "Parameter 'dryRun' must be true or false, got \"false\"",
   ]);
   assert.throws(() => parseTruncation([]), /must be a JSON object/);
-  assert.throws(() => parseTruncation({ ...base, endTimeMillis: 1.5 }), /'endTimeMillis' must be an integer, got 1.5/);
+  assert.throws(() => parseTruncation({ ...base, endTimeMillis: 1.5 }), /'endTimeMillis' must be an integer of epoch milliseconds \(a long\), got 1.5/);
 });
 
 test('a timeout of 0 seconds or less is refused, naming the parameter (it would stop the run before it deleted anything)', () => {

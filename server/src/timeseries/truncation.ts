@@ -28,7 +28,7 @@ export interface TruncationRequest {
 const PARAMETERS: Record<string, ParameterSpec> = {
   entityType: { kind: 'string', required: true },
   aspect: { kind: 'string', required: true },
-  endTimeMillis: { kind: 'long', required: true },
+  endTimeMillis: { kind: 'time', required: true },
   dryRun: { kind: 'boolean' },
   // DataHub's batchSize is a Java int: a larger one was accepted here and then failed the task at every try.
   batchSize: { kind: 'int' },
