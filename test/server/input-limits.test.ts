@@ -83,6 +83,13 @@ describe('query parameters', () => {
       () => s.request(`${dataset}/status?createIfNotExist=false`, { method: 'POST', body: '{"value":{"removed":true}}' }),
       /unknown query parameter "createIfNotExist"; this route takes: createIfNotExists, createIfEntityNotExists, async, systemMetadata/,
     );
+    // The token routes too (they took any, and POST created a token).
+    const tokens = async () => ((await (await s.request('/api/tokens')).json()) as { tokens: unknown[] }).tokens.length;
+    const before = await tokens();
+    await refused(() => s.request('/api/tokens?zz=1', { method: 'POST', body: '{"name":"q","role":"reader"}' }), /unknown query parameter "zz"; this route takes: none/);
+    await refused(() => s.request('/api/tokens?zz=1'), /unknown query parameter "zz"; this route takes: none/);
+    await refused(() => s.request('/api/tokens/nope?zz=1', { method: 'DELETE' }), /unknown query parameter "zz"; this route takes: none/);
+    assert.equal(await tokens(), before, 'no token created');
   });
 
   test('an enum lists only its real values', async () => {

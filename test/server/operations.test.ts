@@ -5,6 +5,8 @@ import { connect } from 'node:net';
 import { once } from 'node:events';
 import { enc, startTestServer, type TestServer } from '../support/testServer.ts';
 import { registry } from '../../server/src/registry/registry.ts';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 
 let s: TestServer;
 before(async () => {
@@ -44,7 +46,60 @@ test('the OpenAPI document is generated from the registry for both families', as
     }
   }
   assert.ok(doc.paths['/openapi/v3/entity/dataset/{urn}/structuredProperties']!.patch);
-  assert.deepEqual(doc.components.schemas.PropertyDefinitionAspect, registry.aspect(registry.entity('structuredProperty'), 'propertyDefinition').schema);
+  // The aspect's schema as validation uses it, with ajv-errors' keyword published as an extension.
+  const published = JSON.parse(JSON.stringify(registry.aspect(registry.entity('structuredProperty'), 'propertyDefinition').schema).replaceAll('"errorMessage":', '"x-errorMessage":'));
+  assert.deepEqual(doc.components.schemas.PropertyDefinitionAspect, published);
+});
+
+test('the OpenAPI document is strict JSON Schema, and the answers the server gives are the ones it declares', async () => {
+  type Op = { responses: Record<string, { content?: Record<string, { schema: unknown }> }>; parameters?: { name: string; in: string; required: boolean; schema: { maxLength?: number } }[] };
+  const doc = (await (await s.request('/openapi/v3/api-docs', { token: null })).json()) as { paths: Record<string, Record<string, Op>>; components: { schemas: Record<string, unknown> } };
+  // Every schema compiles in ajv's strict mode (an unknown keyword such as errorMessage fails it).
+  const ajv = new Ajv2020({ strict: true, allErrors: true, strictTypes: false });
+  addFormats.default(ajv);
+  ajv.addKeyword({ keyword: 'x-errorMessage' });
+  const BASE = 'https://svc.invalid/schemas/';
+  const based = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', `"${BASE}`));
+  for (const [name, schema] of Object.entries(doc.components.schemas)) ajv.addSchema({ ...based(schema), $id: `${BASE}${name}` });
+  const check = (schema: unknown) => ajv.compile(based(schema));
+  for (const name of Object.keys(doc.components.schemas)) check({ $ref: `${BASE}${name}` });
+  /** Asserts that `res` answers a status `op` declares, with a body of its declared schema. */
+  const declared = async (res: Response, op: Op, what: string) => {
+    const answer = op.responses[String(res.status)];
+    assert.ok(answer, `${what}: ${res.status} is not declared (${Object.keys(op.responses).join(', ')})`);
+    const schema = answer.content?.['application/json']?.schema;
+    const text = await res.text();
+    if (schema) {
+      const valid = check(schema);
+      assert.ok(valid(JSON.parse(text)), `${what}: ${text} ${JSON.stringify(valid.errors)}`);
+    }
+  };
+  const dataset = (name: string) => `/openapi/v3/entity/dataset/${enc(`urn:li:dataset:(urn:li:dataPlatform:hive,${name},PROD)`)}`;
+  const aspectPath = '/openapi/v3/entity/dataset/{urn}/structuredProperties';
+  const json = { 'content-type': 'application/json' };
+  // 202 of an asynchronous single write, and of a batch.
+  await declared(await s.request(`${dataset('doc.a')}/status?createIfNotExists=false&async=true`, { method: 'POST', body: '{"value":{"removed":false}}' }), doc.paths['/openapi/v3/entity/dataset/{urn}/status']!.post!, 'async write');
+  await declared(await s.request('/openapi/v3/entity/dataset', { method: 'POST', body: JSON.stringify([{ urn: 'urn:li:dataset:(urn:li:dataPlatform:hive,doc.b,PROD)', status: { value: { removed: false } } }]) }), doc.paths['/openapi/v3/entity/dataset']!.post!, 'batch');
+  // 412 of a PATCH naming a property that does not exist; a bare JSON Patch array is a body it takes.
+  const patch = [{ op: 'add', path: '/properties/-', value: { propertyUrn: 'urn:li:structuredProperty:doc.nope', values: [{ double: 1 }] } }];
+  const patched = await s.request(`${dataset('doc.a')}/structuredProperties`, { method: 'PATCH', headers: json, body: JSON.stringify(patch) });
+  assert.equal(patched.status, 412);
+  await declared(patched, doc.paths[aspectPath]!.patch!, 'PATCH of a missing property');
+  // 409 of a definition naming a qualified name another property holds.
+  const definition = (urn: string) => s.request(`/openapi/v3/entity/structuredProperty/${enc(urn)}/propertyDefinition?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { qualifiedName: 'doc.held', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] } }) });
+  assert.equal((await definition('urn:li:structuredProperty:doc.held')).status, 200);
+  const taken = await definition('urn:li:structuredProperty:doc.other');
+  assert.equal(taken.status, 409);
+  await declared(taken, doc.paths['/openapi/v3/entity/structuredProperty/{urn}/propertyDefinition']!.post!, 'a qualified name held');
+  // Rest.li calls: the 401 and 415 in Rest.li's form; a required action is marked required.
+  const operations = doc.paths['/gms/operations']!.post!;
+  await declared(await s.request('/gms/operations?action=getIndexSizes', { method: 'POST', body: '{}', token: null }), operations, 'operations without a token');
+  await declared(await s.request('/gms/operations?action=getIndexSizes', { method: 'POST', body: '{}', headers: { 'content-type': 'text/plain' } }), operations, 'operations as text/plain');
+  assert.equal(operations.parameters!.find((p) => p.name === 'action')!.required, true);
+  // A HEAD with a malformed URN is a declared 400; schema fields take longer URNs.
+  const head = await s.request('/openapi/v3/entity/dataset/notaurn', { method: 'HEAD' });
+  assert.ok(doc.paths['/openapi/v3/entity/dataset/{urn}']!.head!.responses[String(head.status)], `HEAD: ${head.status}`);
+  assert.equal(doc.paths['/openapi/v3/entity/schemaField/{urn}']!.get!.parameters!.find((p) => p.name === 'urn')!.schema.maxLength, 2048);
 });
 
 test('every operation of the OpenAPI document has a unique operationId; tokens, tasks, health and readiness are in it', async () => {

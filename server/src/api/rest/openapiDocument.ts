@@ -3,6 +3,7 @@
  * aspect and its JSON Schema), for both families: `/openapi/v2/entity` and `/openapi/v3/entity`.
  */
 import { registry, type AspectSpec, type EntitySpec } from '../../registry/registry.ts';
+import { MAX_SCHEMA_FIELD_URN_BYTES, MAX_URN_BYTES } from '../../urn/urn.ts';
 import { ROLES } from '../../auth/authorize.ts';
 import { TOKEN_REQUEST } from '../../auth/tokens.ts';
 import { PATCH_BODY } from '../../entities/jsonPatch.ts';
@@ -27,13 +28,37 @@ const param = (name: string, where: 'path' | 'query', schema: Obj, description: 
   schema,
 });
 
-const urnParam = param('urn', 'path', { type: 'string', maxLength: 512 }, 'The entity URN, percent-encoded (at most 512 bytes encoded)');
+/** The URN in a path: at most MAX_URN_BYTES encoded (schema fields' URNs, which name a dataset and a field path, MAX_SCHEMA_FIELD_URN_BYTES). */
+function urnParamOf(e: EntitySpec): Obj {
+  const max = e.name === 'schemaField' ? MAX_SCHEMA_FIELD_URN_BYTES : MAX_URN_BYTES;
+  return param('urn', 'path', { type: 'string', maxLength: max }, `The entity URN, percent-encoded (at most ${max} bytes encoded)`);
+}
 
 const errors = {
   '400': { description: 'Invalid input: `{"error":"Validation Error","message":…}` or `{"error":"Invalid urn!: …"}`', content: json(ref('Error')) },
   '401': { description: 'Missing or invalid bearer token', content: json(ref('Error')) },
   '403': { description: 'The token role does not permit this operation: `{"error":"<actor> is unauthorized to <OP> entities.","message":…}`', content: json(ref('Error')) },
 };
+/** Answers of an operation that writes. */
+const writeErrors = {
+  ...errors,
+  '409': {
+    description: 'Not written, for now: the write collided with a concurrent one (retry it), or a structured property definition names a qualified name another property holds or that is still being cleaned up after a hard delete',
+    content: json(ref('Error')),
+  },
+};
+/** Answers of a HEAD (no body). */
+const headErrors = { '400': { description: 'A malformed URN or query parameter' }, '401': { description: 'Missing or invalid bearer token' }, '403': { description: 'The token role does not permit reading' } };
+/** A failure of a Rest.li call: `{"message", "status"}`, with the header X-RestLi-Error-Response: true. */
+const restliError = (description: string) => ({ description, content: json({ type: 'object', properties: { message: { type: 'string' }, status: { type: 'integer' } }, required: ['message', 'status'] }) });
+const failures = {
+  '400': restliError('A malformed call: {"message", "status"}, with X-RestLi-Error-Response: true'),
+  '401': restliError('Missing or invalid bearer token'),
+  '403': restliError('A role the call needs'),
+};
+/** Failures of a Rest.li call with a JSON body. */
+const bodyFailures = { '413': restliError('The body is larger than SVC_MAX_BODY_BYTES'), '415': restliError('The body is not sent as application/json') };
+
 /** Answers of an operation that takes a JSON body. */
 const bodyErrors = {
   '413': { description: 'The body is larger than SVC_MAX_BODY_BYTES', content: json(ref('Error')) },
@@ -81,6 +106,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
   const entityRef = ref(`${cap(e.name)}Entity${v.toUpperCase()}`);
   const aspectNames = registry.aspectsOf(e).map((a) => a.name);
   const q = ENTITY_QUERIES;
+  const urnParam = urnParamOf(e);
   const paths: Obj = {
     [base]: {
       get: {
@@ -107,9 +133,9 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
         requestBody: { required: true, content: json(batchBodySchema(v, e)) },
         responses: {
           '200': { description: 'Written entities', content: json({ type: 'array', items: entityRef }) },
-          '202': { description: 'Written: `[{"urn"}]`' },
+          '202': { description: 'Written (async=true, the default): the URN of each entity', content: json({ type: 'array', items: { type: 'object', properties: { urn: { type: 'string' } }, required: ['urn'] } }) },
           '412': { description: 'An aspect\'s If-Version-Match does not hold: `{"error":"Validation Error","message":"Expected version <sent>, actual version <n>"}`; nothing is written', content: json(ref('Error')) },
-          ...errors,
+          ...writeErrors,
           ...bodyErrors,
         },
       },
@@ -127,14 +153,14 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
         operationId: id('Exists'),
         summary: `Does this ${e.name} exist`,
         parameters: [urnParam, ...q.headEntity.openapi()],
-        responses: { '204': { description: 'Exists' }, '404': { description: 'Does not exist' } },
+        responses: { '204': { description: 'Exists' }, '404': { description: 'Does not exist' }, ...headErrors },
       },
       delete: {
         tags: [tag],
         operationId: id('Delete'),
         summary: `Hard-delete a ${e.name} (admin), or only the listed aspects`,
         parameters: [urnParam, ...q.deleteEntity.openapi(aspectNames)],
-        responses: { '200': { description: 'Deleted (also when it did not exist); empty body' }, ...errors },
+        responses: { '200': { description: 'Deleted (also when it did not exist); empty body' }, ...writeErrors },
       },
     },
   };
@@ -155,7 +181,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
         operationId: id('Exists', a.name),
         summary: `Does the ${a.name} aspect exist`,
         parameters: [urnParam, ...q.headAspect.openapi()],
-        responses: { '204': { description: 'Exists' }, '404': { description: 'Absent' } },
+        responses: { '204': { description: 'Exists' }, '404': { description: 'Absent' }, ...headErrors },
       },
       post: {
         tags: [tag],
@@ -168,6 +194,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
         requestBody: { required: true, content: json(body) },
         responses: {
           '200': { description: 'Written', content: json(written) },
+          '202': { description: 'Written, with async=true', content: json(written) },
           '412': {
             description:
               v === 'v3'
@@ -175,7 +202,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
                 : 'A CREATE precondition failed (the aspect exists and createIfNotExists is true)',
             content: json(ref('Error')),
           },
-          ...errors,
+          ...writeErrors,
           ...bodyErrors,
         },
       },
@@ -188,7 +215,16 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
               summary: `JSON Patch the ${a.name} aspect`,
               parameters: [urnParam, ...q.patchAspect.openapi()],
               requestBody: { required: true, content: { 'application/json-patch+json': { schema: ref('PatchBody') }, 'application/json': { schema: ref('PatchBody') } } },
-              responses: { '200': { description: 'The patched aspect', content: json(written) }, ...errors, ...bodyErrors },
+              responses: {
+                '200': { description: 'The patched aspect', content: json(written) },
+                '202': { description: 'Patched, with async=true', content: json(written) },
+                '412': {
+                  description: 'A precondition of the write failed: the entity does not exist, a structured property it names does not exist, or If-Version-Match does not hold; nothing is written',
+                  content: json(ref('Error')),
+                },
+                ...writeErrors,
+                ...bodyErrors,
+              },
             },
           }),
       delete: {
@@ -196,7 +232,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
         operationId: id('Delete', a.name),
         summary: `Delete the ${a.name} aspect`,
         parameters: [urnParam],
-        responses: { '200': { description: 'Deleted; empty body' }, ...errors },
+        responses: { '200': { description: 'Deleted; empty body' }, ...writeErrors },
       },
     };
   }
@@ -209,7 +245,7 @@ export function openapiDocument(): Obj {
     Error: { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' } }, required: ['error'] },
     SystemMetadata: { type: 'object', properties: { lastObserved: { type: 'integer' }, runId: { type: 'string' }, version: { type: 'string', description: "The aspect's version number (1 for its first version, one more for each change), as If-Version-Match takes it; on reads and write results" } }, additionalProperties: true },
     AuditStamp: { type: 'object', properties: { time: { type: 'integer' }, actor: { type: 'string' } } },
-    PatchBody: PATCH_BODY,
+    PatchBody: { oneOf: [PATCH_BODY, { type: 'array', items: PATCH_BODY.properties.patch.items, description: 'A bare JSON Patch array, taken as {"patch": [...]}' }] },
   };
   const paths: Obj = {};
   for (const e of registry.entities) {
@@ -221,13 +257,24 @@ export function openapiDocument(): Obj {
   }
   Object.assign(paths, servicePaths(), restliPaths());
   Object.assign(schemas, serviceSchemas());
-  return {
+  return published({
     openapi: '3.1.0',
     info: { title: 'svc metadata catalog', version: '0.1.0', description: 'Entities and their aspects. v3 wraps aspects as {"value": …}; v2 nests them under "aspects".' },
     security: [{ bearer: [] }],
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas },
     paths,
-  };
+  }) as Obj;
+}
+
+/**
+ * The document as published: a copy in which ajv-errors' `errorMessage` keyword, which the schemas
+ * carry for validation, is the extension `x-errorMessage`, so that strict JSON Schema tools (and
+ * generators) take the schemas as they are.
+ */
+function published(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(published);
+  if (typeof v !== 'object' || v === null) return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k === 'errorMessage' ? 'x-errorMessage' : k, published(x)]));
 }
 
 const TOKEN_INFO = {
@@ -269,8 +316,6 @@ function serviceSchemas(): Obj {
 
 /** The Rest.li calls of DataHub's own clients (the `datahub` CLI and Python SDK) that svc serves. */
 function restliPaths(): Obj {
-  const restliError = (description: string) => ({ description, content: json({ type: 'object', properties: { message: { type: 'string' }, status: { type: 'integer' } } }) });
-  const failures = { '400': restliError('A malformed call: {"message", "status"}, with X-RestLi-Error-Response: true'), '401': errors['401'], '403': restliError('A role the call needs') };
   return {
     '/config': {
       get: {
@@ -301,6 +346,7 @@ function restliPaths(): Obj {
         responses: {
           '200': { description: '`{"value": "<urn>"}` for one proposal, `{}` for a batch, `{"value": {"entityName", "aspectName", "limit", "values": [{"aspect": {"value": "<JSON>", "contentType"}, "systemMetadata"}]}}` for time series values', content: json({ type: 'object' }) },
           ...failures,
+          ...bodyFailures,
         },
       },
     },
@@ -333,6 +379,7 @@ function restliPaths(): Obj {
         responses: {
           '200': { description: '`{"value": {"urn", "rows", "timeseriesRows"}}` for delete; `{"value": {"dryRun", "total", "relatedAspects": [{"relationship", "entity", "aspect"}]}}` (the first 10) for deleteReferences', content: json({ type: 'object' }) },
           ...failures,
+          ...bodyFailures,
         },
       },
     },
@@ -406,9 +453,10 @@ function servicePaths(): Obj {
         requestBody: { content: json({ type: 'object' }) },
         responses: {
           '200': { description: 'The action\'s value', content: json({ type: 'object', properties: { value: {} } }) },
-          '400': { description: 'A missing or invalid parameter', content: json({ type: 'object', properties: { message: { type: 'string' }, status: { type: 'integer' } } }) },
-          '403': { description: 'Not an admin token', content: json({ type: 'object', properties: { message: { type: 'string' }, status: { type: 'integer' } } }) },
-          '401': errors['401'],
+          ...failures,
+          '400': restliError('A missing or invalid parameter'),
+          '403': restliError('Not an admin token'),
+          ...bodyFailures,
         },
       },
     },

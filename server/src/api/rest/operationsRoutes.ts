@@ -19,8 +19,8 @@ export const OPERATIONS_PATHS = ['/gms/operations', '/operations', '/api/gms/ope
 const ACTIONS = ['truncateTimeseriesAspect', 'getEsTaskStatus', 'getIndexSizes'] as const;
 
 export const OPERATIONS_QUERIES = {
-  action: queryParams({ action: { type: 'enum', values: ACTIONS, description: 'The action to run' } }),
-  taskStatus: queryParams({ task: { type: 'string', description: 'The task id, node:number (e.g. svc:42)' } }),
+  action: queryParams({ action: { type: 'enum', values: ACTIONS, required: true, description: 'The action to run' } }),
+  taskStatus: queryParams({ task: { type: 'string', required: true, description: 'The task id, node:number (e.g. svc:42)' } }),
 };
 
 export function operationsRoutes(router: Router, timeseries: TimeseriesService, log: Logger): void {

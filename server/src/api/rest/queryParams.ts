@@ -11,7 +11,11 @@ import { Violations } from '../../errors.ts';
 import { stringProblem } from '../inputRules.ts';
 import { quoted } from '../pathGuard.ts';
 
-export type ParamSpec =
+/**
+ * `required`: the route refuses a request without it. Its route checks that, with the message its
+ * caller knows (DataHub's, where there is one); here it only marks the parameter in the document.
+ */
+export type ParamSpec = (
   | { type: 'boolean'; default: boolean; description: string }
   | { type: 'integer'; default?: number; minimum: number; description: string }
   | { type: 'string'; description: string }
@@ -19,7 +23,8 @@ export type ParamSpec =
   /** Repeatable, and each value may list several, comma-separated (`aspects=status,datasetKey`). */
   | { type: 'list'; aliases?: readonly string[]; description: string }
   /** Taken (also repeated) and not read here: a parameter DataHub clients send that has no effect, or one the route reads from the raw query. */
-  | { type: 'ignored'; description: string };
+  | { type: 'ignored'; description: string }
+) & { required?: true };
 
 type Specs = Record<string, ParamSpec>;
 
@@ -130,7 +135,7 @@ export function queryParams<const S extends Specs>(specs: S): QueryParams<S> {
         const schema = schemaOf(spec, listItems);
         const aliases = spec.type === 'list' ? (spec.aliases ?? []) : [];
         return [
-          { name, in: 'query', required: false, description: spec.description, schema },
+          { name, in: 'query', required: spec.required === true, description: spec.description, schema },
           ...aliases.map((alias) => ({ name: alias, in: 'query', required: false, description: `Another name of ${name}`, schema })),
         ];
       });

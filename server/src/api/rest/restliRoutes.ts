@@ -43,16 +43,16 @@ export const RESTLI_VERSION = 'v0.14.1';
 /** The query parameters of the Rest.li routes (parsed by them, and documented in the OpenAPI document). */
 export const RESTLI_QUERIES = {
   aspect: queryParams({
-    aspect: { type: 'string', description: 'The aspect name, e.g. propertyDefinition' },
+    aspect: { type: 'string', required: true, description: 'The aspect name, e.g. propertyDefinition' },
     version: { type: 'integer', default: 0, minimum: 0, description: 'The version (0 = latest)' },
   }),
-  aspectsAction: queryParams({ action: { type: 'enum', values: ['ingestProposal', 'ingestProposalBatch', 'getTimeseriesAspectValues'], description: 'The action' } }),
+  aspectsAction: queryParams({ action: { type: 'enum', values: ['ingestProposal', 'ingestProposalBatch', 'getTimeseriesAspectValues'], required: true, description: 'The action' } }),
   entitiesV2: queryParams({
     aspects: { type: 'ignored', description: 'The aspects to read, as Rest.li lists them: List(status,datasetProperties) (all versioned aspects when absent)' },
-    ids: { type: 'ignored', description: 'Batch get: the URNs, as Rest.li lists them, each percent-encoded: List(urn%3Ali%3A…,…)' },
+    ids: { type: 'ignored', required: true, description: 'Batch get: the URNs, as Rest.li lists them, each percent-encoded: List(urn%3Ali%3A…,…)' },
     alwaysIncludeKeyAspect: { type: 'boolean', default: true, description: 'Include the key aspect (built from the URN) even when not asked for' },
   }),
-  entitiesAction: queryParams({ action: { type: 'enum', values: ['delete', 'deleteReferences'], description: 'The action' } }),
+  entitiesAction: queryParams({ action: { type: 'enum', values: ['delete', 'deleteReferences'], required: true, description: 'The action' } }),
 };
 
 /**
