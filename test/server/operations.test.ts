@@ -100,6 +100,15 @@ test('the OpenAPI document is strict JSON Schema, and the answers the server giv
   const head = await s.request('/openapi/v3/entity/dataset/notaurn', { method: 'HEAD' });
   assert.ok(doc.paths['/openapi/v3/entity/dataset/{urn}']!.head!.responses[String(head.status)], `HEAD: ${head.status}`);
   assert.equal(doc.paths['/openapi/v3/entity/schemaField/{urn}']!.get!.parameters!.find((p) => p.name === 'urn')!.schema.maxLength, 2048);
+  // A page of time series entries, and a missing aspect's 404 with its declared header.
+  assert.equal((await s.request(`${dataset('doc.a')}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: '{"value":{"timestampMillis":1000}}' })).status, 200);
+  const entries = await s.request('/openapi/v2/timeseries/dataset/datasetProfile?systemMetadata=true');
+  assert.equal(entries.status, 200);
+  await declared(entries, doc.paths['/openapi/v2/timeseries/{entityName}/{aspectName}']!.get!, 'time series entries');
+  const missing = await s.request(`${dataset('doc.a')}/datasetProperties`);
+  assert.equal(missing.status, 404);
+  const headers = (doc.paths['/openapi/v3/entity/dataset/{urn}/datasetProperties']!.get!.responses['404'] as { headers?: Record<string, { schema: { enum: string[] } }> }).headers;
+  assert.ok(headers?.['Not-Found-Reason']?.schema.enum.includes(missing.headers.get('not-found-reason')!), `Not-Found-Reason ${missing.headers.get('not-found-reason')}`);
 });
 
 test('every operation of the OpenAPI document has a unique operationId; tokens, tasks, health and readiness are in it', async () => {

@@ -47,6 +47,11 @@ const writeErrors = {
     content: json(ref('Error')),
   },
 };
+/** A missing entity or aspect: an empty body, and why in a header (DataHub's `ENTITY` for either). */
+const notFound = {
+  description: 'Not found: an empty body',
+  headers: { 'Not-Found-Reason': { description: 'What is missing', schema: { enum: ['ENTITY', 'ASPECT'] } } },
+};
 /** Answers of a HEAD (no body). */
 const headErrors = { '400': { description: 'A malformed URN or query parameter' }, '401': { description: 'Missing or invalid bearer token' }, '403': { description: 'The token role does not permit reading' } };
 /** A failure of a Rest.li call: `{"message", "status"}`, with the header X-RestLi-Error-Response: true. */
@@ -146,7 +151,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
         operationId: id('Get'),
         summary: `Get a ${e.name}`,
         parameters: [urnParam, ...q.getEntity.openapi(aspectNames)],
-        responses: { '200': { description: 'The entity', content: json(entityRef) }, '404': { description: 'Not found (header Not-Found-Reason)' }, ...errors },
+        responses: { '200': { description: 'The entity', content: json(entityRef) }, '404': notFound, ...errors },
       },
       head: {
         tags: [tag],
@@ -174,7 +179,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
         operationId: id('Get', a.name),
         summary: `Get the ${a.name} aspect${a.timeseries ? ' (latest entry of the time series)' : ''}`,
         parameters: [urnParam, ...q.getAspect.openapi()],
-        responses: { '200': { description: 'The aspect', content: json(single) }, '404': { description: 'Not found' }, ...errors },
+        responses: { '200': { description: 'The aspect', content: json(single) }, '404': notFound, ...errors },
       },
       head: {
         tags: [tag],
@@ -470,7 +475,23 @@ function servicePaths(): Obj {
           param('aspectName', 'path', { type: 'string' }, 'A time series aspect, e.g. datasetProfile'),
           ...TIMESERIES_QUERIES.list.openapi(),
         ],
-        responses: { '200': { description: 'A page of entries', content: json({ type: 'object' }) }, ...errors },
+        responses: {
+          '200': {
+            description: 'A page of entries',
+            content: json({
+              type: 'object',
+              properties: {
+                scrollId: { type: ['string', 'null'] },
+                results: {
+                  type: 'array',
+                  items: { type: 'object', properties: { urn: { type: 'string' }, messageId: { type: 'string' }, timestampMillis: { type: 'integer' }, event: { type: 'object' } }, required: ['urn', 'timestampMillis', 'event'] },
+                },
+              },
+              required: ['scrollId', 'results'],
+            }),
+          },
+          ...errors,
+        },
       },
     },
     '/openapi/operations/elasticSearch/getTaskStatus': {
