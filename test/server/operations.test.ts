@@ -105,6 +105,11 @@ test('the OpenAPI document is strict JSON Schema, and the answers the server giv
   const entries = await s.request('/openapi/v2/timeseries/dataset/datasetProfile?systemMetadata=true');
   assert.equal(entries.status, 200);
   await declared(entries, doc.paths['/openapi/v2/timeseries/{entityName}/{aspectName}']!.get!, 'time series entries');
+  const run = await s.request('/gms/operations?action=truncateTimeseriesAspect', { method: 'POST', body: '{"entityType":"dataset","aspect":"datasetProfile","endTimeMillis":0,"dryRun":false}' });
+  const task = ((await run.json()) as { value: string }).value;
+  await declared(await s.request(`/openapi/operations/elasticSearch/getTaskStatus?task=${enc(task)}`), doc.paths['/openapi/operations/elasticSearch/getTaskStatus']!.get!, `status of ${task}`);
+  await declared(await s.request('/ready', { token: null }), doc.paths['/ready']!.get!, 'ready');
+  await declared(await s.request('/health', { token: null }), doc.paths['/health']!.get!, 'health');
   const missing = await s.request(`${dataset('doc.a')}/datasetProperties`);
   assert.equal(missing.status, 404);
   const headers = (doc.paths['/openapi/v3/entity/dataset/{urn}/datasetProperties']!.get!.responses['404'] as { headers?: Record<string, { schema: { enum: string[] } }> }).headers;

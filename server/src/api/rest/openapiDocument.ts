@@ -298,6 +298,12 @@ function serviceSchemas(): Obj {
   return {
     TokenRequest: TOKEN_REQUEST,
     TokenInfo: TOKEN_INFO,
+    Readiness: {
+      type: 'object',
+      description: 'Search unreachable does not take the server out of service: writes go on, and search catches up',
+      properties: { status: { enum: ['READY', 'NOT_READY'] }, database: { enum: ['UP', 'DOWN'] }, migrations: { enum: ['DONE', 'PENDING'] }, search: { enum: ['UP', 'UNREACHABLE'] } },
+      required: ['status', 'database'],
+    },
     Task: {
       type: 'object',
       properties: {
@@ -500,7 +506,16 @@ function servicePaths(): Obj {
         operationId: 'getTaskStatus',
         summary: 'The status of a truncation task (admin): {completed, taskId, status, runTimeNanos}',
         parameters: OPERATIONS_QUERIES.taskStatus.openapi(),
-        responses: { '200': { description: 'The task status', content: json({ type: 'object' }) }, '404': { description: 'No such task', content: json(ref('Error')) }, ...errors },
+        responses: {
+          '200': {
+            description: 'The task status',
+            content: json({
+              type: 'object',
+              properties: { completed: { type: 'boolean' }, taskId: { type: 'string' }, status: { type: 'object', description: 'total, deleted, batches, … as OpenSearch reports a delete by query or a reindex' }, runTimeNanos: { type: 'integer' } },
+              required: ['completed', 'taskId', 'status'],
+            }),
+          },
+          '404': { description: 'No such task', content: json(ref('Error')) }, ...errors },
       },
     },
     '/health': {
@@ -509,7 +524,7 @@ function servicePaths(): Obj {
         operationId: 'health',
         summary: 'Liveness: the process answers (no token needed)',
         ...open,
-        responses: { '200': { description: '`{"status":"UP"}`' } },
+        responses: { '200': { description: 'The process is up', content: json({ type: 'object', properties: { status: { const: 'UP' } }, required: ['status'] }) } },
       },
     },
     '/ready': {
@@ -518,7 +533,7 @@ function servicePaths(): Obj {
         operationId: 'ready',
         summary: 'Readiness: the database answers and every migration is applied (no token needed)',
         ...open,
-        responses: { '200': { description: '`{"status":"READY",…}`' }, '503': { description: '`{"status":"NOT_READY",…}`' } },
+        responses: { '200': { description: 'Ready: the database up, the migrations applied', content: json(ref('Readiness')) }, '503': { description: 'Not ready', content: json(ref('Readiness')) } },
       },
     },
     '/metrics': {
@@ -527,7 +542,7 @@ function servicePaths(): Obj {
         operationId: 'metrics',
         summary: 'Prometheus metrics (no token needed)',
         ...open,
-        responses: { '200': { description: 'Prometheus text format' } },
+        responses: { '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
       },
     },
   };
