@@ -1,8 +1,8 @@
 /**
  * `svc timeseries truncate`: deletes the entries of a time series aspect up to a time. A dry run
  * (the server's message) unless `--execute`; then a progress bar follows the task until it
- * completes (svc's task in `postgres` mode, OpenSearch's in `opensearch` mode), or `--no-wait`
- * returns at once with its id.
+ * completes (svc's task in `postgres` mode, OpenSearch's in `opensearch` mode, both through
+ * `getEsTaskStatus`), or `--no-wait` returns at once with its id.
  */
 import { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
@@ -11,12 +11,6 @@ import { Client } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { output } from '../../output.ts';
-
-interface Task {
-  state: string;
-  total: number | null;
-  done: number;
-}
 
 /** A flag's integer, within `[min, max]` (whole numbers JSON carries exactly by default). */
 const integer =
@@ -76,53 +70,40 @@ export function truncateCommand(): Command {
         ...(opts.timeout !== undefined ? { timeoutSeconds: opts.timeout } : {}),
       };
       const { value } = (await client.ok('POST', '/gms/operations?action=truncateTimeseriesAspect', body)) as { value: string };
-      const svcTask = /^svc:\d+$/.test(value);
-      // A real run answers a task id: svc's own (svc:42), or OpenSearch's (node:number) in `opensearch` mode.
-      if (!opts.execute || !(svcTask || TASK_ID.test(value))) {
+      // A real run answers a task id; anything else (a dry run, the flags' refusal) is a message.
+      if (!opts.execute || !TASK_ID.test(value)) {
         out.line(value);
         out.result({ message: value, endTimeMillis });
         return;
       }
       if (!opts.wait) {
+        const svcTask = /^svc:\d+$/.test(value);
         out.line(`Truncation task ${value} queued: follow it with ${svcTask ? `svc tasks get ${value.split(':')[1]}` : 'the operations action getEsTaskStatus'}`);
         out.result({ task: value, endTimeMillis });
         return;
       }
       const bar = opts.json ? undefined : new SingleBar({ format: 'Truncating [{bar}] {value}/{total} entries', hideCursor: true }, Presets.shades_classic);
-      const progress = (total: number | null, done: number) => {
-        if (!bar || total === null) return;
+      const end = await followTask(client, value, (total, done) => {
+        if (!bar) return;
         if (!bar.isActive) bar.start(total, done);
+        bar.setTotal(total);
         bar.update(done);
-      };
-      if (!svcTask) {
-        const end = await followOpenSearchTask(client, value, progress);
-        bar?.stop();
-        // A reindex reports what it copied, not what it left out; with nothing to copy or delete, the
-        // two cannot be told apart, and both leave nothing at or before the time.
-        const line =
-          end.kept !== undefined
-            ? `the index was rebuilt with the ${end.kept} entries after the time kept`
-            : end.total === 0
-              ? 'no entry at or before the time is left'
-              : `deleted ${end.deleted} of ${end.total} entries`;
-        out.line(`Truncation task ${value} completed: ${line}`);
-        out.result({ task: value, endTimeMillis, total: end.total, deleted: end.deleted, ...(end.kept !== undefined ? { kept: end.kept } : {}) });
-        return;
-      }
-      let task: Task;
-      for (;;) {
-        task = (await client.ok('GET', `/api/tasks/${value.split(':')[1]}`)) as Task;
-        progress(task.total, task.done);
-        if (task.state === 'SUCCEEDED') break;
-        await new Promise((r) => setTimeout(r, 500));
-      }
+      });
       bar?.stop();
-      out.line(`Truncation task ${value} completed: deleted ${task.done} of ${task.total ?? 0} entries`);
-      out.result({ task: value, endTimeMillis, total: task.total, deleted: task.done });
+      // A reindex reports what it copied, not what it left out; with nothing to copy or delete, the
+      // two cannot be told apart, and both leave nothing at or before the time.
+      const line =
+        end.kept !== undefined
+          ? `the index was rebuilt with the ${end.kept} entries after the time kept`
+          : end.total === 0
+            ? 'no entry at or before the time is left'
+            : `deleted ${end.deleted} of ${end.total} entries`;
+      out.line(`Truncation task ${value} completed: ${line}`);
+      out.result({ task: value, endTimeMillis, total: end.total, deleted: end.deleted, ...(end.kept !== undefined ? { kept: end.kept } : {}) });
     });
 }
 
-/** An OpenSearch task id, as the operations endpoint answers one in `opensearch` mode. */
+/** A task id as the operations endpoint answers one: svc's (`svc:42`), or OpenSearch's in `opensearch` mode. */
 const TASK_ID = /^[A-Za-z0-9_-]+:\d+$/;
 
 interface EsTaskStatus {
@@ -132,11 +113,12 @@ interface EsTaskStatus {
 }
 
 /**
- * Follows an OpenSearch task through the operations action `getEsTaskStatus` until it has completed:
- * a delete by query reports what it deleted of its total; a reindex (more than half the entries go)
- * the entries it copied into the new index, `kept`.
+ * Follows a truncation task through the operations action `getEsTaskStatus` (svc's own or
+ * OpenSearch's: the one route for both) until it has completed: a delete by query reports what it
+ * deleted of its total; a reindex (more than half the entries go, in `opensearch` mode) the entries it
+ * copied into the new index, `kept`.
  */
-async function followOpenSearchTask(client: Client, task: string, progress: (total: number | null, done: number) => void): Promise<{ total: number; deleted: number; kept?: number }> {
+async function followTask(client: Client, task: string, progress: (total: number, done: number) => void): Promise<{ total: number; deleted: number; kept?: number }> {
   for (;;) {
     const { value } = (await client.ok('POST', '/gms/operations?action=getEsTaskStatus', { task })) as { value: string };
     const st = JSON.parse(value) as EsTaskStatus;
