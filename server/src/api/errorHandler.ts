@@ -69,10 +69,7 @@ export function errorHandler(log: Logger) {
       return;
     }
     // Failures before a Rest.li route ran (no token, a body that is not JSON) take Rest.li's form too.
-    if (OPERATIONS_PATHS.includes(req.path) || isRestliResource(req.path)) {
-      if (svcErr.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
-      return sendRestliError(res, svcErr);
-    }
+    if (OPERATIONS_PATHS.includes(req.path) || isRestliResource(req.path)) return sendRestliError(res, svcErr);
     sendError(res, svcErr, req.path === GRAPHQL_PATH);
   };
 }

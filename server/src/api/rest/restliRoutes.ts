@@ -173,6 +173,7 @@ function enveloped(spec: AspectSpec, value: unknown, stored: StoredAspect | unde
 /** A Rest.li error response: `{"message", "status"}` and the header `X-RestLi-Error-Response: true`. */
 export function sendRestliError(res: Response, err: SvcError): void {
   res.setHeader('X-RestLi-Error-Response', 'true');
+  if (err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
   sendJson(res, err.httpStatus, { message: err.code === 'INTERNAL' ? err.title : err.message, status: err.httpStatus });
 }
 
