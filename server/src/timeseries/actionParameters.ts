@@ -38,18 +38,19 @@ function timeOf(v: unknown): number | undefined {
   return Math.max(Math.min(v, Number.MAX_SAFE_INTEGER), -Number.MAX_SAFE_INTEGER);
 }
 
-function fits(kind: Kind, v: unknown): boolean {
+/** The value a parameter of `kind` takes from `v`; undefined when `v` is not one. */
+function valueOf(kind: Kind, v: unknown): unknown {
   switch (kind) {
     case 'string':
-      return typeof v === 'string' && v !== '';
+      return typeof v === 'string' && v !== '' ? v : undefined;
     case 'boolean':
-      return typeof v === 'boolean';
+      return typeof v === 'boolean' ? v : undefined;
     case 'long':
-      return Number.isSafeInteger(v);
+      return Number.isSafeInteger(v) ? v : undefined;
     case 'int':
-      return Number.isSafeInteger(v) && (v as number) >= -INT_MAX - 1 && (v as number) <= INT_MAX;
+      return Number.isSafeInteger(v) && (v as number) >= -INT_MAX - 1 && (v as number) <= INT_MAX ? v : undefined;
     case 'time':
-      return timeOf(v) !== undefined;
+      return timeOf(v);
   }
 }
 
@@ -71,9 +72,10 @@ export function readParameters(action: string, specs: Record<string, ParameterSp
       if (p.required) problems.push(`Parameter '${name}' is required`);
       continue;
     }
-    if (!fits(p.kind, v)) problems.push(`Parameter '${name}' must be ${EXPECTED[p.kind]}, got ${JSON.stringify(v)}`);
-    else if (p.minimum !== undefined && (v as number) < p.minimum) problems.push(`Parameter '${name}' must be an integer of at least ${p.minimum}, got ${JSON.stringify(v)}`);
-    else out[name] = p.kind === 'time' ? timeOf(v) : v;
+    const value = valueOf(p.kind, v);
+    if (value === undefined) problems.push(`Parameter '${name}' must be ${EXPECTED[p.kind]}, got ${JSON.stringify(v)}`);
+    else if (p.minimum !== undefined && (value as number) < p.minimum) problems.push(`Parameter '${name}' must be an integer of at least ${p.minimum}, got ${JSON.stringify(v)}`);
+    else out[name] = value;
   }
   if (problems.length) throw SvcError.validation(problems);
   return out;
