@@ -5,23 +5,16 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { join } from 'node:path';
+import { runSvc } from '../support/cli.ts';
+import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
-const BIN = resolve(import.meta.dirname, '../../bin/svc.mjs');
 let s: TestServer;
 let dir: string;
 
-function svc(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, SVC_GMS_URL: s.url, SVC_GMS_TOKEN: ADMIN_TOKEN, SVC_ENV_FILE: join(dir, 'none') } }, (err, stdout, stderr) =>
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const svc = (args: string[]) => runSvc(s.url, args, { SVC_ENV_FILE: join(dir, 'none') });
 
 const RETENTION = 'urn:li:structuredProperty:io.acryl.privacy.retentionTime';
 const DEPRECATION = 'urn:li:structuredProperty:io.acryl.dataManagement.deprecationDate';

@@ -5,12 +5,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
 import { onTerminal } from '../support/terminal.ts';
+import { runSvc, SVC_BIN } from '../support/cli.ts';
 import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
-const BIN = resolve(import.meta.dirname, '../../bin/svc.mjs');
 let s: TestServer;
 
 before(async () => {
@@ -18,13 +16,7 @@ before(async () => {
 });
 after(() => s.close());
 
-function svc(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, SVC_GMS_URL: s.url, SVC_GMS_TOKEN: ADMIN_TOKEN, SVC_ENV_FILE: '/nonexistent/svcenv' } }, (err, stdout, stderr) =>
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const svc = (args: string[]) => runSvc(s.url, args);
 
 const DATASET = 'urn:li:dataset:(urn:li:dataPlatform:hive,cli.profiled,PROD)';
 
@@ -137,7 +129,7 @@ describe('svc delete', () => {
     // On a terminal: anything but y/yes keeps the entity.
     const env = { PATH: process.env.PATH, SVC_GMS_URL: s.url, SVC_GMS_TOKEN: ADMIN_TOKEN, SVC_ENV_FILE: '/nonexistent/svcenv' };
     const question = /This will permanently delete data from svc\. Do you want to continue\? \[y\/N\]: $/;
-    const declined = await onTerminal([process.execPath, BIN, 'delete', '--urn', PROPERTY, '--hard'], env, [{ prompt: question, type: 'n' }]);
+    const declined = await onTerminal([process.execPath, SVC_BIN, 'delete', '--urn', PROPERTY, '--hard'], env, [{ prompt: question, type: 'n' }]);
     assert.equal(declined.code, 1, declined.screen);
     assert.match(declined.screen, /Nothing deleted\n/);
     await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROPERTY)}/propertyDefinition`), 200);

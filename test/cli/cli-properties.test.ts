@@ -5,15 +5,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { freePort } from '../harness/component.ts';
 import { onTerminal } from '../support/terminal.ts';
+import { runSvc, SVC_BIN } from '../support/cli.ts';
 import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
-const BIN = resolve(import.meta.dirname, '../../bin/svc.mjs');
 let s: TestServer;
 let dir: string;
 /** A loopback address nothing listens on. */
@@ -29,23 +28,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `svc args…` with its configuration in this test's directory (and `env` on top). */
-function svc(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH, HOME: dir, SVC_ENV_FILE: join(dir, 'svcenv'), SVC_GMS_URL: s.url, SVC_GMS_TOKEN: ADMIN_TOKEN, ...env }, cwd: dir },
-      (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const svc = (args: string[], env: Record<string, string> = {}) => runSvc(s.url, args, { HOME: dir, SVC_ENV_FILE: join(dir, 'svcenv'), ...env }, dir);
 
 function file(name: string, content: string): string {
   const path = join(dir, name);
@@ -91,7 +75,7 @@ describe('svc init and configuration', () => {
   test('on a terminal, init asks for what is missing: the address with its default, the token without showing it', async () => {
     const cfg = join(dir, 'init-terminal');
     const env = { PATH: process.env.PATH, SVC_ENV_FILE: cfg };
-    const r = await onTerminal([process.execPath, BIN, 'init'], env, [
+    const r = await onTerminal([process.execPath, SVC_BIN, 'init'], env, [
       { prompt: /Server address: \(http:\/\/localhost:8080\) $/, type: s.url },
       { prompt: /Access token: $/, type: ADMIN_TOKEN },
     ]);
@@ -100,7 +84,7 @@ describe('svc init and configuration', () => {
     assert.match(r.screen, new RegExp(`Access token: \\*{${ADMIN_TOKEN.length}}\n`));
     assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), { gms: { server: s.url, token: ADMIN_TOKEN } });
     // An empty answer takes the default address; --token given is not asked for.
-    const again = await onTerminal([process.execPath, BIN, 'init', '--token', 'other'], env, [{ prompt: /Server address: \(http:\/\/localhost:8080\) $/, type: '' }]);
+    const again = await onTerminal([process.execPath, SVC_BIN, 'init', '--token', 'other'], env, [{ prompt: /Server address: \(http:\/\/localhost:8080\) $/, type: '' }]);
     assert.equal(again.code, 0, again.screen);
     assert.ok(!again.screen.includes('Access token'), again.screen);
     assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), { gms: { server: 'http://localhost:8080', token: 'other' } });

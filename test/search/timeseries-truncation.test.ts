@@ -10,14 +10,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import { Client as OpenSearchClient } from '@opensearch-project/opensearch';
 import pg from 'pg';
+import { runSvc } from '../support/cli.ts';
 import { datasetUrn } from '../support/structuredProperties.ts';
 import { searchBackends } from '../support/searchBackends.ts';
-import { ADMIN_TOKEN, enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 import { pollUntil } from '../support/poll.ts';
 
 const T0 = 1_700_000_000_000;
@@ -209,13 +208,7 @@ for (const backend of searchBackends()) {
       });
 
       test('svc timeseries truncate --execute follows the task to its end: a delete by query, a rebuild, the rest', async () => {
-        const cli = (end: number) =>
-          new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-            const args = ['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetUsageStatistics', '--end-time-millis', String(end), '--execute', '--json'];
-            execFile(process.execPath, [resolve(import.meta.dirname, '../../bin/svc.mjs'), ...args], { env: { PATH: process.env.PATH, SVC_GMS_URL: s.url, SVC_GMS_TOKEN: ADMIN_TOKEN, SVC_ENV_FILE: '/nonexistent/svcenv' } }, (err, stdout, stderr) =>
-              done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-            );
-          });
+        const cli = (end: number) => runSvc(s.url, ['timeseries', 'truncate', '--entity-type', 'dataset', '--aspect', 'datasetUsageStatistics', '--end-time-millis', String(end), '--execute', '--json']);
         const run = async (end: number) => {
           const r = await cli(end);
           assert.equal(r.code, 0, r.stderr);
