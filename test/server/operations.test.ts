@@ -114,6 +114,29 @@ test('the OpenAPI document is strict JSON Schema, and the answers the server giv
   assert.equal(missing.status, 404);
   const headers = (doc.paths['/openapi/v3/entity/dataset/{urn}/datasetProperties']!.get!.responses['404'] as { headers?: Record<string, { schema: { enum: string[] } }> }).headers;
   assert.ok(headers?.['Not-Found-Reason']?.schema.enum.includes(missing.headers.get('not-found-reason')!), `Not-Found-Reason ${missing.headers.get('not-found-reason')}`);
+
+  // The Rest.li calls' answers, in DataHub's shapes.
+  const restli = async (path: string, method: 'get' | 'post', res: Response, what: string) => {
+    assert.equal(res.status, 200, what);
+    await declared(res, doc.paths[path]![method]!, what);
+  };
+  const urnA = 'urn:li:dataset:(urn:li:dataPlatform:hive,doc.a,PROD)';
+  const urnC = 'urn:li:dataset:(urn:li:dataPlatform:hive,doc.c,PROD)';
+  await restli('/config', 'get', await s.request('/config', { token: null }), 'config');
+  const proposal = { entityType: 'dataset', entityUrn: urnC, changeType: 'UPSERT', aspectName: 'status', aspect: { value: '{"removed":false}', contentType: 'application/json' } };
+  await restli('/aspects', 'post', await s.request('/aspects?action=ingestProposal', { method: 'POST', body: JSON.stringify({ proposal }) }), 'ingestProposal');
+  await restli('/aspects', 'post', await s.request('/aspects?action=ingestProposalBatch', { method: 'POST', body: JSON.stringify({ proposals: [proposal] }) }), 'ingestProposalBatch');
+  const series = await s.request('/aspects?action=getTimeseriesAspectValues', { method: 'POST', body: JSON.stringify({ urn: urnA, entity: 'dataset', aspect: 'datasetProfile', startTimeMillis: 0 }) });
+  const seriesText = await series.clone().text();
+  assert.match(seriesText, /"timestampMillis\\":1000/);
+  await restli('/aspects', 'post', series, 'getTimeseriesAspectValues');
+  await restli('/aspects/{urn}', 'get', await s.request(`/aspects/${enc(urnC)}?aspect=status&version=0`), 'an aspect');
+  await restli('/entitiesV2/{urn}', 'get', await s.request(`/entitiesV2/${enc(urnC)}`), 'an entity');
+  const batch = await s.request(`/entitiesV2?ids=List(${enc(urnA)},${enc(urnC)})`);
+  assert.deepEqual(Object.keys(((await batch.clone().json()) as { results: object }).results).sort(), [urnA, urnC]);
+  await restli('/entitiesV2', 'get', batch, 'entities');
+  await restli('/entities', 'post', await s.request('/entities?action=deleteReferences', { method: 'POST', body: JSON.stringify({ urn: urnC }) }), 'deleteReferences');
+  await restli('/entities', 'post', await s.request('/entities?action=delete', { method: 'POST', body: JSON.stringify({ urn: urnC }) }), 'delete');
 });
 
 test('every operation of the OpenAPI document has a unique operationId; tokens, tasks, health and readiness are in it', async () => {
