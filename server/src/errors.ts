@@ -8,7 +8,8 @@ export const ERROR_CODES = {
   BAD_REQUEST: { http: 400, graphql: 'BAD_REQUEST', title: 'Validation Error' },
   INVALID_URN: { http: 400, graphql: 'BAD_REQUEST', title: 'Invalid urn' },
   UNAUTHORIZED: { http: 401, graphql: 'UNAUTHORIZED', title: 'Unauthorized' },
-  FORBIDDEN: { http: 403, graphql: 'FORBIDDEN', title: 'Forbidden' },
+  // DataHub's GraphQL names a 403 UNAUTHORIZED (DataHubGraphQLErrorCode); a 401 never reaches its GraphQL.
+  FORBIDDEN: { http: 403, graphql: 'UNAUTHORIZED', title: 'Forbidden' },
   NOT_FOUND: { http: 404, graphql: 'NOT_FOUND', title: 'Not Found' },
   CONFLICT: { http: 409, graphql: 'CONFLICT', title: 'Conflict' },
   PRECONDITION: { http: 412, graphql: 'PRECONDITION_FAILED', title: 'Precondition Failed' },

@@ -153,7 +153,9 @@ describe('createStructuredProperty', () => {
     const reader = await token('gql-reader', 'reader');
     const err = await gqlError(s, `mutation { createStructuredProperty(input: {qualifiedName: "test.by.reader", valueType: "urn:li:dataType:svc.string", entityTypes: ["dataset"]}) { urn } }`, undefined, reader);
     assert.equal(err.message, 'Unable to create structured property. Please contact your admin.');
+    // DataHub's GraphQL type of a 403.
     assert.equal(err.extensions?.code, 403);
+    assert.equal(err.extensions?.type, 'UNAUTHORIZED');
     assert.match(String(err.extensions?.detail), /needs a token with the writer role/);
   });
 });
@@ -338,6 +340,24 @@ describe('values', () => {
     assert.deepEqual(read.dataset.structuredProperties.properties, []);
     const again = await gqlData(s, upsert(entity, prop, '{stringValue: "c"}'));
     assert.deepEqual(again.upsertStructuredProperties.properties, [{ structuredProperty: { urn: prop }, values: [{ stringValue: 'c' }], associatedUrn: entity }]);
+  });
+
+  test('a reader may not set or remove values, with DataHub’s message; nothing changes', async () => {
+    const entity = await createDataset(s, 'gql.by.reader');
+    const prop = propertyUrn('test.by.reader.values');
+    await text(await writeDefinition(s, prop, definitionOf('test.by.reader.values')), 200);
+    await gqlData(s, upsert(entity, prop, '{stringValue: "kept"}'));
+    const reader = await token('gql-value-reader', 'reader');
+    const set = await gqlError(s, upsert(entity, prop, '{stringValue: "other"}'), undefined, reader);
+    const removed = await gqlError(s, `mutation { removeStructuredProperties(input: {assetUrn: "${entity}", structuredPropertyUrns: ["${prop}"]}) { properties { structuredProperty { urn } } } }`, undefined, reader);
+    for (const err of [set, removed]) {
+      assert.equal(err.message, `Not authorized to update properties on the gives urn ${entity}`);
+      assert.equal(err.extensions?.code, 403);
+      assert.equal(err.extensions?.type, 'UNAUTHORIZED');
+      assert.match(String(err.extensions?.detail), /needs a token with the writer role/);
+    }
+    const stored = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(entity)}/structuredProperties`), 200));
+    assert.deepEqual(stored.structuredProperties.value.properties, [{ propertyUrn: prop, values: [{ string: 'kept' }] }]);
   });
 });
 

@@ -43,20 +43,21 @@ function given<T extends object>(o: T): { [K in keyof T]?: Exclude<T[K], null> }
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as { [K in keyof T]?: Exclude<T[K], null> };
 }
 
-/**
- * DataHub's line for a caller not allowed to manage structured properties (`Unable to create
- * structured property. Please contact your admin.`), keeping what the operation needs as detail.
- */
-async function asManager<T>(verb: 'create' | 'update' | 'delete', work: () => Promise<T>): Promise<T> {
+/** `work`, with a denial (FORBIDDEN) given DataHub's `message` instead, keeping what the operation needs as detail. */
+async function deniedAs<T>(message: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof SvcError && err.code === 'FORBIDDEN') {
-      throw new SvcError('FORBIDDEN', `Unable to ${verb} structured property. Please contact your admin.`, { detail: err.detail, cause: err });
-    }
+    if (err instanceof SvcError && err.code === 'FORBIDDEN') throw new SvcError('FORBIDDEN', message, { detail: err.detail, cause: err });
     throw err;
   }
 }
+
+/** DataHub's line for a caller not allowed to manage structured properties (`Unable to create structured property. Please contact your admin.`). */
+const asManager = <T>(verb: 'create' | 'update' | 'delete', work: () => Promise<T>): Promise<T> => deniedAs(`Unable to ${verb} structured property. Please contact your admin.`, work);
+
+/** DataHub's line (its typo kept) for a caller not allowed to change an asset's values. */
+const asEditor = <T>(assetUrn: string, work: () => Promise<T>): Promise<T> => deniedAs(`Not authorized to update properties on the gives urn ${assetUrn}`, work);
 
 async function definitionOf(ctx: GraphQLContext, ref: EntityRef): Promise<PropertyDefinition> {
   const definition = await aspectOf<PropertyDefinition>(ctx, ref.urn, 'propertyDefinition');
@@ -106,12 +107,12 @@ export const propertyResolvers = {
         values: typedValues(p.values, `structuredPropertyInputParams[${i}].values`, v),
       }));
       v.throwIfAny();
-      const written = await ctx.catalog.properties.upsertValues(ctx.principal, input.assetUrn, assignments);
+      const written = await asEditor(input.assetUrn, () => ctx.catalog.properties.upsertValues(ctx.principal, input.assetUrn, assignments));
       forgetEntity(ctx, input.assetUrn);
       return structuredPropertiesOf(input.assetUrn, written.stored.value as StructuredProperties);
     },
     async removeStructuredProperties(_: unknown, { input }: { input: { assetUrn: string; structuredPropertyUrns: string[] } }, ctx: GraphQLContext) {
-      const written = await ctx.catalog.properties.removeValues(ctx.principal, input.assetUrn, input.structuredPropertyUrns);
+      const written = await asEditor(input.assetUrn, () => ctx.catalog.properties.removeValues(ctx.principal, input.assetUrn, input.structuredPropertyUrns));
       forgetEntity(ctx, input.assetUrn);
       return structuredPropertiesOf(input.assetUrn, written.stored.value as StructuredProperties);
     },
