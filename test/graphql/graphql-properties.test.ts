@@ -440,7 +440,17 @@ describe('the endpoint', () => {
     assert.deepEqual(await res.json(), { data: { structuredProperty: { urn: RETENTION } }, extensions: {} });
     const mutation = await s.request(`/api/graphql?query=${encodeURIComponent(`mutation { deleteStructuredProperty(input: {urn: "${RETENTION}"}) }`)}`);
     assert.equal(mutation.status, 405);
+    assert.equal(mutation.headers.get('allow'), 'POST');
+    assert.deepEqual(await mutation.json(), { errors: [{ message: 'Can only perform a mutation operation from a POST request.', extensions: { code: 405, type: 'BAD_REQUEST' } }], extensions: {} });
     await restDefinition(RETENTION);
+    // Variables (or extensions) that are not JSON are the caller's mistake, named as such: they were a masked 500.
+    for (const name of ['variables', 'extensions']) {
+      const res = await s.request(`/api/graphql?query=${encodeURIComponent('{ __typename }')}&${name}=${encodeURIComponent('{nope')}`);
+      assert.equal(res.status, 400);
+      const body = (await res.json()) as { errors: { message: string; extensions: unknown }[] };
+      assert.match(body.errors[0]!.message, new RegExp(`^The query parameter ${name} must be a JSON object: `));
+      assert.deepEqual(body.errors[0]!.extensions, { code: 400, type: 'BAD_REQUEST' });
+    }
   });
 
   test('a plain JSON POST, answered without yoga\'s fetch layer, gets yoga\'s answer to the letter', async () => {
@@ -490,6 +500,24 @@ describe('the endpoint', () => {
       const res = await s.request('/api/graphql', { method: 'POST', body });
       assert.equal(res.status, status, body);
       assert.deepEqual(await res.json(), shape(message, status, type), body);
+    }
+    // What yoga refuses in a request (a batch, parameters of the wrong type) in the same form.
+    const refusedByYoga: [string, string][] = [
+      ['[{"query": "{ __typename }"}]', 'Batching is not supported.'],
+      ['{"query": 5}', 'Expected "query" param to be a string, but given number.'],
+      ['{"query": "{ __typename }", "variables": "x"}', 'Expected "variables" param to be empty or an object, but given string.'],
+    ];
+    for (const [body, message] of refusedByYoga) {
+      const res = await s.request('/api/graphql', { method: 'POST', body });
+      assert.equal(res.status, 400, body);
+      assert.deepEqual(await res.json(), shape(message, 400, 'BAD_REQUEST'), body);
+    }
+    // An operation that cannot be resolved is GraphQL's own error, as a document that does not validate.
+    for (const body of [{ query: 'query A { __typename }', operationName: 'Nope' }, { query: 'query A { __typename } query B { __typename }' }]) {
+      const named = await s.request('/api/graphql', { method: 'POST', body: JSON.stringify(body) });
+      assert.equal(named.status, 200, JSON.stringify(body));
+      const json = (await named.json()) as { errors: { message: string; extensions: unknown }[] };
+      assert.deepEqual(json.errors.map((e) => e.extensions), [{ code: 'OPERATION_RESOLUTION_FAILURE' }], JSON.stringify(json));
     }
     const noToken = await s.request('/api/graphql', { method: 'POST', body: '{"query": "{ __typename }"}', token: null });
     assert.equal(noToken.status, 401);

@@ -27,11 +27,28 @@ export function graphqlErrorBody(svc: SvcError): { errors: { message: string; ex
   return { errors: [graphqlErrorParts(svc)], extensions: {} };
 }
 
+/**
+ * Yoga's refusals of a request as a whole (a batch, a parameter of the wrong type, a mutation sent by
+ * GET: an HTTP status in `extensions.http`) in svc's error form, keeping that status and its headers;
+ * an operation that cannot be resolved (no operation of that name, several without a name) is
+ * GraphQL's own error, answered as a document that does not validate (HTTP 200 as `application/json`).
+ */
+function requestRefusal(error: GraphQLError): GraphQLError {
+  const http = error.extensions.http as { status?: number; spec?: boolean } | undefined;
+  if (typeof http?.status !== 'number' || http.spec) return error;
+  const located = { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path };
+  if (error.extensions.code === 'OPERATION_RESOLUTION_FAILURE') {
+    return new GraphQLError(error.message, { ...located, extensions: { code: error.extensions.code, http: { spec: true, status: 400 } } });
+  }
+  const entry = Object.values(ERROR_CODES).find((e) => e.http === http.status) ?? ERROR_CODES.BAD_REQUEST;
+  return new GraphQLError(error.message, { ...located, extensions: { code: http.status, type: entry.graphql, http } });
+}
+
 export function maskError(log: Logger) {
   return (error: unknown): Error => {
     const original = error instanceof GraphQLError ? error.originalError : error;
     // GraphQL's own errors (no cause, or a GraphQLError as cause) are already what the caller should see.
-    if (error instanceof GraphQLError && (original === undefined || original === null || original instanceof GraphQLError)) return error;
+    if (error instanceof GraphQLError && (original === undefined || original === null || original instanceof GraphQLError)) return requestRefusal(error);
     const svc = toSvcError(original);
     if (svc.code === 'INTERNAL' || svc.code === 'UNAVAILABLE') log.error({ err: svc.cause ?? svc, path: (error as GraphQLError).path }, 'graphql request failed');
     const { message, extensions } = graphqlErrorParts(svc);

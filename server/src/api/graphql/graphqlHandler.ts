@@ -59,6 +59,25 @@ export function postBodyProblem(body: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * What is wrong with the JSON parameters of a GraphQL GET (`variables`, `extensions`), which yoga
+ * would parse without catching the error (a fault, masked as a 500); nothing when they parse. Read
+ * from the URL as yoga reads them (an empty value is no value).
+ */
+export function getParamsProblem(url: string): string | undefined {
+  const search = new URLSearchParams(url.slice(url.indexOf('?') + 1));
+  for (const name of ['variables', 'extensions']) {
+    const value = search.get(name);
+    if (!value) continue;
+    try {
+      JSON.parse(value);
+    } catch (err) {
+      return `The query parameter ${name} must be a JSON object: ${(err as Error).message}`;
+    }
+  }
+  return undefined;
+}
+
 export interface GraphQLHandler {
   /** Yoga, which serves every GraphQL request but the plain JSON POST (see directPost.ts). */
   yoga: ReturnType<typeof createYoga<{ req: Request; res: Response }>>;
@@ -96,10 +115,8 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
   return {
     yoga,
     async serve(req, res) {
-      if (req.method === 'POST') {
-        const problem = postBodyProblem(req.body);
-        if (problem) throw new SvcError('BAD_REQUEST', problem);
-      }
+      const problem = req.method === 'POST' ? postBodyProblem(req.body) : req.method === 'GET' && req.originalUrl.includes('?') ? getParamsProblem(req.originalUrl) : undefined;
+      if (problem) throw new SvcError('BAD_REQUEST', problem);
       const params = directParams(req);
       if (params) return serveDirect(yoga, params, req, res);
       await yoga.requestListener(req, res);
