@@ -525,6 +525,27 @@ describe('the endpoint', () => {
     assert.deepEqual(((await noToken.json()) as { errors: { extensions: unknown }[] }).errors[0]!.extensions, { code: 401, type: 'UNAUTHORIZED' });
   });
 
+  test('a Float is written as a double, as on every read (30.0), however it is reached; other numbers are left alone', async () => {
+    const ds = await createDataset(s, 'gql.floats');
+    await gqlData(s, upsert(ds, RETENTION, '{numberValue: 30}'));
+    const query = `query Q($u: String!) {
+      dataset(urn: $u) { ...Props structuredProperties { properties { values { ... on NumberValue { n: numberValue } } } } }
+      structuredProperty(urn: "${RETENTION}") { definition { allowedValues { value { ... on NumberValue { numberValue } } } } }
+      scrollAcrossEntities(input: {types: [DATASET], query: "*", count: 1}) { count }
+    }
+    fragment Props on Dataset { structuredProperties { properties { values { ... on NumberValue { numberValue } } } } }`;
+    for (const accept of ['application/json', 'application/json, */*;q=0.5']) {
+      // Served directly, and through yoga whole.
+      const res = await s.request('/api/graphql', { method: 'POST', body: JSON.stringify({ query, variables: { u: ds } }), headers: { accept } });
+      const text = await res.text();
+      assert.match(text, /"values":\[\{("numberValue":30\.0,"n":30\.0|"n":30\.0,"numberValue":30\.0)\}\]/, text);
+      assert.match(text, /"allowedValues":\[\{"value":\{"numberValue":30\.0\}/, text);
+      assert.match(text, /"scrollAcrossEntities":\{"count":1\}/, text);
+    }
+    const get = await s.request(`/api/graphql?query=${encodeURIComponent(`{ dataset(urn: "${ds}") { structuredProperties { properties { values { ... on NumberValue { numberValue } } } } } }`)}`);
+    assert.match(await get.text(), /"numberValue":30\.0/);
+  });
+
   test('a value written in the query is held to the rules of any input: no NUL, numbers kept exactly; nothing is written', async () => {
     const dataset = datasetUrn('gql.orders');
     const before = await readValues(s, dataset);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { stringifyJson } from './json.ts';
+import { stringifyJson, stringifyJsonWithDoublesAt } from './json.ts';
 
 test('renders doubles of typed values with a decimal point', () => {
   const text = stringifyJson({ properties: [{ propertyUrn: 'urn:li:structuredProperty:x', values: [{ double: 60 }, { double: 0.5 }, { double: 1e21 }] }] });
@@ -22,4 +22,10 @@ test('writes text without a double key exactly as JSON.stringify, and keeps a "d
   assert.equal(stringifyJson(value), JSON.stringify(value));
   assert.equal(stringifyJson({ note: 'has "double": 1', v: { double: 1 } }), '{"note":"has \\"double\\": 1","v":{"double":1.0}}');
   assert.equal(stringifyJson(undefined), 'null');
+});
+
+test('writes the numbers at the given response paths as doubles, through lists, and no others', () => {
+  const value = { data: { a: [{ f: 30, g: 30 }, { f: 0.5, g: 2 }], f: 7 } };
+  assert.equal(stringifyJsonWithDoublesAt(value, new Set(['data.a.f'])), '{"data":{"a":[{"f":30.0,"g":30},{"f":0.5,"g":2}],"f":7}}');
+  assert.equal(stringifyJsonWithDoublesAt(value, new Set()), JSON.stringify(value));
 });

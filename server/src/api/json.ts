@@ -23,26 +23,44 @@ export function stringifyJson(value: unknown): string {
   const plain = JSON.stringify(value) as string | undefined;
   if (plain === undefined) return 'null';
   if (!plain.includes('"double":')) return plain;
-  return write(value, undefined) ?? 'null';
+  return write(value, undefined, '', TYPED_VALUES) ?? 'null';
 }
 
-function write(v: unknown, key: string | undefined): string | undefined {
+/**
+ * Serialises `value` like JSON.stringify, writing the numbers at the given paths (response keys from
+ * the root, joined by `.`, array indices left out: `data.dataset.structuredProperties.properties.values.numberValue`)
+ * as doubles (see doubles.ts): GraphQL's Float fields.
+ */
+export function stringifyJsonWithDoublesAt(value: unknown, paths: ReadonlySet<string>): string {
+  const plain = JSON.stringify(value) as string | undefined;
+  if (plain === undefined) return 'null';
+  if (paths.size === 0) return plain;
+  return write(value, undefined, '', (_key, path) => paths.has(path)) ?? 'null';
+}
+
+/** Whether the number under `key` (at `path`) is a double. */
+type IsDouble = (key: string | undefined, path: string) => boolean;
+
+/** The typed values of aspects: `{"double": 60.0}`. */
+const TYPED_VALUES: IsDouble = (key) => key === 'double';
+
+function write(v: unknown, key: string | undefined, path: string, isDouble: IsDouble): string | undefined {
   if (v === null) return 'null';
   switch (typeof v) {
     case 'string':
       return JSON.stringify(v);
     case 'number':
       if (!Number.isFinite(v)) return 'null';
-      return key === 'double' ? doubleText(v) : String(v);
+      return isDouble(key, path) ? doubleText(v) : String(v);
     case 'boolean':
       return v ? 'true' : 'false';
     case 'object': {
-      if (Array.isArray(v)) return `[${v.map((x) => write(x, undefined) ?? 'null').join(',')}]`;
+      if (Array.isArray(v)) return `[${v.map((x) => write(x, key, path, isDouble) ?? 'null').join(',')}]`;
       const toJSON = (v as { toJSON?: () => unknown }).toJSON;
-      if (typeof toJSON === 'function') return write(toJSON.call(v), key);
+      if (typeof toJSON === 'function') return write(toJSON.call(v), key, path, isDouble);
       const parts: string[] = [];
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-        const s = write(x, k);
+        const s = write(x, k, path === '' ? k : `${path}.${k}`, isDouble);
         if (s !== undefined) parts.push(`${JSON.stringify(k)}:${s}`);
       }
       return `{${parts.join(',')}}`;

@@ -9,6 +9,12 @@ import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { ERROR_CODES, toSvcError, type SvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import { stringifyJsonWithDoublesAt } from '../json.ts';
+import { floatPaths } from './floatPaths.ts';
+
+/** Where a result's Floats are (see floatPaths.ts), put on the result as its execution ends. */
+const FLOATS = Symbol('float paths');
+const NO_FLOATS: ReadonlySet<string> = new Set();
 
 /** The message and `extensions` of an svc failure as a GraphQL error (INTERNAL's cause not shown). */
 export function graphqlErrorParts(svc: SvcError): { message: string; extensions: Record<string, unknown> } {
@@ -81,19 +87,30 @@ function withLocations(errors: readonly Located[], originals: readonly Located[]
 /**
  * Every response carries an `extensions` object, as DataHub's do: a result's serialiser adds it
  * (yoga drops an empty `extensions` from a result with errors as it serialises, so it is added there),
- * and keeps each error's locations (see {@link withLocations}).
+ * keeps each error's locations (see {@link withLocations}) and writes Floats as doubles (`30.0`, see
+ * floatPaths.ts).
  */
 export function withExtensionsObject(result: Result): void {
   for (const r of Array.isArray(result) ? result : [result]) {
     if (!r || typeof r !== 'object' || Symbol.asyncIterator in r) continue;
     const originals = r.errors as readonly Located[] | undefined;
-    r.stringify = (x) => JSON.stringify({ ...x, ...(x.errors ? { errors: withLocations(x.errors, originals) } : {}), extensions: x.extensions ?? {} });
+    const floats = (r as { [FLOATS]?: ReadonlySet<string> })[FLOATS] ?? NO_FLOATS;
+    r.stringify = (x) => stringifyJsonWithDoublesAt({ ...x, ...(x.errors ? { errors: withLocations(x.errors, originals) } : {}), extensions: x.extensions ?? {} }, floats);
   }
 }
 
-/** {@link withExtensionsObject} on every result yoga serialises. */
+/** {@link withExtensionsObject} on every result yoga serialises, with where the executed operation's Floats are. */
 export function useExtensionsObject(): Plugin {
   return {
+    onExecute({ args }) {
+      const floats = floatPaths(args.schema, args.document, args.operationName);
+      if (floats.size === 0) return undefined;
+      return {
+        onExecuteDone({ result }) {
+          if (result && typeof result === 'object' && !(Symbol.asyncIterator in result)) Object.assign(result, { [FLOATS]: floats });
+        },
+      };
+    },
     onResultProcess({ result }) {
       withExtensionsObject(result);
     },

@@ -1,0 +1,47 @@
+/**
+ * Where an operation's answer holds Floats: GraphQL writes a Float as a JSON number, so `30` comes back
+ * where DataHub's GraphQL (Java doubles) writes `30.0`, as every read in svc does (see doubles.ts).
+ * The answer is written with the Floats at these paths as doubles (api/json.ts).
+ */
+import { getNamedType, getOperationAST, isCompositeType, isInterfaceType, isObjectType, type DocumentNode, type GraphQLCompositeType, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+
+const cache = new WeakMap<DocumentNode, Map<string, ReadonlySet<string>>>();
+
+/**
+ * The response paths (`data.<key>.<key>…`, list indices left out) of the Float fields the executed
+ * operation selects, through fragments. GraphQL's validation makes a response key at one path a Float
+ * in every fragment that selects it or in none (fields that merge have the same scalar type).
+ */
+export function floatPaths(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): ReadonlySet<string> {
+  let byOperation = cache.get(document);
+  if (!byOperation) cache.set(document, (byOperation = new Map()));
+  const name = operationName ?? '';
+  let paths = byOperation.get(name);
+  if (paths) return paths;
+  const found = new Set<string>();
+  const operation = getOperationAST(document, operationName);
+  const root = operation && schema.getRootType(operation.operation);
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === 'FragmentDefinition' ? [[d.name.value, d] as const] : [])));
+  const walk = (set: SelectionSetNode, type: GraphQLCompositeType, path: string, seen: ReadonlySet<string>): void => {
+    for (const s of set.selections) {
+      if (s.kind === 'InlineFragment') {
+        const on = s.typeCondition ? schema.getType(s.typeCondition.name.value) : type;
+        if (on && isCompositeType(on)) walk(s.selectionSet, on, path, seen);
+      } else if (s.kind === 'FragmentSpread') {
+        const fragment = fragments.get(s.name.value);
+        const on = fragment && schema.getType(fragment.typeCondition.name.value);
+        if (fragment && on && isCompositeType(on) && !seen.has(s.name.value)) walk(fragment.selectionSet, on, path, new Set([...seen, s.name.value]));
+      } else {
+        const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[s.name.value] : undefined;
+        if (!field) continue; // __typename, or a field of a union (none but __typename)
+        const at = `${path}.${s.alias?.value ?? s.name.value}`;
+        const named = getNamedType(field.type);
+        if (named.name === 'Float') found.add(at);
+        else if (s.selectionSet && isCompositeType(named)) walk(s.selectionSet, named, at, seen);
+      }
+    }
+  };
+  if (operation && root) walk(operation.selectionSet, root, 'data', new Set());
+  byOperation.set(name, (paths = found));
+  return paths;
+}
