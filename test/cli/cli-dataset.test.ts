@@ -5,9 +5,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { runSvc } from '../support/cli.ts';
 import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
@@ -78,6 +79,15 @@ test('upsert writes the dataset, its structured properties and its fields’ one
   assert.equal(got.code, 0, got.stderr);
   const model = JSON.parse(got.stdout);
   assert.deepEqual(model.structured_properties, { [RETENTION]: [30, 365] });
+  // Doubles as every read writes them, numbers still, in the JSON and in the YAML of --to-file.
+  assert.match(got.stdout, /\[\s*30\.0,\s*365\.0\s*\]/, got.stdout);
+  const yamlPath = join(dir, 'got.yaml');
+  assert.equal((await svc(['dataset', 'get', '--urn', DATASET, '--to-file', yamlPath])).code, 0);
+  const yamlText = readFileSync(yamlPath, 'utf8');
+  assert.match(yamlText, /- 30\.0\n\s*- 365\.0\n/, yamlText);
+  assert.deepEqual((parseYaml(yamlText) as { structured_properties: unknown }).structured_properties, { [RETENTION]: [30, 365] });
+  const json = await svc(['dataset', 'get', '--urn', DATASET, '--json']);
+  assert.match(json.stdout, /365\.0/);
   assert.deepEqual(model.schema.fields, [{ id: 'ip', urn: field, structured_properties: { [DEPRECATION]: ['2023-01-01'] } }]);
   assert.deepEqual(model.subtypes, ['Table']);
 });
@@ -88,6 +98,16 @@ test('a value the server refuses: DataHub’s failure line, exit 1', async () =>
   const r = await svc(['dataset', 'upsert', '-f', path]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, new RegExp(`^Update failed for id ${DATASET.replace(/[().]/g, '\\$&')}\\. due to .*should be one of`));
+  // As DataHub's CLI, the datasets after a refused one are still written; the exit code says one failed.
+  const both = join(dir, 'refused-then-fine.yaml');
+  writeFileSync(both, `- id: refused.first\n  platform: hive\n  structured_properties:\n    io.acryl.privacy.retentionTime: 31\n- id: fine.second\n  platform: hive\n  structured_properties:\n    io.acryl.privacy.retentionTime: 30\n`);
+  const second = 'urn:li:dataset:(urn:li:dataPlatform:hive,fine.second,PROD)';
+  const mixed = await svc(['dataset', 'upsert', '-f', both]);
+  assert.equal(mixed.code, 1);
+  assert.equal(mixed.stdout, `Update succeeded for urn ${second}.\n`);
+  assert.match(mixed.stderr, /^Update failed for id urn:li:dataset:\(urn:li:dataPlatform:hive,refused\.first,PROD\)\. due to .*should be one of.*\n1 of 2 datasets not written\n$/s);
+  const written = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(second)}/structuredProperties`), 200));
+  assert.deepEqual(written.structuredProperties.value.properties, [{ propertyUrn: RETENTION, values: [{ double: 30 }] }]);
 });
 
 test('unknown keys are named with their line; a missing dataset is DataHub’s line; a --to-file that cannot be written is one line, exit 2', async () => {

@@ -2,6 +2,7 @@
  * `svc dataset upsert -f <file>` and `svc dataset get --urn <urn> [--to-file f]`: datasets with their
  * dataset-level and field-level structured properties.
  */
+import { randomUUID } from 'node:crypto';
 import { Command } from 'commander';
 import { stringify } from 'yaml';
 import { Client, enc, messageOf } from '../../client.ts';
@@ -10,9 +11,25 @@ import { CliError } from '../../errors.ts';
 import { writeTextFile } from '../../files.ts';
 import { output } from '../../output.ts';
 import { readDatasetFile, type Assignment } from '../../datasetFile.ts';
+import { doubleText } from '../../../doubles.ts';
 
-const printed = (v: { string: string } | { double: number }) => ('double' in v ? v.double : v.string);
-const keyed = (props: Assignment[] | undefined) => Object.fromEntries((props ?? []).map((a) => [a.propertyUrn, a.values.map(printed)]));
+/**
+ * The doubles of a model `dataset get` prints, written as every read writes them (`365.0`, see
+ * doubles.ts) while staying numbers in its JSON and YAML: each stands in the model as a marker string
+ * (unique to this run), replaced in the text by the double.
+ */
+class Doubles {
+  private readonly nonce = randomUUID();
+  private readonly values: number[] = [];
+  mark(n: number): string {
+    this.values.push(n);
+    return `svc-double-${this.nonce}-${this.values.length - 1}`;
+  }
+  /** `text` with each marker (quoted in JSON, plain in YAML) replaced by its double. */
+  write(text: string): string {
+    return text.replace(new RegExp(`"?svc-double-${this.nonce}-(\\d+)"?`, 'g'), (_m, i: string) => doubleText(this.values[Number(i)]!));
+  }
+}
 
 type FieldModel = { id: string; urn?: string; type?: string; description?: string; structured_properties?: Record<string, unknown> };
 
@@ -42,6 +59,9 @@ export function datasetCommand(): Command {
       const out = output(Boolean(opts.json));
       const specs = readDatasetFile(opts.file, out.warn);
       const client = new Client(loadConfig());
+      // As DataHub's CLI: a dataset the server refuses is reported and the others are still written;
+      // the exit code then says that some failed.
+      const results: { urn: string; error?: string }[] = [];
       for (const spec of specs) {
         try {
           await client.ok('POST', '/openapi/v3/entity/dataset?async=false', [{ urn: spec.urn, ...spec.aspects }]);
@@ -62,12 +82,17 @@ export function datasetCommand(): Command {
             });
           }
         } catch (err) {
-          if (err instanceof CliError && err.exitCode === 1) throw new CliError(`Update failed for id ${spec.urn}. due to ${err.message}`);
-          throw err;
+          if (!(err instanceof CliError && err.exitCode === 1)) throw err;
+          out.warn(`Update failed for id ${spec.urn}. due to ${err.message}`);
+          results.push({ urn: spec.urn, error: err.message });
+          continue;
         }
         out.line(`Update succeeded for urn ${spec.urn}.`);
+        results.push({ urn: spec.urn });
       }
-      out.result(specs.map((s) => ({ urn: s.urn })));
+      out.result(results);
+      const failed = results.filter((r) => r.error !== undefined).length;
+      if (failed) throw new CliError(`${failed} of ${specs.length} dataset${specs.length === 1 ? '' : 's'} not written`);
     });
   const get = new Command('get')
     .description('Show a dataset with its dataset-level and field-level structured properties')
@@ -78,6 +103,8 @@ export function datasetCommand(): Command {
     .action(async (opts: { urn: string; toFile?: string; json?: boolean }) => {
       const out = output(Boolean(opts.json));
       const client = new Client(loadConfig());
+      const doubles = new Doubles();
+      const keyed = (props: Assignment[] | undefined) => Object.fromEntries((props ?? []).map((a) => [a.propertyUrn, a.values.map((v) => ('double' in v ? doubles.mark(v.double) : v.string))]));
       const a = await client.request('GET', `/openapi/v3/entity/dataset/${enc(opts.urn)}`);
       if (a.status === 404) throw new CliError(`Dataset ${opts.urn} does not exist`);
       if (a.status !== 200) throw new CliError(messageOf(a.body) ?? `HTTP ${a.status}`, a.status === 400 ? 2 : 1);
@@ -112,10 +139,10 @@ export function datasetCommand(): Command {
         }).filter(([, x]) => x !== undefined),
       );
       if (opts.toFile) {
-        writeTextFile(opts.toFile, stringify(model));
+        writeTextFile(opts.toFile, doubles.write(stringify(model)));
         out.line(`Dataset yaml written to ${opts.toFile}`);
-      } else out.line(JSON.stringify(model, null, 2));
-      out.result(model);
+      } else out.line(doubles.write(JSON.stringify(model, null, 2)));
+      out.result(model, (text) => doubles.write(text));
     });
   return new Command('dataset').description('Datasets and their structured properties').addCommand(upsert).addCommand(get);
 }
