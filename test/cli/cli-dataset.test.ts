@@ -110,6 +110,17 @@ test('a value the server refuses: DataHub’s failure line, exit 1', async () =>
   assert.deepEqual(written.structuredProperties.value.properties, [{ propertyUrn: RETENTION, values: [{ double: 30 }] }]);
 });
 
+test('a value that is a mapping, a list in a list or nothing is a usage error naming its line; nothing is written', async () => {
+  const path = join(dir, 'shapes.yaml');
+  writeFileSync(path, `id: shapes\nplatform: hive\nstructured_properties:\n  io.acryl.privacy.retentionTime: {a: 1}\n  io.acryl.dataManagement.deprecationDate:\n  other.one: [[1]]\n`);
+  const r = await svc(['dataset', 'upsert', '-f', path]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /shapes\.yaml:3: dataset 1: io\.acryl\.privacy\.retentionTime must be a value \(a number or a string\) or a list of values, got a mapping/);
+  assert.match(r.stderr, /dataset 1: io\.acryl\.dataManagement\.deprecationDate must be a value .* got nothing/);
+  assert.match(r.stderr, /dataset 1: other\.one must be a value .* got a list in a list/);
+  await text(await s.request(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,shapes,PROD)')}`), 404);
+});
+
 test('unknown keys are named with their line; a missing dataset is DataHub’s line; a --to-file that cannot be written is one line, exit 2', async () => {
   const path = join(dir, 'unknown.yaml');
   writeFileSync(path, `- id: t\n  platform: hive\n  colour: red\n  schema:\n    fields:\n      - id: a\n        kind: x\n`);

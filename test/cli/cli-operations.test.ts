@@ -114,7 +114,10 @@ describe('svc delete', () => {
 
   test('soft by default: the status says removed, and the summary line', async () => {
     const dry = await svc(['delete', '--urn', PROPERTY, '-n']);
-    assert.equal(dry.stdout, '[Dry-run] Would soft delete 1 entities (impacts 1 versioned rows and 0 timeseries aspect rows).\n');
+    // DataHub's dry-run line, the same for either kind.
+    assert.equal(dry.stdout, '[Dry-run] Would delete 1 entities (impacts 1 versioned rows and 0 timeseries aspect rows).\n');
+    const both = await svc(['delete', '--urn', PROPERTY, '--soft', '--hard', '-f']);
+    assert.deepEqual([both.code, both.stderr], [2, 'Give --soft or --hard, not both\n']);
     await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROPERTY)}/status`), 404);
     const r = await svc(['delete', '--urn', PROPERTY]);
     assert.equal(r.code, 0, r.stderr);
@@ -141,5 +144,23 @@ describe('svc delete', () => {
     assert.deepEqual([again.code, again.stdout], [0, `Nothing deleted for ${PROPERTY}\n`]);
     const bad = await svc(['delete', '--urn', 'not-a-urn']);
     assert.equal(bad.code, 2);
+  });
+
+  test('a hard delete counts the versioned aspects and the time series entries it takes (--soft is the default named)', async () => {
+    const dataset = 'urn:li:dataset:(urn:li:dataPlatform:hive,cli.counted,PROD)';
+    const path = `/openapi/v3/entity/dataset/${enc(dataset)}`;
+    await text(await s.request(`${path}/status`, { method: 'POST', body: '{"value":{"removed":false}}' }), 200);
+    await text(await s.request(`${path}/datasetProperties`, { method: 'POST', body: '{"value":{"name":"counted"}}' }), 200);
+    for (const t of [1000, 2000, 3000]) await text(await s.request(`${path}/datasetProfile`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t } }) }), 200);
+    // status, datasetProperties and the key; three entries of datasetProfile.
+    const dry = await svc(['delete', '--urn', dataset, '--hard', '-n']);
+    assert.equal(dry.stdout, '[Dry-run] Would delete 1 entities (impacts 3 versioned rows and 3 timeseries aspect rows).\n');
+    const soft = await svc(['delete', '--urn', dataset, '--soft']);
+    assert.match(soft.stdout, /^Soft deleted 1 entities \(impacts 1 versioned rows and 0 timeseries aspect rows\)/);
+    const hard = await svc(['delete', '--urn', dataset, '--hard', '-f']);
+    assert.equal(hard.code, 0, hard.stderr);
+    assert.match(hard.stdout, /^Hard deleted 1 entities \(impacts 3 versioned rows and 3 timeseries aspect rows\) in /);
+    const left = JSON.parse(await text(await s.request(`/openapi/v2/timeseries/dataset/datasetProfile?urn=${enc(dataset)}`), 200));
+    assert.deepEqual(left.results, []);
   });
 });

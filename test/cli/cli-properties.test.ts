@@ -99,6 +99,12 @@ describe('svc init and configuration', () => {
     const tokenOnly = await svc(['init', '--token', 'other'], { SVC_ENV_FILE: cfg });
     assert.deepEqual([tokenOnly.code, tokenOnly.stderr], [2, `No terminal to ask on: pass --host <url> (${cfg} is left as it is)\n`]);
     assert.equal(readFileSync(cfg, 'utf8'), saved);
+    // A new address without a token keeps the token saved before (it used to be replaced by none).
+    const hostOnly = await svc(['init', '--host', `${s.url}/`], { SVC_ENV_FILE: cfg, SVC_GMS_URL: '', SVC_GMS_TOKEN: '' });
+    assert.deepEqual([hostOnly.code, hostOnly.stdout], [0, `Configured the server ${s.url}/ (the token saved before kept) in ${cfg}\n`]);
+    assert.deepEqual(JSON.parse(readFileSync(cfg, 'utf8')), { gms: { server: s.url, token: ADMIN_TOKEN } });
+    const listed = await svc(['properties', 'list'], { SVC_ENV_FILE: cfg, SVC_GMS_URL: '', SVC_GMS_TOKEN: '' });
+    assert.equal(listed.code, 0, listed.stderr);
   });
 
   test('no configuration, an unreachable server, a rejected token: one line each, exit 2 / 1 / 1', async () => {
@@ -251,5 +257,33 @@ describe('svc properties', () => {
     const notList = await svc(['properties', 'upsert', '-f', file('map.yaml', 'id: x\n')]);
     assert.equal(notList.code, 2);
     assert.match(notList.stderr, /expected a list of structured properties/);
+    // A list or a mapping where a single value goes is named, not sent as its text ("[object Object]", "1,2");
+    // so is an id whose qualified_name differs (as DataHub's CLI asserts), before anything is sent.
+    const shapes = await svc([
+      'properties',
+      'upsert',
+      '-f',
+      file('shapes.yaml', `- id: ok.first\n  type: string\n  entity_types: [dataset]\n- id: [1, 2]\n  type: {a: b}\n  entity_types: [dataset, {x: 1}]\n- id: g.h\n  qualified_name: other.name\n  type: string\n`),
+    ]);
+    assert.equal(shapes.code, 2);
+    assert.match(shapes.stderr, /shapes\.yaml:4: property 2: id must be a single value, got a list/);
+    assert.match(shapes.stderr, /shapes\.yaml:5: property 2: type must be a single value, got a mapping/);
+    assert.match(shapes.stderr, /shapes\.yaml:6: property 2: entity_types\[1\] must be an entity type/);
+    assert.match(shapes.stderr, /shapes\.yaml:8: property 3: ID in the urn and the qualified_name must match/);
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc('urn:li:structuredProperty:ok.first')}/propertyDefinition`), 404);
+  });
+
+  test('entity types in DataHub’s namespace are taken as svc’s, in entity_types and type_qualifier alike', async () => {
+    const r = await svc([
+      'properties',
+      'upsert',
+      '-f',
+      file('datahub-types.yaml', `- id: test.datahub.types\n  type: urn\n  entity_types: [datahub.dataset, urn:li:entityType:datahub.chart]\n  type_qualifier:\n    allowed_types: [datahub.corpuser, urn:li:entityType:datahub.corpGroup]\n`),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    const stored = JSON.parse(await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc('urn:li:structuredProperty:test.datahub.types')}/propertyDefinition`), 200)).propertyDefinition.value;
+    assert.deepEqual(stored.entityTypes, ['urn:li:entityType:svc.dataset', 'urn:li:entityType:svc.chart']);
+    assert.deepEqual(stored.typeQualifier, { allowedTypes: ['urn:li:entityType:svc.corpuser', 'urn:li:entityType:svc.corpGroup'] });
   });
 });

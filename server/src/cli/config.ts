@@ -23,18 +23,21 @@ export function saveConfig(c: CliConfig): string {
   return path;
 }
 
+/** What the config file holds (nothing when there is none); a usage error when it cannot be read. */
+export function savedConfig(): Partial<CliConfig> {
+  const path = configPath();
+  if (!existsSync(path)) return {};
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { gms?: { server?: unknown; token?: unknown } };
+    return { server: typeof parsed.gms?.server === 'string' ? parsed.gms.server : undefined, token: typeof parsed.gms?.token === 'string' ? parsed.gms.token : undefined };
+  } catch (err) {
+    throw new CliError(`${path} is not a configuration svc can read (${(err as Error).message}): run svc init again`, 2);
+  }
+}
+
 /** The configuration in effect; a usage error saying how to make one when there is none. */
 export function loadConfig(): CliConfig {
-  const path = configPath();
-  let file: { server?: string; token?: string } = {};
-  if (existsSync(path)) {
-    try {
-      const parsed = JSON.parse(readFileSync(path, 'utf8')) as { gms?: { server?: unknown; token?: unknown } };
-      file = { server: typeof parsed.gms?.server === 'string' ? parsed.gms.server : undefined, token: typeof parsed.gms?.token === 'string' ? parsed.gms.token : undefined };
-    } catch (err) {
-      throw new CliError(`${path} is not a configuration svc can read (${(err as Error).message}): run svc init again`, 2);
-    }
-  }
+  const file = savedConfig();
   const server = process.env.SVC_GMS_URL || file.server;
   if (!server) throw new CliError(`No server configured: run svc init --host <url> --token <token>, or set SVC_GMS_URL and SVC_GMS_TOKEN`, 2);
   return { server: server.replace(/\/+$/, ''), token: process.env.SVC_GMS_TOKEN || file.token };

@@ -81,7 +81,12 @@ export function assignments(map: unknown, where: string, problem: (m: string) =>
   }
   return Object.entries(map as Record<string, unknown>).map(([key, v]) => ({
     propertyUrn: propertyUrn(key),
-    values: (Array.isArray(v) ? v : [v]).map((x): Value => (typeof x === 'number' ? { double: x } : { string: String(x) })),
+    values: (Array.isArray(v) ? v : [v]).flatMap((x): Value[] => {
+      if (typeof x === 'number') return [{ double: x }];
+      if (typeof x === 'string' || typeof x === 'boolean') return [{ string: String(x) }];
+      problem(`${where}: ${key} must be a value (a number or a string) or a list of values, got ${x === null ? 'nothing' : Array.isArray(x) ? 'a list in a list' : 'a mapping'}`);
+      return [];
+    }),
   }));
 }
 

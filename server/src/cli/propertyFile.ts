@@ -11,6 +11,7 @@
  */
 import { isMap, isSeq, type YAMLMap } from 'yaml';
 import { doubleText } from '../doubles.ts';
+import { normalizeEntityType } from '../properties/normalize.ts';
 import { CliError } from './errors.ts';
 import { readYamlFile } from './yamlFile.ts';
 
@@ -29,8 +30,16 @@ export interface PropertySpec {
   line: number;
 }
 
-/** `dataset` → `urn:li:entityType:svc.dataset`; a URN is kept. */
-export const entityTypeUrn = (t: string) => (t.startsWith('urn:li:entityType:') ? t : `urn:li:entityType:${t.startsWith('svc.') ? t : `svc.${t}`}`);
+/**
+ * An entity type as the server stores it, by the server's rule (`dataset`, `datahub.dataset` and
+ * `urn:li:entityType:datahub.dataset` → `urn:li:entityType:svc.dataset`); a name svc does not know
+ * becomes a URN in svc's namespace (or DataHub's, when it names it), for the server to refuse.
+ */
+export function entityTypeUrn(t: string): string {
+  const known = normalizeEntityType(t);
+  if (known.startsWith('urn:li:entityType:')) return known;
+  return `urn:li:entityType:${t.startsWith('svc.') || t.startsWith('datahub.') ? t : `svc.${t}`}`;
+}
 /** `number` → `urn:li:dataType:svc.number`; a URN is kept. */
 export const dataTypeUrn = (t: string) => (t.startsWith(DATA_TYPE_PREFIX) ? t : `urn:li:dataType:${t.startsWith('svc.') ? t : `svc.${t}`}`);
 /**
@@ -81,18 +90,33 @@ export function readPropertyFile(path: string, warn: (line: string) => void): Pr
 }
 
 function toSpec(p: Json, i: number, line: number, problem: Problem, warn: (m: string) => void): PropertySpec | undefined {
-  const str = (k: string) => (p[k] === undefined || p[k] === null ? undefined : String(p[k]));
+  const str = (k: string): string | undefined => {
+    const v = p[k];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'object') {
+      problem(`property ${i + 1}: ${k} must be a single value, got ${Array.isArray(v) ? 'a list' : 'a mapping'}`, k);
+      return undefined;
+    }
+    return String(v);
+  };
+  /** The entries of a list of entity types, each a name or a URN. */
+  const names = (k: string, items: unknown[], ...where: (string | number)[]) =>
+    items.flatMap((t, j) => {
+      if (typeof t === 'string' && t !== '') return [entityTypeUrn(t)];
+      problem(`property ${i + 1}: ${k}[${j}] must be an entity type (a name such as dataset, or a URN)`, ...where, j);
+      return [];
+    });
   const id = str('id');
   const urnGiven = str('urn');
-  if (!id && !urnGiven) {
-    problem(`property ${i + 1}: id or urn is required`);
-    return undefined;
-  }
-  const urn = urnGiven ?? propertyUrn(id!);
+  const named = Boolean(id || urnGiven);
+  // An id or urn of the wrong shape has its own problem; the other keys are checked all the same.
+  const misshapen = (k: string) => typeof p[k] === 'object' && p[k] !== null;
+  if (!named && !misshapen('id') && !misshapen('urn')) problem(`property ${i + 1}: id or urn is required`);
+  const urn = urnGiven ?? propertyUrn(id ?? '');
   const urnId = urn.slice(PROPERTY_PREFIX.length);
-  if (!urn.startsWith(PROPERTY_PREFIX) || !urnId) problem(`property ${i + 1}: urn ${urn} is not a structured property urn (urn:li:structuredProperty:<id>)`, 'urn');
+  if (named && (!urn.startsWith(PROPERTY_PREFIX) || !urnId)) problem(`property ${i + 1}: urn ${urn} is not a structured property urn (urn:li:structuredProperty:<id>)`, 'urn');
   let qualifiedName = str('qualified_name');
-  if (urnGiven && qualifiedName !== undefined && qualifiedName !== urnId) problem(`property ${i + 1}: ID in the urn and the qualified_name must match`, 'qualified_name');
+  if (named && qualifiedName !== undefined && qualifiedName !== urnId) problem(`property ${i + 1}: ID in the urn and the qualified_name must match`, 'qualified_name');
   qualifiedName ??= urnId;
   const type = str('type');
   const bare = type === undefined ? undefined : typeName(type, warn);
@@ -119,7 +143,7 @@ function toSpec(p: Json, i: number, line: number, problem: Problem, warn: (m: st
     }
     return p[k] as unknown[];
   };
-  definition.entityTypes = (list('entity_types') ?? []).map((t) => entityTypeUrn(String(t)));
+  definition.entityTypes = names('entity_types', list('entity_types') ?? [], 'entity_types');
   const allowed = list('allowed_values');
   if (allowed) {
     definition.allowedValues = allowed.map((a, j) => {
@@ -132,7 +156,7 @@ function toSpec(p: Json, i: number, line: number, problem: Problem, warn: (m: st
   const qualifier = p.type_qualifier as { allowed_types?: unknown } | undefined;
   if (qualifier !== undefined && qualifier !== null) {
     if (typeof qualifier !== 'object' || !Array.isArray(qualifier.allowed_types)) problem(`property ${i + 1}: type_qualifier must be {allowed_types: [entity types]}`, 'type_qualifier');
-    else definition.typeQualifier = { allowedTypes: qualifier.allowed_types.map((t) => entityTypeUrn(String(t))) };
+    else definition.typeQualifier = { allowedTypes: names('type_qualifier.allowed_types', qualifier.allowed_types, 'type_qualifier', 'allowed_types') };
   }
   return { urn, definition, line };
 }

@@ -13,6 +13,7 @@ export const TIMESERIES_QUERIES = {
   list: queryParams({
     count: { type: 'integer', default: 10, minimum: 1, description: 'Page size (larger than 1000 is read as 1000)' },
     scrollId: { type: 'string', description: 'The scrollId of the previous page, to read the next one' },
+    urn: { type: 'string', description: 'Only the entries of this entity' },
     startTimeMillis: { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, description: 'Only entries at or after this time (epoch milliseconds)' },
     endTimeMillis: { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, description: 'Only entries at or before this time (epoch milliseconds)' },
     systemMetadata: { type: 'boolean', default: false, description: 'Include each entry’s system metadata' },
@@ -25,6 +26,7 @@ export function timeseriesRoutes(router: Router, timeseries: TimeseriesService):
     const page = await timeseries.list(principalOf(req), String(req.params.entityName), String(req.params.aspectName), {
       count: q.count,
       scrollId: q.scrollId,
+      urn: q.urn,
       startTimeMillis: q.startTimeMillis,
       endTimeMillis: q.endTimeMillis,
       systemMetadata: q.systemMetadata,

@@ -1,9 +1,18 @@
 /** `svc init --host <url> --token <token>`: saves where the server is and the token to use (prompting for what is missing on a terminal). */
 import { Command } from 'commander';
-import { configPath, saveConfig } from '../config.ts';
+import { configPath, saveConfig, savedConfig } from '../config.ts';
 import { CliError } from '../errors.ts';
 import { output } from '../output.ts';
 import { ask, onTerminal } from '../prompt.ts';
+
+/** The token of the config file, when it has one and can be read (init is how an unreadable one is replaced). */
+function readableSavedToken(): string | undefined {
+  try {
+    return savedConfig().token;
+  } catch {
+    return undefined;
+  }
+}
 
 export function initCommand(): Command {
   return new Command('init')
@@ -24,9 +33,12 @@ export function initCommand(): Command {
         throw new CliError(`--host must be a URL such as http://localhost:8080, got ${host}`, 2);
       }
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`--host must be an http or https URL, got ${host}`, 2);
-      const token = opts.token ?? (await ask('Access token', { secret: true }));
+      const given = opts.token ?? (await ask('Access token', { secret: true }));
+      // No token given (none asked for without a terminal, or an empty answer): the one saved before stays.
+      const previous = given ? undefined : readableSavedToken();
+      const token = given || previous;
       const path = saveConfig({ server: host.replace(/\/+$/, ''), token: token || undefined });
-      out.line(`Configured the server ${host}${token ? '' : ' (no token)'} in ${path}`);
+      out.line(`Configured the server ${host}${previous ? ' (the token saved before kept)' : token ? '' : ' (no token)'} in ${path}`);
       out.result({ server: host.replace(/\/+$/, ''), token: Boolean(token), file: path });
     });
 }
