@@ -342,6 +342,15 @@ describe('values', () => {
     assert.deepEqual(again.upsertStructuredProperties.properties, [{ structuredProperty: { urn: prop }, values: [{ stringValue: 'c' }], associatedUrn: entity }]);
   });
 
+  test('update and delete of a URN that is not a structured property’s say so, in GraphQL’s terms', async () => {
+    const ds = datasetUrn('gql.not.a.property');
+    for (const mutation of [`mutation { updateStructuredProperty(input: {urn: "${ds}", displayName: "x"}) { urn } }`, `mutation { deleteStructuredProperty(input: {urn: "${ds}"}) }`, `{ structuredProperty(urn: "${ds}") { urn } }`]) {
+      const err = await gqlError(s, mutation);
+      assert.equal(err.message, `urn ${ds} is not a structured property URN (urn:li:structuredProperty:<id>)`, mutation);
+      assert.deepEqual(err.extensions, { code: 400, type: 'BAD_REQUEST' });
+    }
+  });
+
   test('a reader may not set or remove values, with DataHub’s message; nothing changes', async () => {
     const entity = await createDataset(s, 'gql.by.reader');
     const prop = propertyUrn('test.by.reader.values');

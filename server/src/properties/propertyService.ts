@@ -118,8 +118,15 @@ export class PropertyService {
   }
 
   private property(urn: string): EntityUrn {
-    return this.entities.resolve(PROPERTY_ENTITY, urn);
+    return propertyTarget(urn);
   }
+}
+
+/** The structured property a URN names; INVALID_URN when it does not parse, VALIDATION when it names another entity type. */
+export function propertyTarget(urn: string): EntityUrn {
+  const target = registry.resolveUrn(urn);
+  if (target.spec.name !== PROPERTY_ENTITY) throw SvcError.validation([`urn ${urn} is not a structured property URN (urn:li:structuredProperty:<id>)`]);
+  return target;
 }
 
 /** Throws one VALIDATION error carrying every violation, if any. */

@@ -8,6 +8,7 @@ import type { AllowedValue, PropertyDefinition, StructuredProperties } from '../
 import { aspectOf, entityRef, forgetEntity, type EntityRef, type GraphQLContext } from '../context.ts';
 import { allowedValues, typedValues, type AllowedValueInput, type ValueInput } from '../inputs.ts';
 import { propertyValue, structuredPropertiesOf } from './entityResolvers.ts';
+import { propertyTarget } from '../../../properties/propertyService.ts';
 
 interface CreateInput {
   id?: string | null;
@@ -68,8 +69,7 @@ async function definitionOf(ctx: GraphQLContext, ref: EntityRef): Promise<Proper
 export const propertyResolvers = {
   Query: {
     async structuredProperty(_: unknown, { urn }: { urn: string }, ctx: GraphQLContext): Promise<EntityRef | null> {
-      const ref = entityRef(urn);
-      if (ref.target.spec.name !== 'structuredProperty') throw SvcError.validation([`urn ${urn} is not a structured property URN (urn:li:structuredProperty:<id>)`]);
+      const ref = { urn, target: propertyTarget(urn) };
       return (await aspectOf(ctx, urn, 'propertyDefinition')) ? ref : null;
     },
   },
