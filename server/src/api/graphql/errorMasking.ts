@@ -33,6 +33,25 @@ export function graphqlErrorBody(svc: SvcError): { errors: { message: string; ex
   return { errors: [graphqlErrorParts(svc)], extensions: {} };
 }
 
+/** graphql-js' bare words when it stops validating a document whose fields it would have to compare pair by pair (its work budget spent). */
+const VALIDATION_ABORTED = 'Validation aborted.';
+
+/** {@link VALIDATION_ABORTED} in words a caller can act on. */
+export function useReadableValidationAbort(): Plugin {
+  return {
+    onValidate() {
+      return ({ result, setResult }) => {
+        if (!result.some((e) => e.message === VALIDATION_ABORTED)) return;
+        setResult(
+          result.map((e) =>
+            e.message === VALIDATION_ABORTED ? new GraphQLError(`${VALIDATION_ABORTED} The document repeats fields so often that checking which of them merge is too much work: select each field once`, { nodes: e.nodes, extensions: e.extensions }) : e,
+          ),
+        );
+      };
+    },
+  };
+}
+
 /**
  * Yoga's refusals of a request as a whole (a batch, a parameter of the wrong type, a mutation sent by
  * GET: an HTTP status in `extensions.http`) in svc's error form, keeping that status and its headers;

@@ -22,7 +22,7 @@ import { createContext } from './context.ts';
 import { directParams, serveDirect } from './directPost.ts';
 import { useInputLiteralRules } from './inputLiterals.ts';
 import { useVariableValues } from './variableValues.ts';
-import { maskError, useExtensionsObject } from './errorMasking.ts';
+import { maskError, useExtensionsObject, useReadableValidationAbort } from './errorMasking.ts';
 import { entityResolvers } from './resolvers/entityResolvers.ts';
 import { propertyResolvers } from './resolvers/propertyResolvers.ts';
 import { searchResolvers } from './resolvers/searchResolvers.ts';
@@ -108,6 +108,7 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
       useInputLiteralRules(),
       useVariableValues(),
       useExtensionsObject(),
+      useReadableValidationAbort(),
       useStringFilterFlags(),
       useGraphQlJit(),
     ],
