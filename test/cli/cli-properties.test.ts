@@ -127,6 +127,10 @@ describe('svc init and configuration', () => {
     assert.match(missing.stderr, /required option '-f, --file <file.yaml>' not specified/);
     const unknown = await svc(['properties', 'frobnicate']);
     assert.equal(unknown.code, 2);
+    // A command group without its subcommand shows its help, as a usage error.
+    const bare = await svc(['properties']);
+    assert.equal(bare.code, 2);
+    assert.match(bare.stderr, /Usage: svc properties \[options\] \[command\]/);
     const help = await svc(['properties', 'upsert', '--help']);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /Example:\n  svc properties upsert -f properties.yaml/);
@@ -161,7 +165,9 @@ describe('svc properties', () => {
     });
     const out = join(dir, 'got.yaml');
     const toFile = await svc(['properties', 'get', '--urn', RETENTION, '--to-file', out]);
-    assert.equal(toFile.stdout, `Structured property yaml written to ${out}\n`);
+    // As DataHub's CLI: printed, then written.
+    assert.equal(toFile.stdout, `${JSON.stringify(JSON.parse(toFile.stdout.slice(0, toFile.stdout.lastIndexOf('}') + 1)), null, 2)}\nStructured property yaml written to ${out}\n`);
+    assert.equal(JSON.parse(toFile.stdout.slice(0, toFile.stdout.lastIndexOf('}') + 1)).urn, RETENTION);
     assert.match(readFileSync(out, 'utf8'), /^- urn: urn:li:structuredProperty:io\.acryl\.privacy\.retentionTime\n/);
   });
 

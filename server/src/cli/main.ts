@@ -40,8 +40,10 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      // Help and version are answers, not errors; commander has printed the usage error already.
-      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help' ? 0 : 2;
+      // Help and version asked for are answers, not errors; help shown for a missing subcommand (commander's
+      // exit code 1) is a usage error, as is anything else commander refuses (it has printed why already).
+      const answer = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || (err.code === 'commander.help' && err.exitCode === 0);
+      return answer ? 0 : 2;
     }
     if (err instanceof CliError) {
       process.stderr.write(`${err.message}\n`);
