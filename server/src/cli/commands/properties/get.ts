@@ -25,12 +25,11 @@ export function getCommand(): Command {
       if (a.status === 404) throw new CliError(`Structured property ${urn} does not exist`);
       if (a.status !== 200) throw new CliError(messageOf(a.body) ?? `HTTP ${a.status}`, a.status === 400 ? 2 : 1);
       const model = snakeCase(urn, (a.body as { propertyDefinition: { value: Record<string, unknown> } }).propertyDefinition.value);
-      // As DataHub's CLI: the property is printed, and also written when --to-file says where.
+      // As DataHub's CLI: the property is printed, and also written when --to-file says where (written
+      // first, so that a file that cannot be written leaves nothing on stdout).
+      if (opts.toFile) writeTextFile(opts.toFile, stringify([model]));
       out.line(JSON.stringify(model, null, 2));
-      if (opts.toFile) {
-        writeTextFile(opts.toFile, stringify([model]));
-        out.line(`Structured property yaml written to ${opts.toFile}`);
-      }
+      if (opts.toFile) out.line(`Structured property yaml written to ${opts.toFile}`);
       out.result(model);
     });
 }
