@@ -243,8 +243,9 @@ test('a schema.file that is missing or not Avro is named with its line, and noth
   writeFileSync(path, `- id: shop.bad\n  platform: hive\n  schema:\n    file: bad.avsc\n- id: shop.missing\n  platform: hive\n  schema:\n    file: nowhere.avsc\n    format: avro\n`);
   const r = await svc(['dataset', 'upsert', '-f', path]);
   assert.equal(r.code, 2, r.stderr);
-  assert.match(r.stderr, /bad-schema\.yaml:4: schema\.file bad\.avsc: .*strin/);
-  assert.match(r.stderr, /bad-schema\.yaml:8: schema\.file nowhere\.avsc: no such file/);
+  assert.match(r.stderr, /bad-schema\.yaml:4: schema\.file bad\.avsc \(read at .*\/bad\.avsc, relative to the YAML file\): .*strin/);
+  // Where it was looked for is said: DataHub's CLI reads the path from the current directory.
+  assert.ok(r.stderr.includes(`bad-schema.yaml:8: schema.file nowhere.avsc (read at ${join(dir, 'nowhere.avsc')}, relative to the YAML file): no such file`), r.stderr);
   assert.match(r.stderr, /bad-schema\.yaml:9: unknown key "format" in schema of dataset 2/);
   assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,shop.bad,PROD)')}`)).status, 404);
 });

@@ -57,7 +57,8 @@ function schemaMetadata(file: string, yamlPath: string, platform: string, given:
     text = readFileSync(path, 'utf8');
     avro = avroFields(text);
   } catch (err) {
-    problem(`schema.file ${file}: ${fileProblem(err, path)}`);
+    // The path it was read at, when that is not the one written (a path is relative to the YAML file).
+    problem(`schema.file ${file}${path === file ? '' : ` (read at ${path}, relative to the YAML file)`}: ${fileProblem(err, path)}`);
     return undefined;
   }
   const byId = new Map(given.filter((f) => f.id !== undefined).map((f) => [String(f.id), f]));
