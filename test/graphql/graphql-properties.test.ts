@@ -559,6 +559,10 @@ describe('the endpoint', () => {
     }
     const get = await s.request(`/api/graphql?query=${encodeURIComponent(`{ dataset(urn: "${ds}") { structuredProperties { properties { values { ... on NumberValue { numberValue } } } } } }`)}`);
     assert.match(await get.text(), /"numberValue":30\.0/);
+    // A Float aliased to the name of an Int elsewhere in the answer: each keeps its own form.
+    const raw = await (await s.request('/api/graphql', { method: 'POST', body: JSON.stringify({ query: `{ dataset(urn: "${ds}") { structuredProperties { properties { values { ... on NumberValue { count: numberValue } } } } } scrollAcrossEntities(input: {types: [DATASET], query: "*", count: 1}) { count } }` }) })).text();
+    assert.match(raw, /"values":\[\{"count":30\.0\}\]/, raw);
+    assert.match(raw, /"scrollAcrossEntities":\{"count":1\}/, raw);
   });
 
   test('a value written in the query is held to the rules of any input: no NUL, numbers kept exactly; nothing is written', async () => {

@@ -26,6 +26,14 @@ test('writes text without a double key exactly as JSON.stringify, and keeps a "d
 
 test('writes the numbers at the given response paths as doubles, through lists, and no others', () => {
   const value = { data: { a: [{ f: 30, g: 30 }, { f: 0.5, g: 2 }], f: 7 } };
-  assert.equal(stringifyJsonWithDoublesAt(value, new Set(['data.a.f'])), '{"data":{"a":[{"f":30.0,"g":30},{"f":0.5,"g":2}],"f":7}}');
-  assert.equal(stringifyJsonWithDoublesAt(value, new Set()), JSON.stringify(value));
+  assert.equal(stringifyJsonWithDoublesAt(value, { paths: new Set(['data.a.f']) }), '{"data":{"a":[{"f":30.0,"g":30},{"f":0.5,"g":2}],"f":7}}');
+  assert.equal(stringifyJsonWithDoublesAt(value, { paths: new Set() }), JSON.stringify(value));
+});
+
+test('with keys that no other field has, rewrites the numbers under them in the native text, leaving strings alone', () => {
+  const value = { data: { a: [{ f: 30, g: 30, s: 'say "f":3' }, { f: 1e21, g: -2, n: -0 }, { f: -4, t: 'x\\' }] } };
+  assert.equal(
+    stringifyJsonWithDoublesAt(value, { paths: new Set(['data.a.f']), keys: new Set(['f']) }),
+    '{"data":{"a":[{"f":30.0,"g":30,"s":"say \\"f\\":3"},{"f":1.0E21,"g":-2,"n":0},{"f":-4.0,"t":"x\\\\"}]}}',
+  );
 });

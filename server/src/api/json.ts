@@ -26,16 +26,39 @@ export function stringifyJson(value: unknown): string {
   return write(value, undefined, '', TYPED_VALUES) ?? 'null';
 }
 
+/** Where a GraphQL answer's Floats are (see api/graphql/floatPaths.ts). */
+export interface DoublePlaces {
+  /**
+   * Response paths from the root, keys joined by `.`, array indices left out
+   * (`data.dataset.structuredProperties.properties.values.numberValue`).
+   */
+  paths: ReadonlySet<string>;
+  /** The last key of each path, when no other field of the answer has one of them: then the keys alone say where. */
+  keys?: ReadonlySet<string>;
+}
+
 /**
- * Serialises `value` like JSON.stringify, writing the numbers at the given paths (response keys from
- * the root, joined by `.`, array indices left out: `data.dataset.structuredProperties.properties.values.numberValue`)
- * as doubles (see doubles.ts): GraphQL's Float fields.
+ * Serialises `value` like JSON.stringify, writing the numbers at the given places as doubles (see
+ * doubles.ts): GraphQL's Float fields.
  */
-export function stringifyJsonWithDoublesAt(value: unknown, paths: ReadonlySet<string>): string {
-  const plain = JSON.stringify(value) as string | undefined;
-  if (plain === undefined) return 'null';
-  if (paths.size === 0) return plain;
-  return write(value, undefined, '', (_key, path) => paths.has(path)) ?? 'null';
+export function stringifyJsonWithDoublesAt(value: unknown, places: DoublePlaces): string {
+  if (places.paths.size === 0) return JSON.stringify(value) ?? 'null';
+  if (!places.keys) return write(value, undefined, '', (_key, path) => places.paths.has(path)) ?? 'null';
+  // The keys are the Floats' alone: the native serialiser's text, with each number under one of them
+  // rewritten (an escaped quote, \", is inside a string, not a key).
+  let out = JSON.stringify(value) ?? 'null';
+  for (const key of places.keys) out = out.replace(numberUnder(key), (_m, n: string) => `"${key}":${doubleText(Number(n))}`);
+  return out;
+}
+
+const numbersUnder = new Map<string, RegExp>();
+/** A number under `key` in JSON text (a GraphQL response key: a name, no character to escape). */
+function numberUnder(key: string): RegExp {
+  let re = numbersUnder.get(key);
+  // Keys are the callers' aliases too: the cache is kept small.
+  if (!re && numbersUnder.size >= 256) numbersUnder.clear();
+  if (!re) numbersUnder.set(key, (re = new RegExp(`(?<!\\\\)"${key}":(-?[0-9][0-9.eE+-]*)`, 'g')));
+  return re;
 }
 
 /** Whether the number under `key` (at `path`) is a double. */

@@ -9,12 +9,12 @@ import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { ERROR_CODES, toSvcError, type SvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { stringifyJsonWithDoublesAt } from '../json.ts';
+import { stringifyJsonWithDoublesAt, type DoublePlaces } from '../json.ts';
 import { floatPaths } from './floatPaths.ts';
 
 /** Where a result's Floats are (see floatPaths.ts), put on the result as its execution ends. */
 const FLOATS = Symbol('float paths');
-const NO_FLOATS: ReadonlySet<string> = new Set();
+const NO_FLOATS: DoublePlaces = { paths: new Set() };
 
 /** The message and `extensions` of an svc failure as a GraphQL error (INTERNAL's cause not shown). */
 export function graphqlErrorParts(svc: SvcError): { message: string; extensions: Record<string, unknown> } {
@@ -113,7 +113,7 @@ export function withExtensionsObject(result: Result): void {
   for (const r of Array.isArray(result) ? result : [result]) {
     if (!r || typeof r !== 'object' || Symbol.asyncIterator in r) continue;
     const originals = r.errors as readonly Located[] | undefined;
-    const floats = (r as { [FLOATS]?: ReadonlySet<string> })[FLOATS] ?? NO_FLOATS;
+    const floats = (r as { [FLOATS]?: DoublePlaces })[FLOATS] ?? NO_FLOATS;
     r.stringify = (x) => stringifyJsonWithDoublesAt({ ...x, ...(x.errors ? { errors: withLocations(x.errors, originals) } : {}), extensions: x.extensions ?? {} }, floats);
   }
 }
@@ -123,7 +123,7 @@ export function useExtensionsObject(): Plugin {
   return {
     onExecute({ args }) {
       const floats = floatPaths(args.schema, args.document, args.operationName);
-      if (floats.size === 0) return undefined;
+      if (floats.paths.size === 0) return undefined;
       return {
         onExecuteDone({ result }) {
           if (result && typeof result === 'object' && !(Symbol.asyncIterator in result)) Object.assign(result, { [FLOATS]: floats });

@@ -4,21 +4,25 @@
  * The answer is written with the Floats at these paths as doubles (api/json.ts).
  */
 import { getNamedType, getOperationAST, isCompositeType, isInterfaceType, isObjectType, type DocumentNode, type GraphQLCompositeType, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import type { DoublePlaces } from '../json.ts';
 
-const cache = new WeakMap<DocumentNode, Map<string, ReadonlySet<string>>>();
+const cache = new WeakMap<DocumentNode, Map<string, DoublePlaces>>();
 
 /**
  * The response paths (`data.<key>.<key>…`, list indices left out) of the Float fields the executed
- * operation selects, through fragments. GraphQL's validation makes a response key at one path a Float
- * in every fragment that selects it or in none (fields that merge have the same scalar type).
+ * operation selects, through fragments, and their keys when no other field has one of them. GraphQL's
+ * validation makes a response key at one path a Float in every fragment that selects it or in none
+ * (fields that merge have the same scalar type).
  */
-export function floatPaths(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): ReadonlySet<string> {
+export function floatPaths(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): DoublePlaces {
   let byOperation = cache.get(document);
   if (!byOperation) cache.set(document, (byOperation = new Map()));
   const name = operationName ?? '';
-  let paths = byOperation.get(name);
-  if (paths) return paths;
+  const known = byOperation.get(name);
+  if (known) return known;
   const found = new Set<string>();
+  const floatKeys = new Set<string>();
+  const otherKeys = new Set<string>(['data', 'errors', 'extensions']);
   const operation = getOperationAST(document, operationName);
   const root = operation && schema.getRootType(operation.operation);
   const fragments = new Map(document.definitions.flatMap((d) => (d.kind === 'FragmentDefinition' ? [[d.name.value, d] as const] : [])));
@@ -33,15 +37,25 @@ export function floatPaths(schema: GraphQLSchema, document: DocumentNode, operat
         if (fragment && on && isCompositeType(on) && !seen.has(s.name.value)) walk(fragment.selectionSet, on, path, new Set([...seen, s.name.value]));
       } else {
         const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[s.name.value] : undefined;
-        if (!field) continue; // __typename, or a field of a union (none but __typename)
-        const at = `${path}.${s.alias?.value ?? s.name.value}`;
+        if (!field) {
+          otherKeys.add(s.alias?.value ?? s.name.value); // __typename (a field of a union is none but it)
+          continue;
+        }
+        const key = s.alias?.value ?? s.name.value;
+        const at = `${path}.${key}`;
         const named = getNamedType(field.type);
-        if (named.name === 'Float') found.add(at);
-        else if (s.selectionSet && isCompositeType(named)) walk(s.selectionSet, named, at, seen);
+        if (named.name === 'Float') {
+          found.add(at);
+          floatKeys.add(key);
+        } else {
+          otherKeys.add(key);
+          if (s.selectionSet && isCompositeType(named)) walk(s.selectionSet, named, at, seen);
+        }
       }
     }
   };
   if (operation && root) walk(operation.selectionSet, root, 'data', new Set());
-  byOperation.set(name, (paths = found));
-  return paths;
+  const places: DoublePlaces = [...floatKeys].some((k) => otherKeys.has(k)) ? { paths: found } : { paths: found, keys: floatKeys };
+  byOperation.set(name, places);
+  return places;
 }
