@@ -90,10 +90,12 @@ export function readPropertyFile(path: string, warn: (line: string) => void): Pr
 }
 
 function toSpec(p: Json, i: number, line: number, problem: Problem, warn: (m: string) => void): PropertySpec | undefined {
+  /** A list or a mapping where a single value goes (its own problem, see str). */
+  const misshapen = (k: string) => typeof p[k] === 'object' && p[k] !== null;
   const str = (k: string): string | undefined => {
     const v = p[k];
     if (v === undefined || v === null) return undefined;
-    if (typeof v === 'object') {
+    if (misshapen(k)) {
       problem(`property ${i + 1}: ${k} must be a single value, got ${Array.isArray(v) ? 'a list' : 'a mapping'}`, k);
       return undefined;
     }
@@ -110,7 +112,6 @@ function toSpec(p: Json, i: number, line: number, problem: Problem, warn: (m: st
   const urnGiven = str('urn');
   const named = Boolean(id || urnGiven);
   // An id or urn of the wrong shape has its own problem; the other keys are checked all the same.
-  const misshapen = (k: string) => typeof p[k] === 'object' && p[k] !== null;
   if (!named && !misshapen('id') && !misshapen('urn')) problem(`property ${i + 1}: id or urn is required`);
   const urn = urnGiven ?? propertyUrn(id ?? '');
   const urnId = urn.slice(PROPERTY_PREFIX.length);

@@ -49,7 +49,7 @@ export class PropertyService {
   async create(principal: Principal, input: NewProperty): Promise<string> {
     const id = input.id ?? input.definition.qualifiedName ?? randomUUID();
     const urn = propertyUrnOf(id);
-    const target = this.property(urn);
+    const target = propertyTarget(urn);
     const definition = { ...input.definition, qualifiedName: input.definition.qualifiedName ?? id };
     // Checked before the definition's rules (which would judge the write as a change of the existing
     // one); the write itself is CREATE_ENTITY, so a concurrent create still fails.
@@ -71,7 +71,7 @@ export class PropertyService {
    * present are not added twice; an allowed value given again takes the new description.
    */
   async update(principal: Principal, urn: string, changes: DefinitionChanges): Promise<WrittenAspect> {
-    return this.entities.update(principal, this.property(urn), 'propertyDefinition', (stored) => {
+    return this.entities.update(principal, propertyTarget(urn), 'propertyDefinition', (stored) => {
       if (stored === undefined) throw SvcError.notFound(`Attempting to update a structured property with no definition aspect: ${urn}`);
       return updatedDefinition(stored as PropertyDefinition, changes);
     });
@@ -114,11 +114,7 @@ export class PropertyService {
 
   /** Hard-deletes a property: the definition goes at once, a durable task removes its values everywhere. */
   async delete(principal: Principal, urn: string): Promise<void> {
-    await this.entities.deleteEntity(principal, this.property(urn));
-  }
-
-  private property(urn: string): EntityUrn {
-    return propertyTarget(urn);
+    await this.entities.deleteEntity(principal, propertyTarget(urn));
   }
 }
 

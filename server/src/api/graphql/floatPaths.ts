@@ -36,12 +36,12 @@ export function floatPaths(schema: GraphQLSchema, document: DocumentNode, operat
         const on = fragment && schema.getType(fragment.typeCondition.name.value);
         if (fragment && on && isCompositeType(on) && !seen.has(s.name.value)) walk(fragment.selectionSet, on, path, new Set([...seen, s.name.value]));
       } else {
+        const key = s.alias?.value ?? s.name.value;
         const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[s.name.value] : undefined;
         if (!field) {
-          otherKeys.add(s.alias?.value ?? s.name.value); // __typename (a field of a union is none but it)
+          otherKeys.add(key); // __typename (a field of a union is none but it)
           continue;
         }
-        const key = s.alias?.value ?? s.name.value;
         const at = `${path}.${key}`;
         const named = getNamedType(field.type);
         if (named.name === 'Float') {

@@ -116,7 +116,7 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
   return {
     yoga,
     async serve(req, res) {
-      const problem = req.method === 'POST' ? postBodyProblem(req.body) : req.method === 'GET' && req.originalUrl.includes('?') ? getParamsProblem(req.originalUrl) : undefined;
+      const problem = req.method === 'POST' ? postBodyProblem(req.body) : req.method === 'GET' ? getParamsProblem(req.originalUrl) : undefined;
       if (problem) throw new SvcError('BAD_REQUEST', problem);
       const params = directParams(req);
       if (params) return serveDirect(yoga, params, req, res);

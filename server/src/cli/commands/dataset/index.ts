@@ -138,11 +138,12 @@ export function datasetCommand(): Command {
           upstreams: v('upstreamLineage') ? (v('upstreamLineage').upstreams as { dataset: string }[]).map((u) => u.dataset) : undefined,
         }).filter(([, x]) => x !== undefined),
       );
+      const finish = (text: string) => doubles.write(text);
       if (opts.toFile) {
-        writeTextFile(opts.toFile, doubles.write(stringify(model)));
+        writeTextFile(opts.toFile, finish(stringify(model)));
         out.line(`Dataset yaml written to ${opts.toFile}`);
-      } else out.line(doubles.write(JSON.stringify(model, null, 2)));
-      out.result(model, (text) => doubles.write(text));
+      } else out.line(finish(JSON.stringify(model, null, 2)));
+      out.result(model, finish);
     });
   return new Command('dataset').description('Datasets and their structured properties').addCommand(upsert).addCommand(get);
 }
