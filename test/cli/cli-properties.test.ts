@@ -107,6 +107,32 @@ describe('svc init and configuration', () => {
     assert.equal(listed.code, 0, listed.stderr);
   });
 
+  test("DataHub's ~/.datahubenv (YAML, token '' for none) is read as it is; a file that holds no configuration is a usage error", async () => {
+    const env = (cfg: string) => ({ SVC_ENV_FILE: cfg, SVC_GMS_URL: '', SVC_GMS_TOKEN: '' });
+    const datahub = join(dir, 'datahubenv');
+    writeFileSync(datahub, `gms:\n  server: ${s.url}\n  token: ${ADMIN_TOKEN}\n`);
+    const listed = await svc(['properties', 'list'], env(datahub));
+    assert.equal(listed.code, 0, listed.stderr);
+    // No token: the request goes without one, and the server says so.
+    writeFileSync(datahub, `gms:\n  server: ${s.url}\n  token: ''\n`);
+    const anonymous = await svc(['properties', 'list'], env(datahub));
+    assert.equal(anonymous.code, 1);
+    assert.match(anonymous.stderr, /\(401\)/);
+    for (const [text, reason] of [
+      ['gms: [unclosed\n', /^Flow sequence in block collection must be sufficiently indented/],
+      ['- gms\n', /^it holds no mapping$/],
+      ['just text\n', /^it holds no mapping$/],
+    ] as const) {
+      const bad = join(dir, 'bad-env');
+      writeFileSync(bad, text);
+      const r = await svc(['properties', 'list'], env(bad));
+      assert.equal(r.code, 2, text);
+      const m = r.stderr.match(new RegExp(`^${bad.replace(/[.]/g, '\\.')} is not a configuration svc can read \\((.*)\\): run svc init again\n$`));
+      assert.ok(m, r.stderr);
+      assert.match(m[1]!, reason);
+    }
+  });
+
   test('no configuration, an unreachable server, a rejected token: one line each, exit 2 / 1 / 1', async () => {
     const none = await svc(['properties', 'list'], { SVC_ENV_FILE: join(dir, 'missing'), SVC_GMS_URL: '', SVC_GMS_TOKEN: '' });
     assert.deepEqual([none.code, none.stderr.trim().split('\n').length], [2, 1]);

@@ -1,10 +1,13 @@
 /**
  * Where the CLI finds its server: `SVC_GMS_URL` and `SVC_GMS_TOKEN` when set, else `~/.svcenv` as
- * `svc init` wrote it (a JSON object `{"gms": {"server", "token"}}`, readable by its owner only).
+ * `svc init` wrote it (a JSON object `{"gms": {"server", "token"}}`, readable by its owner only). The
+ * file is read as YAML, of which JSON is a part, so that DataHub's `~/.datahubenv` (the same `gms`
+ * mapping, written as YAML, with `token: ''` for none) works as it is.
  */
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { CliError } from './errors.ts';
 import { writeTextFile } from './files.ts';
 
@@ -28,10 +31,13 @@ export function savedConfig(): Partial<CliConfig> {
   const path = configPath();
   if (!existsSync(path)) return {};
   try {
-    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { gms?: { server?: unknown; token?: unknown } };
-    return { server: typeof parsed.gms?.server === 'string' ? parsed.gms.server : undefined, token: typeof parsed.gms?.token === 'string' ? parsed.gms.token : undefined };
+    const parsed: unknown = parseYaml(readFileSync(path, 'utf8')) ?? {};
+    if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('it holds no mapping');
+    const { gms } = parsed as { gms?: { server?: unknown; token?: unknown } };
+    const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+    return { server: text(gms?.server), token: text(gms?.token) };
   } catch (err) {
-    throw new CliError(`${path} is not a configuration svc can read (${(err as Error).message}): run svc init again`, 2);
+    throw new CliError(`${path} is not a configuration svc can read (${(err as Error).message.split('\n')[0]}): run svc init again`, 2);
   }
 }
 
