@@ -210,6 +210,20 @@ describe('updateStructuredProperty', () => {
     });
   });
 
+  test("a rule's message names an allowed value where the mutation gave it, and nothing is written", async () => {
+    const urn = propertyUrn('test.grades');
+    const allowed = [
+      { value: { double: 1 }, description: 'one' },
+      { value: { double: 2 }, description: 'two' },
+    ];
+    await text(await writeDefinition(s, urn, definitionOf('test.grades', { valueType: 'urn:li:dataType:svc.number', allowedValues: allowed })), 200);
+    // The second input lands third in the definition (the first replaces the stored 2).
+    const err = await gqlError(s, `mutation { updateStructuredProperty(input: {urn: "${urn}", newAllowedValues: [{numberValue: 2, description: "deux"}, {stringValue: "three"}]}) { urn } }`);
+    assert.equal(err.message, 'newAllowedValues[1], value: {string=three} should be a number');
+    assert.equal(err.extensions?.code, 400);
+    assert.deepEqual((await restDefinition(urn)).allowedValues, allowed);
+  });
+
   test('a property without a definition cannot be updated', async () => {
     const err = await gqlError(s, `mutation { updateStructuredProperty(input: {urn: "${propertyUrn('test.never')}", displayName: "x"}) { urn } }`);
     assert.equal(err.message, `Attempting to update a structured property with no definition aspect: ${propertyUrn('test.never')}`);

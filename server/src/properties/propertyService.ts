@@ -68,13 +68,24 @@ export class PropertyService {
   /**
    * Applies append-only changes to a definition, under the same rules as a full write of it (a
    * soft-deleted property refuses them). Entity types, allowed types and allowed values already
-   * present are not added twice; an allowed value given again takes the new description.
+   * present are not added twice; an allowed value given again takes the new description. A rule's
+   * message about an allowed value names it where the caller gave it (`newAllowedValues[0]`), not
+   * where it lands in the definition.
    */
   async update(principal: Principal, urn: string, changes: DefinitionChanges): Promise<WrittenAspect> {
-    return this.entities.update(principal, propertyTarget(urn), 'propertyDefinition', (stored) => {
-      if (stored === undefined) throw SvcError.notFound(`Attempting to update a structured property with no definition aspect: ${urn}`);
-      return updatedDefinition(stored as PropertyDefinition, changes);
-    });
+    let inputs: (number | undefined)[] = [];
+    try {
+      return await this.entities.update(principal, propertyTarget(urn), 'propertyDefinition', (stored) => {
+        if (stored === undefined) throw SvcError.notFound(`Attempting to update a structured property with no definition aspect: ${urn}`);
+        const updated = updatedDefinition(stored as PropertyDefinition, changes);
+        inputs = updated.allowedValueInputs;
+        return updated.definition;
+      });
+    } catch (err) {
+      if (!(err instanceof SvcError) || err.code !== 'VALIDATION') throw err;
+      const named = err.violations.map((v) => v.replace(/^allowedValues\[(\d+)\]/, (at, i: string) => (inputs[Number(i)] === undefined ? at : `newAllowedValues[${inputs[Number(i)]}]`)));
+      throw SvcError.validation(named);
+    }
   }
 
   /**
@@ -130,9 +141,13 @@ function refuse(violations: Violation[]): void {
   if (violations.length) throw SvcError.validation(violations.map((v) => v.message));
 }
 
-/** A definition with append-only changes applied (see {@link DefinitionChanges}). */
-export function updatedDefinition(current: PropertyDefinition, changes: DefinitionChanges): PropertyDefinition {
+/**
+ * A definition with append-only changes applied (see {@link DefinitionChanges}), and for each of its
+ * allowed values the index in `changes.newAllowedValues` it was given at (undefined: kept as stored).
+ */
+export function updatedDefinition(current: PropertyDefinition, changes: DefinitionChanges): { definition: PropertyDefinition; allowedValueInputs: (number | undefined)[] } {
   const next: PropertyDefinition = { ...current };
+  const inputs: (number | undefined)[] = (current.allowedValues ?? []).map(() => undefined);
   if (changes.displayName !== undefined) next.displayName = changes.displayName;
   if (changes.description !== undefined) next.description = changes.description;
   if (changes.immutable !== undefined) next.immutable = changes.immutable;
@@ -143,14 +158,14 @@ export function updatedDefinition(current: PropertyDefinition, changes: Definiti
   }
   if (changes.newAllowedValues?.length) {
     const values = [...(current.allowedValues ?? [])];
-    for (const added of changes.newAllowedValues) {
+    changes.newAllowedValues.forEach((added, k) => {
       const i = values.findIndex((v) => sameValue(v.value, added.value));
-      if (i < 0) values.push(added);
-      else values[i] = added;
-    }
+      if (i < 0) inputs[values.push(added) - 1] = k;
+      else [values[i], inputs[i]] = [added, k];
+    });
     next.allowedValues = values;
   }
-  return next;
+  return { definition: next, allowedValueInputs: inputs };
 }
 
 function appendNew(current: string[], added: string[]): string[] {
