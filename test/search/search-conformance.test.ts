@@ -286,7 +286,29 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await query(`_exists_:${VERSIONED}`), [URNS[1]]);
       assert.deepEqual(await query(`${VERSIONED}:bar2`), [URNS[1]]);
       assert.deepEqual(await filter([{ field: `structuredProperties.${qn}`, condition: 'EQUAL', values: ['bar2'] }]), [URNS[1]], 'the dotted name resolves to the current versioned field');
+      assert.deepEqual(await filter([{ field: 'structuredProperties.io_acryl_privacy_retentionTime02', condition: 'EQUAL', values: ['bar2'] }]), [URNS[1]], 'so does the underscored name, in a filter');
+      const facet = async (name: string) => (await s.svc.catalog.search.aggregate(SYSTEM, { entityTypes: ['dataset'], facets: [name], maxAggValues: 10 }))[0]!.aggregations;
+      assert.deepEqual(await facet(`structuredProperties.${qn}`), [{ value: 'bar2', count: 1 }]);
+      assert.deepEqual(await facet('structuredProperties.io_acryl_privacy_retentionTime02'), [{ value: 'bar2', count: 1 }]);
+      assert.deepEqual(await query('structuredProperties.io_acryl_privacy_retentionTime02:bar2'), [], 'a query string names the unversioned field as written');
       assert.deepEqual(await query(`${VERSIONED}:foo2`), []);
+    });
+
+    test('versions of a property whose qualified name has no dot: filters and facets follow the current version', async () => {
+      const P = propertyUrn('plainver');
+      const def = { qualifiedName: 'plainver', valueType: 'urn:li:dataType:svc.string', cardinality: 'MULTIPLE', entityTypes: ['urn:li:entityType:svc.dataset'] };
+      await text(await writeDefinition(s, P, def), 200);
+      await text(await patchValues(s, URNS[2]!, [addOp(P, [{ string: 'v1' }])]), 200);
+      await settle();
+      assert.deepEqual(await filter([{ field: 'structuredProperties.plainver', condition: 'EQUAL', values: ['v1'] }]), [URNS[2]]);
+      await text(await writeDefinition(s, P, { ...def, cardinality: 'SINGLE', version: '20240614080000' }), 200);
+      await text(await patchValues(s, URNS[3]!, [addOp(P, [{ string: 'v2' }])]), 200);
+      await settle();
+      assert.deepEqual(await filter([{ field: 'structuredProperties.plainver', condition: 'EQUAL', values: ['v2'] }]), [URNS[3]]);
+      assert.deepEqual(await filter([{ field: 'structuredProperties.plainver', condition: 'EXISTS' }]), [URNS[3]], 'the value of the old version is not found');
+      assert.deepEqual((await s.svc.catalog.search.aggregate(SYSTEM, { entityTypes: ['dataset'], facets: ['structuredProperties.plainver'], maxAggValues: 10 }))[0]!.aggregations, [{ value: 'v2', count: 1 }]);
+      assert.deepEqual(await query('structuredProperties._versioned.plainver.20240614080000.string:v2'), [URNS[3]]);
+      assert.deepEqual(await query('_exists_:structuredProperties.plainver'), [], 'a query string names the unversioned field as written, which no value of the current version is under');
     });
 
     test('hard delete: once the cleanup is done, no search finds the property; other properties stay', async () => {

@@ -132,7 +132,7 @@ export class SearchService {
     if (input.maxAggValues < 1) throw SvcError.validation([`maxAggValues must be 1 or more (got ${input.maxAggValues})`]);
     const specs = this.specs(input.entityTypes);
     const where = await this.where(specs, input.query, input.filters);
-    const resolved = await this.resolveFields(specs, input.facets, 'facet');
+    const resolved = await this.resolveFields(specs, input.facets, 'facet', true);
     const facets = input.facets.map((name) => resolved.get(name) ?? null);
     for (const [i, f] of facets.entries()) {
       if (f && (f.name === 'urn' || f.name === 'removed')) throw SvcError.validation([`facets[${i}]: ${input.facets[i]} cannot be a facet; facets are key-aspect fields and structured properties`]);
@@ -158,22 +158,34 @@ export class SearchService {
     return names.length ? [...new Set(names)].map((n) => registry.entity(n)) : [...ENTITIES];
   }
 
-  /** The resolved expression of a query string and filters (both must match). */
+  /**
+   * The resolved expression of a query string and filters (both must match). A field of the query
+   * string is the index's field as written; a filter's names a property (see {@link resolveFields}).
+   */
   private async where(specs: EntitySpec[], query: string | undefined, filters: OrFilters | undefined): Promise<Resolved> {
-    const parts: Expr[] = [];
-    if (query !== undefined) parts.push(this.parse(query));
-    if (filters?.length) parts.push(filtersExpr(filters));
-    const expr: Expr = parts.length === 0 ? { kind: 'all' } : parts.length === 1 ? parts[0]! : { kind: 'and', of: parts };
-    const names = [...new Set(leaves(expr).map((l) => l.field).filter((f) => f !== DEFAULT_FIELD))];
-    const fields = await this.resolveFields(specs, names, 'field');
+    const parts: { expr: Expr; byProperty: boolean }[] = [];
+    if (query !== undefined) parts.push({ expr: this.parse(query), byProperty: false });
+    if (filters?.length) parts.push({ expr: filtersExpr(filters), byProperty: true });
     const problems: string[] = [];
-    const out = resolve(expr, fields, defaultFields(specs), problems);
+    const resolved: Resolved[] = [];
+    for (const { expr, byProperty } of parts) {
+      const names = [...new Set(leaves(expr).map((l) => l.field).filter((f) => f !== DEFAULT_FIELD))];
+      const fields = await this.resolveFields(specs, names, 'field', byProperty);
+      resolved.push(resolve(expr, fields, defaultFields(specs), problems));
+    }
     if (problems.length) throw SvcError.validation(problems);
-    return out;
+    return resolved.length === 0 ? { kind: 'all' } : resolved.length === 1 ? resolved[0]! : { kind: 'and', of: resolved };
   }
 
-  /** Resolves field names; VALIDATION for unknown ones and for soft-deleted properties. */
-  private async resolveFields(specs: EntitySpec[], names: string[], what: string): Promise<Map<string, Resolution>> {
+  /**
+   * Resolves field names; VALIDATION for unknown ones and for soft-deleted properties. A property
+   * field is named by the property's qualified name, dotted, or that name underscored (as the index
+   * names its field) or as its versioned field (`_versioned.<name>.<version>.<type>`). `byProperty`
+   * (GraphQL's filters and facets) resolves a name to the property's own field, the versioned one once
+   * it has a version; otherwise (a query string) an underscored name is the unversioned field as
+   * written, which a versioned property's values are not under, as in DataHub's index.
+   */
+  private async resolveFields(specs: EntitySpec[], names: string[], what: string, byProperty: boolean): Promise<Map<string, Resolution>> {
     const out = new Map<string, Resolution>();
     const base = new Map(specs.flatMap(baseFields).map((f) => [f.name, f]));
     const wanted = names.map((n) => ({ name: n, property: propertyPart(n) }));
@@ -204,8 +216,8 @@ export class SearchService {
         field = s ? (propertyField(s.definition) ?? null) : null;
       } else {
         for (const [urn, s] of matches) if (s.softDeleted) deleted.add(urn);
-        const typed = matches.map(([, s]) => propertyField(s.definition)).find((f) => f !== undefined);
-        field = typed ? { name: `${PROPERTIES_FIELD}.${property}`, type: typed.type } : null;
+        const own = matches.map(([, s]) => propertyField(s.definition)).find((f) => f !== undefined);
+        field = own && !byProperty ? { name: `${PROPERTIES_FIELD}.${property}`, type: own.type } : (own ?? null);
       }
       out.set(name, field);
     }
