@@ -254,10 +254,18 @@ describe('hard delete', () => {
     }
 
     await waitForTask(s, p, HARD_DELETE_TASK);
-    await text(await writeDefinition(s, p, definitionOf(qn)), 200);
+    await text(await writeDefinition(s, p, definitionOf(qn, { valueType: 'urn:li:dataType:svc.number' })), 200);
     assert.deepEqual(await readValues(s, ds), [], 'values from before the hard delete do not come back');
-    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ string: 'new' }] }]), 200);
-    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ string: 'new' }] }]);
+    await text(await setValues(s, ds, [{ propertyUrn: p, values: [{ double: 7 }] }]), 200);
+    assert.deepEqual(await readValues(s, ds), [{ propertyUrn: p, values: [{ double: 7 }] }]);
+    // Nor in reads of older versions of the aspect: the one holding 'old', and the one the cleanup wrote.
+    const history: unknown[] = [];
+    for (let version = 1; ; version++) {
+      const res = await s.request(`/openapi/v3/entity/dataset/${enc(ds)}/structuredProperties?version=${version}`);
+      if (res.status === 404) break;
+      history.push(JSON.parse(await text(res, 200)).structuredProperties.value.properties);
+    }
+    assert.deepEqual(history, [[], []]);
   });
 
   test('rejects a value of a hard-deleted property with 412', async () => {

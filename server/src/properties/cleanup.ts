@@ -4,13 +4,16 @@
  * the property goes; after a versioned change the values written under an older version go. Each
  * entity is written through the entity core as a refresh: the value rules drop what is no longer
  * current (and only that) under the entity's lock, and the change is recorded like any other write.
+ * Once a hard-deleted property's values are gone from every entity, it is dropped from the records of
+ * older versions too, so that no read of a history row shows them, whatever is created under its URN
+ * later (a new property of that URN may be created once this task is done).
  */
 import type { Pool } from '../db/pool.ts';
 import { SYSTEM } from '../auth/authorize.ts';
 import type { EntityService } from '../entities/entityService.ts';
 import { registry } from '../registry/registry.ts';
 import type { TaskContext } from '../tasks/taskRunner.ts';
-import { countEntitiesWithValues, entitiesWithValues, loadProperties } from './propertyStore.ts';
+import { countEntitiesWithValues, entitiesWithValues, forgetHistoricRecords, loadProperties } from './propertyStore.ts';
 
 /** Entities listed per step, and refreshed per transaction (each holds its entities' locks until it commits). */
 const PAGE = 200;
@@ -19,25 +22,29 @@ const RUN_ID = 'svc-structured-property-cleanup';
 
 /**
  * Refreshes the `structuredProperties` aspect of each entity holding values of `property` (optionally
- * only those written under a version older than `olderThan`), a page at a time in URN order.
+ * only those written under a version older than `olderThan`), a page at a time in URN order. Whether
+ * it got through them all (false: the runner is stopping, another takes the task up again).
  */
-async function refreshHolders(pool: Pool, entities: EntityService, ctx: TaskContext, property: string, olderThan?: string): Promise<void> {
+async function refreshHolders(pool: Pool, entities: EntityService, ctx: TaskContext, property: string, olderThan?: string): Promise<boolean> {
   if (ctx.task.total === null) await ctx.progress({ total: await countEntitiesWithValues(pool, property, olderThan) });
   let after: string | undefined;
   while (!ctx.stopping) {
     const urns = await entitiesWithValues(pool, property, { olderThan, after, limit: PAGE });
-    if (urns.length === 0) return;
+    if (urns.length === 0) return true;
     for (let i = 0; i < urns.length; i += PER_TRANSACTION) {
       await entities.refresh(SYSTEM, urns.slice(i, i + PER_TRANSACTION).map((u) => registry.resolveUrn(u)), 'structuredProperties', RUN_ID);
     }
     after = urns[urns.length - 1];
     await ctx.progress({ doneDelta: urns.length });
   }
+  return false;
 }
 
 /** After a hard delete: every value of the property, on every entity. */
 export function hardDeleteCleanup(pool: Pool, entities: EntityService) {
-  return (ctx: TaskContext): Promise<void> => refreshHolders(pool, entities, ctx, ctx.task.subject);
+  return async (ctx: TaskContext): Promise<void> => {
+    if (await refreshHolders(pool, entities, ctx, ctx.task.subject)) await forgetHistoricRecords(pool, ctx.task.subject);
+  };
 }
 
 /** After a versioned change: the values written under an older version than the current one. */

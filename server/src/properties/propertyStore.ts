@@ -236,6 +236,15 @@ export async function loadHistoricRecords(db: Db, rowsOf: { urn: string; version
   return out;
 }
 
+/**
+ * Drops a property from the records of older versions: a hard-deleted property's values in history
+ * rows are then never shown again, also once a property of the same URN is created anew (a row's
+ * property without a record is hidden).
+ */
+export async function forgetHistoricRecords(db: Db, propertyUrn: string): Promise<void> {
+  await rows(db, 'DELETE FROM structured_property_assignment_history WHERE property_urn = $1', [propertyUrn]);
+}
+
 /** The key of a row in {@link loadHistoricRecords}' result. */
 export const historicKey = (urn: string, version: number) => `${version} ${urn}`;
 
