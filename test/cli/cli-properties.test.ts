@@ -211,6 +211,15 @@ describe('svc properties', () => {
     assert.deepEqual([bad.code, bad.stderr], [2, `${join(dir, 'bad-urn.yaml')}:2: Type decimal is not allowed. Allowed types are string, rich_text, number, date, urn\n`]);
   });
 
+  test('get shows the cardinality of a property written without one: SINGLE, as its values are checked', async () => {
+    const urn = 'urn:li:structuredProperty:test.cli.nocardinality';
+    const definition = { qualifiedName: 'test.cli.nocardinality', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] };
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(urn)}/propertyDefinition`, { method: 'POST', body: JSON.stringify({ value: definition }) }), 200);
+    const got = await svc(['properties', 'get', '--urn', urn]);
+    assert.equal(got.code, 0, got.stderr);
+    assert.equal(JSON.parse(got.stdout).cardinality, 'SINGLE');
+  });
+
   test('a file that cannot be written or read is one line naming it and why, exit 2', async () => {
     const nowhereFile = join(dir, 'no-such-dir', 'out.yaml');
     const write = await svc(['properties', 'get', '--urn', RETENTION, '--to-file', nowhereFile]);

@@ -121,6 +121,10 @@ describe('createStructuredProperty', () => {
     assert.deepEqual(read.structuredProperty.definition, { qualifiedName: 'test.rest.made', displayName: 'Made over REST', cardinality: 'SINGLE', valueType: { urn: 'urn:li:dataType:svc.string' } });
     const made = await gqlData(s, `mutation { createStructuredProperty(input: {qualifiedName: "test.no.id", valueType: "urn:li:dataType:svc.string", entityTypes: ["dataset"]}) { urn } }`);
     assert.equal(made.createStructuredProperty.urn, propertyUrn('test.no.id'));
+    // Created without a cardinality: stored as given, shown as the SINGLE it is checked as.
+    assert.equal((await restDefinition(propertyUrn('test.no.id'))).cardinality, undefined);
+    const single = await gqlData(s, `{ structuredProperty(urn: "${propertyUrn('test.no.id')}") { definition { cardinality } } }`);
+    assert.deepEqual(single.structuredProperty.definition, { cardinality: 'SINGLE' });
   });
 
   test('creating a property that exists is a conflict, and changes nothing', async () => {

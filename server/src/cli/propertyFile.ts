@@ -12,6 +12,7 @@
 import { isMap, isSeq, type YAMLMap } from 'yaml';
 import { doubleText } from '../doubles.ts';
 import { normalizeEntityType } from '../properties/normalize.ts';
+import { cardinalityOf, type PropertyDefinition } from '../properties/types.ts';
 import { CliError } from './errors.ts';
 import { readYamlFile } from './yamlFile.ts';
 
@@ -165,7 +166,7 @@ function toSpec(p: Json, i: number, line: number, problem: Problem, warn: (m: st
 /** A stored definition in the snake_case form `properties get` prints (values as strings, unset keys left out). */
 export function snakeCase(urn: string, d: Json): Json {
   const printed = (v: Value) => ('double' in v ? doubleText(v.double) : v.string);
-  const out: Json = { urn, qualified_name: d.qualifiedName, type: d.valueType, description: d.description, display_name: d.displayName, entity_types: d.entityTypes, cardinality: d.cardinality };
+  const out: Json = { urn, qualified_name: d.qualifiedName, type: d.valueType, description: d.description, display_name: d.displayName, entity_types: d.entityTypes, cardinality: cardinalityOf(d as Pick<PropertyDefinition, 'cardinality'>) };
   const allowed = d.allowedValues as { value: Value; description?: string }[] | undefined;
   if (allowed) out.allowed_values = allowed.map((a) => (a.description === undefined ? { value: printed(a.value) } : { value: printed(a.value), description: a.description }));
   const q = d.typeQualifier as { allowedTypes?: string[] } | undefined;

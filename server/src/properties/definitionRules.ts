@@ -7,7 +7,7 @@
  */
 import { parseUrn } from '../urn/urn.ts';
 import { checkValueType } from './valueRules.ts';
-import { printValue, sameValue, searchName, type PropertyDefinition } from './types.ts';
+import { cardinalityOf, printValue, sameValue, searchName, type PropertyDefinition } from './types.ts';
 import { compareVersions } from './versions.ts';
 
 export interface DefinitionContext {
@@ -119,7 +119,7 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   if (prev) {
     const byVersion = allowedByVersion(prev, next);
     if (prev.valueType !== next.valueType && !byVersion) out.push('Value type cannot be changed as this is a backwards incompatible change');
-    if ((prev.cardinality ?? 'SINGLE') === 'MULTIPLE' && (next.cardinality ?? 'SINGLE') === 'SINGLE' && !byVersion) {
+    if (cardinalityOf(prev) === 'MULTIPLE' && cardinalityOf(next) === 'SINGLE' && !byVersion) {
       out.push('Property definition cardinality cannot be changed from MULTI to SINGLE');
     }
     if (prev.qualifiedName !== next.qualifiedName) out.push('Cannot change the fully qualified name of a Structured Property');

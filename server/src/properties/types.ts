@@ -30,6 +30,9 @@ export interface PropertyDefinition {
   lastModified?: unknown;
 }
 
+/** A definition's cardinality: one written without it is SINGLE (DataHub's default), and is shown so. */
+export const cardinalityOf = (d: Pick<PropertyDefinition, 'cardinality'>): 'SINGLE' | 'MULTIPLE' => d.cardinality ?? 'SINGLE';
+
 export interface Assignment {
   propertyUrn: string;
   values: PrimitiveValue[];

@@ -4,7 +4,7 @@
  * entity's type must be one the property applies to, and an assignment carries at least one value.
  */
 import { parseUrn } from '../urn/urn.ts';
-import { logicalType, numericString, printValue, printValues, sameValue, type Assignment, type PrimitiveValue, type PropertyDefinition } from './types.ts';
+import { cardinalityOf, logicalType, numericString, printValue, printValues, sameValue, type Assignment, type PrimitiveValue, type PropertyDefinition } from './types.ts';
 
 /** What the rules need to know about one referenced property. */
 export interface PropertyState {
@@ -142,7 +142,7 @@ export function checkAssignments(
       out.push({ message: `Property: ${a.propertyUrn} cannot be applied to entity type ${entityTypeUrn}; it applies to [${def.entityTypes.join(', ')}]` });
     }
     if (a.values.length === 0) out.push({ message: `Property: ${a.propertyUrn} has no values; give at least one` });
-    if ((def.cardinality ?? 'SINGLE') === 'SINGLE' && a.values.length > 1) {
+    if (cardinalityOf(def) === 'SINGLE' && a.values.length > 1) {
       out.push({ message: `Property: ${a.propertyUrn} has cardinality 1, but multiple values were assigned: ${printValues(a.values)}` });
     }
     for (const v of a.values) {

@@ -4,7 +4,7 @@
  * its rules and messages are those of REST; what a mutation returns is read back as a read shows it.
  */
 import { SvcError, Violations } from '../../../errors.ts';
-import type { AllowedValue, PropertyDefinition, StructuredProperties } from '../../../properties/types.ts';
+import { cardinalityOf, type AllowedValue, type PropertyDefinition, type StructuredProperties } from '../../../properties/types.ts';
 import { aspectOf, entityRef, forgetEntity, type EntityRef, type GraphQLContext } from '../context.ts';
 import { allowedValues, typedValues, type AllowedValueInput, type ValueInput } from '../inputs.ts';
 import { propertyValue, structuredPropertiesOf } from './entityResolvers.ts';
@@ -126,6 +126,7 @@ export const propertyResolvers = {
     definition: (ref: EntityRef, _: unknown, ctx: GraphQLContext) => definitionOf(ctx, ref),
   },
   StructuredPropertyDefinition: {
+    cardinality: cardinalityOf,
     valueType: (d: PropertyDefinition) => entityRef(d.valueType),
     entityTypes: (d: PropertyDefinition) => d.entityTypes.map(entityRef),
     typeQualifier: (d: PropertyDefinition) => (d.typeQualifier ? { allowedTypes: (d.typeQualifier.allowedTypes ?? []).map(entityRef) } : null),
