@@ -25,7 +25,8 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** Why something was not found, sent as the `Not-Found-Reason` header (DataHub's values). */
-export type NotFoundReason = 'ENTITY' | 'ASPECT';
+/** DataHub's reason header: a missing entity and a missing aspect are both `ENTITY`. */
+export type NotFoundReason = 'ENTITY';
 
 export interface SvcErrorOptions {
   cause?: unknown;

@@ -528,6 +528,9 @@ describe('the endpoint', () => {
       ['"{ __typename }"', 400, 'BAD_REQUEST', 'A GraphQL request is a JSON object, {"query": "…", "variables": {…}}; got a string'],
       ['{"query": "{ __typename }"', 400, 'BAD_REQUEST', "Malformed JSON in the request body: Expected ',' or '}' after property value in JSON at position 26"],
       ['{"query": "{ __typename }", "variables": {"a": "x\\u0000"}}', 400, 'BAD_REQUEST', 'body.variables.a: the string contains the NUL character (U+0000), which svc does not store'],
+      // Yoga takes any operationName and looks for it in the document (200, OPERATION_RESOLUTION_FAILURE).
+      ['{"query": "{ __typename }", "operationName": 5}', 400, 'BAD_REQUEST', 'Expected "operationName" param to be a string, but given number.'],
+      ['{"query": "{ __typename }", "operationName": ["A"]}', 400, 'BAD_REQUEST', 'Expected "operationName" param to be a string, but given array.'],
     ];
     for (const [body, status, type, message] of cases) {
       const res = await s.request('/api/graphql', { method: 'POST', body });

@@ -49,13 +49,18 @@ const REQUEST_FORM = '{"query": "…", "variables": {…}}';
 
 /**
  * What is wrong with the parsed body of a GraphQL POST that yoga would answer badly: nothing (a bare
- * 415), or JSON that is not an object or an empty one (yoga reads those as "invalid JSON"). A batch
- * or an object with parameters goes to yoga, which names what is wrong with them.
+ * 415), JSON that is not an object or an empty one (yoga reads those as "invalid JSON"), or an
+ * `operationName` that is not a string (yoga would look for an operation of that name: "Could not
+ * determine what operation to execute", as if it were only absent from the document). A batch or an
+ * object with other parameters goes to yoga, which names what is wrong with them.
  */
 export function postBodyProblem(body: unknown): string | undefined {
   if (body === undefined) return `A GraphQL request needs a body: ${REQUEST_FORM}, sent with Content-Type application/json`;
   if (typeof body !== 'object' || body === null) return `A GraphQL request is a JSON object, ${REQUEST_FORM}; got ${body === null ? 'null' : `a ${typeof body}`}`;
-  if (!Array.isArray(body) && Object.keys(body).length === 0) return `A GraphQL request needs a query: ${REQUEST_FORM}`;
+  if (Array.isArray(body)) return undefined;
+  if (Object.keys(body).length === 0) return `A GraphQL request needs a query: ${REQUEST_FORM}`;
+  const { operationName } = body as { operationName?: unknown };
+  if (operationName != null && typeof operationName !== 'string') return `Expected "operationName" param to be a string, but given ${Array.isArray(operationName) ? 'array' : typeof operationName}.`;
   return undefined;
 }
 

@@ -50,7 +50,7 @@ const writeErrors = {
 /** A missing entity or aspect: an empty body, and why in a header (DataHub's `ENTITY` for either). */
 const notFound = {
   description: 'Not found: an empty body',
-  headers: { 'Not-Found-Reason': { description: 'What is missing', schema: { enum: ['ENTITY', 'ASPECT'] } } },
+  headers: { 'Not-Found-Reason': { description: 'What is missing: ENTITY for a missing entity or aspect, as DataHub answers both', schema: { enum: ['ENTITY'] } } },
 };
 /** Answers of a HEAD (no body). */
 const headErrors = { '400': { description: 'A malformed URN or query parameter' }, '401': { description: 'Missing or invalid bearer token' }, '403': { description: 'The token role does not permit reading' } };
