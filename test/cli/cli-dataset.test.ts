@@ -108,6 +108,29 @@ test('a value the server refuses: DataHub’s failure line, exit 1', async () =>
   assert.match(mixed.stderr, /^Update failed for id urn:li:dataset:\(urn:li:dataPlatform:hive,refused\.first,PROD\)\. due to .*should be one of.*\n1 of 2 datasets not written\n$/s);
   const written = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(second)}/structuredProperties`), 200));
   assert.deepEqual(written.structuredProperties.value.properties, [{ propertyUrn: RETENTION, values: [{ double: 30 }] }]);
+  // A dataset whose own aspects were written before a later step was refused (a field's value of a
+  // property that does not apply to fields) is said to be written in part, and which.
+  const partly = join(dir, 'refused-in-part.yaml');
+  writeFileSync(partly, `${readFileSync(both, 'utf8')}- id: part.third
+  platform: hive
+  structured_properties:
+    io.acryl.privacy.retentionTime: 30
+  schema:
+    fields:
+      - id: a
+        structured_properties:
+          io.acryl.privacy.retentionTime: 30
+`);
+  const third = 'urn:li:dataset:(urn:li:dataPlatform:hive,part.third,PROD)';
+  const inPart = await svc(['dataset', 'upsert', '-f', partly]);
+  assert.equal(inPart.code, 1);
+  assert.match(inPart.stderr, /cannot be applied to entity type urn:li:entityType:svc\.schemaField/);
+  assert.ok(
+    inPart.stderr.endsWith(`1 of 3 datasets not written; 1 of 3 datasets written in part (the dataset's own aspects, not all of its fields' values and downstreams): ${third}\n`),
+    inPart.stderr,
+  );
+  const own = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(third)}/structuredProperties`), 200));
+  assert.deepEqual(own.structuredProperties.value.properties, [{ propertyUrn: RETENTION, values: [{ double: 30 }] }]);
 });
 
 test('a value that is a mapping, a list in a list or nothing is a usage error naming its line; nothing is written', async () => {

@@ -61,10 +61,14 @@ export function datasetCommand(): Command {
       const client = new Client(loadConfig());
       // As DataHub's CLI: a dataset the server refuses is reported and the others are still written;
       // the exit code then says that some failed.
-      const results: { urn: string; error?: string }[] = [];
+      // A dataset is written in steps (its own aspects, its fields, each downstream's lineage): one
+      // refused after the first is written in part, and said so.
+      const results: { urn: string; error?: string; partial?: boolean }[] = [];
       for (const spec of specs) {
+        let partial = false;
         try {
           await client.ok('POST', '/openapi/v3/entity/dataset?async=false', [{ urn: spec.urn, ...spec.aspects }]);
+          partial = true;
           if (spec.fields.length) {
             // A field exists once its status is written; its structured properties go with it.
             await client.ok(
@@ -84,15 +88,21 @@ export function datasetCommand(): Command {
         } catch (err) {
           if (!(err instanceof CliError && err.exitCode === 1)) throw err;
           out.warn(`Update failed for id ${spec.urn}. due to ${err.message}`);
-          results.push({ urn: spec.urn, error: err.message });
+          results.push({ urn: spec.urn, error: err.message, ...(partial ? { partial } : {}) });
           continue;
         }
         out.line(`Update succeeded for urn ${spec.urn}.`);
         results.push({ urn: spec.urn });
       }
       out.result(results);
-      const failed = results.filter((r) => r.error !== undefined).length;
-      if (failed) throw new CliError(`${failed} of ${specs.length} dataset${specs.length === 1 ? '' : 's'} not written`);
+      const notWritten = results.filter((r) => r.error !== undefined && !r.partial).length;
+      const inPart = results.filter((r) => r.partial).map((r) => r.urn);
+      const of = `of ${specs.length} dataset${specs.length === 1 ? '' : 's'}`;
+      const said = [
+        ...(notWritten ? [`${notWritten} ${of} not written`] : []),
+        ...(inPart.length ? [`${inPart.length} ${of} written in part (the dataset's own aspects, not all of its fields' values and downstreams): ${inPart.join(', ')}`] : []),
+      ];
+      if (said.length) throw new CliError(said.join('; '));
     });
   const get = new Command('get')
     .description('Show a dataset with its dataset-level and field-level structured properties')
