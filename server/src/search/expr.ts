@@ -35,7 +35,7 @@ export const not = (of: Expr): Expr => (of.kind === 'not' ? of.of : { kind: 'not
 // ---- query strings -------------------------------------------------------------------------------
 
 const SUPPORTED =
-  'supported: field:value, "quoted values", field:>n, >=, <, <=, field:[a TO b] and {a TO b}, _exists_:field, AND, OR, NOT, +, -, parentheses, * and trailing wildcards';
+  'supported: field:value, "quoted values", field:>n, >=, <, <=, field:[a TO b] and {a TO b}, _exists_:field, AND, OR, NOT, +, -, parentheses, wildcards (* and ?)';
 
 function syntaxError(what: string): SvcError {
   return SvcError.validation([`query: ${what}; ${SUPPORTED}`]);
