@@ -52,6 +52,19 @@ describe('kubectl apply --dry-run=server', () => {
   }
 });
 
+test('the notes say how to reach the server: the Ingress host, the Ingress without one, or a port-forward', async () => {
+  const ns = await createNamespace('chart-notes');
+  const notes = async (args: string[]) => {
+    const out = await helm('install', 'rel', CHART, '--namespace', ns, '--dry-run=server', ...DB, ...args);
+    return out.slice(out.indexOf('NOTES:'));
+  };
+  assert.match(await notes(['--set', 'server.ingress.enabled=true', '--set', 'server.ingress.host=catalog.example.com']), /Reach the server:\n {2}http:\/\/catalog\.example\.com\/\n/);
+  const noHost = await notes(['--set', 'server.ingress.enabled=true']);
+  assert.ok(!noHost.includes('http:///'), noHost);
+  assert.match(noHost, new RegExp(`kubectl -n ${ns} get ingress rel-svc\n {2}then http://<that address>/\n`));
+  assert.match(await notes([]), new RegExp(`kubectl -n ${ns} port-forward svc/rel-svc 8080:`));
+});
+
 describe('helm install and upgrade (hook mode)', () => {
   let ns: string;
   before(async () => {

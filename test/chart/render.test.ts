@@ -196,6 +196,8 @@ describe('values', () => {
     const withPostgres = await render(['-f', join(CHART, 'values-argocd.yaml'), '--set', 'postgresql.enabled=true', '--set', 'postgresql.password=s3cret']);
     assert.equal(wave(find(withPostgres, 'Secret', 'rel-svc-postgresql')), '-2');
     assert.equal(wave(find(withPostgres, 'StatefulSet', 'rel-svc-postgresql')), '-2');
+    // Its Service too: the Job of wave -1 connects through it.
+    assert.equal(wave(find(withPostgres, 'Service', 'rel-svc-postgresql')), '-2');
   });
 
   test('the Argo CD profile with the bundled Postgres renders the same twice: the password comes from a Secret of the user\'s', async () => {
@@ -286,6 +288,9 @@ describe('values', () => {
       [['--set', 'image.pullPolicy=Sometimes'], /image\.pullPolicy: image\.pullPolicy must be one of the following/],
       [['--set', 'database.existingSecret=Not_A_Name'], /database\.existingSecret: Does not match pattern/],
       [['--set', 'systemUpdate.activeDeadlineSeconds=5'], /systemUpdate\.activeDeadlineSeconds: Must be greater than or equal to 60/],
+      // The operator refuses more than a day at start: the chart says so at install.
+      [['--set', 'operator.pollSeconds=100000'], /operator\.pollSeconds: Must be less than or equal to 86400/],
+      [['--set', 'operator.resyncSeconds=100000'], /operator\.resyncSeconds: Must be less than or equal to 86400/],
     ];
     for (const [args, message] of cases) {
       await assert.rejects(render([...DB, ...args]), (err: Error) => {

@@ -508,6 +508,14 @@ describe('CRDs', () => {
   });
 
   describe('TruncationJob', () => {
+    it('shows the next run as the time it is, not as a date column (kubectl prints a time to come as <invalid>)', async () => {
+      const obj = await createJob(job({ olderThan: '30d', schedule: '@hourly' }));
+      type Table = { columnDefinitions: { name: string; type: string }[]; rows: { cells: unknown[] }[] };
+      const table = await getJson<Table>(`/apis/${apiVersion}/namespaces/${namespace}/truncationjobs/${obj.metadata.name}`, 'application/json;as=Table;v=v1;g=meta.k8s.io');
+      const nextRun = table.columnDefinitions.find((c) => c.name === 'Next Run');
+      assert.equal(nextRun?.type, 'string');
+    });
+
     it('applies defaults: dryRun true, batchSize 10000', async () => {
       const obj = await createJob(job({ olderThan: '30d' }));
       assert.equal(obj.spec.dryRun, true);
