@@ -13,7 +13,7 @@ import { statusFacts } from '../../operator/src/controllers/truncationJob.ts';
 import type { TruncationJob } from '../../operator/src/resources.ts';
 import type { Operator } from '../../operator/src/operator.ts';
 import { datasetUrn } from '../support/structuredProperties.ts';
-import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { ADMIN_TOKEN, enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 import { condition, createNamespace, createObject, deleteObject, eventReasons, getObject, installCrds, objects, merge, patchObject, spawnOperator, startTestOperator, waitJob } from '../support/operator.ts';
 import { GROUP, VERSION } from '../../operator/src/resources.ts';
 
@@ -175,6 +175,30 @@ describe('TruncationJob across an operator restart', () => {
       assert.equal(condition(o, 'Complete')!.reason, 'Completed');
       assert.equal(o.status!.lastRun!.message, 'started before the restart');
       assert.equal((await truncationTasks()).length, tasksBefore, 'no second run');
+    } finally {
+      await restarted.stop();
+    }
+  });
+
+  test('a run whose task stopped at timeoutSeconds with entries left completes as StoppedAtTimeout, with a Warning', async () => {
+    const ns2 = await createNamespace('tj-timeout');
+    const endTimeMillis = Date.now() - 30 * DAY;
+    // The server's task as a truncation stopped by its timeout leaves it: done, 3 of its 10 entries deleted.
+    const [row] = await sql<{ id: string }>(
+      server.databaseUrl,
+      "INSERT INTO tasks (kind, subject, params, state, total, done, finished_at) VALUES ('timeseries-truncate', 'dataset_datasetprofileaspect_v1', $1, 'SUCCEEDED', 10, 3, now()) RETURNING id",
+      [JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis, batchSize: 1, timeoutSeconds: 1 })],
+    );
+    const taskId = `svc:${row!.id}`;
+    const created = await job('stopped', { aspect: 'datasetProfile', endTimeMillis, dryRun: false, batchSize: 1, timeoutSeconds: 1 }, ns2);
+    await setStatus(ns2, 'stopped', { observedGeneration: created.metadata.generation, taskId, counts: { toDelete: 10, total: 20 }, lastRun: { startTime: new Date().toISOString(), endTimeMillis, dryRun: false, message: 'started' } });
+    const restarted = await startTestOperator(server.url, ns2);
+    try {
+      const o = await waitJob(ns2, 'stopped', 'Complete', (x) => condition(x, 'Complete')?.status === 'True');
+      assert.equal(condition(o, 'Complete')!.reason, 'StoppedAtTimeout');
+      assert.equal(condition(o, 'Complete')!.message, `task ${taskId} deleted 3 of 10 entries: it stopped at timeoutSeconds (1), leaving the rest`);
+      assert.equal(o.status!.counts!.deleted, 3);
+      assert.ok((await eventReasons(ns2, 'stopped')).includes('StoppedAtTimeout'));
     } finally {
       await restarted.stop();
     }

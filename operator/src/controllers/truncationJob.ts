@@ -262,11 +262,17 @@ export class TruncationJobReconciler {
       await this.writeStatus(job, { counts }, []);
       return { requeueAfterMs: this.deps.pollMs };
     }
+    // A task stopped by timeoutSeconds ends well, with entries left: said in the reason and an Event.
+    const timeout = job.spec.timeoutSeconds;
+    if (timeout !== undefined && progress.total !== undefined && progress.deleted < progress.total) {
+      const message = `task ${taskId} deleted ${progress.deleted} of ${progress.total} entries: it stopped at timeoutSeconds (${timeout}), leaving the rest`;
+      return this.finish(job, { counts }, 'StoppedAtTimeout', message, 'Warning');
+    }
     return this.finish(job, { counts }, 'Completed', `task ${taskId} deleted ${progress.deleted} entries`);
   }
 
   /** A run ended well: Complete=True, and the next time of a schedule. */
-  private async finish(job: TruncationJob, facts: Partial<TruncationJobStatus>, reason: string, message: string): Promise<ReconcileResult | void> {
+  private async finish(job: TruncationJob, facts: Partial<TruncationJobStatus>, reason: string, message: string, event: 'Normal' | 'Warning' = 'Normal'): Promise<ReconcileResult | void> {
     const completionTime = new Date(this.now()).toISOString();
     const lastRun = { ...(facts.lastRun ?? job.status?.lastRun), completionTime };
     // The schedule may have been changed while the run worked: the run is recorded all the same.
@@ -278,7 +284,7 @@ export class TruncationJobReconciler {
         ? { type: 'Ready', status: 'False', reason: 'InvalidSchedule', message: invalid }
         : { type: 'Ready', status: 'True', reason: next ? 'Scheduled' : reason, message: next ? `${message}; next run at ${next}` : message },
     ]);
-    await this.deps.events.record(job, 'Normal', reason, 'Truncate', message);
+    await this.deps.events.record(job, event, reason, 'Truncate', message);
     this.deps.log.info({ key: keyOf(job), reason }, 'truncation run finished');
     return this.after(job, lastRun, next);
   }
