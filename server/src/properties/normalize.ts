@@ -3,7 +3,8 @@
  * `urn:li:dataType:svc.number`; `dataset` or `urn:li:entityType:dataset` become
  * `urn:li:entityType:svc.dataset`; `svc.number` and `svc.dataset` gain the URN prefix (the forms the seed shows
  * for GraphQL and the CLI file, and that people write in a StructuredProperty by hand); DataHub's own
- * namespace (`urn:li:dataType:datahub.number`, what its clients send) maps to svc's.
+ * namespace (`urn:li:dataType:datahub.number`, what its clients send) maps to svc's. A known type's id
+ * is read in any case, namespaced or not (`NUMBER`, `svc.NUMBER`); an unknown one is kept as given.
  */
 import { registry } from '../registry/registry.ts';
 import { DATA_TYPES, NAMESPACE, type PropertyDefinition } from './types.ts';
@@ -18,9 +19,10 @@ export function normalizeDataType(input: string): string {
   const given = input.startsWith(DATA_TYPE) ? input.slice(DATA_TYPE.length) : input.includes(':') ? undefined : input;
   const id = given === undefined ? undefined : withoutDatahub(given);
   if (id === undefined) return input;
-  if (id.startsWith(NAMESPACE)) return `${DATA_TYPE}${id}`;
-  const known = DATA_TYPES.find((t) => t.id === id.toLowerCase());
-  return known ? `${DATA_TYPE}${NAMESPACE}${known.id}` : input;
+  const bare = id.startsWith(NAMESPACE) ? id.slice(NAMESPACE.length) : id;
+  const known = DATA_TYPES.find((t) => t.id === bare.toLowerCase());
+  if (known) return `${DATA_TYPE}${NAMESPACE}${known.id}`;
+  return id.startsWith(NAMESPACE) ? `${DATA_TYPE}${id}` : input;
 }
 
 export function normalizeEntityType(input: string): string {
