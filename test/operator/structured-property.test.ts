@@ -316,6 +316,8 @@ describe('StructuredProperty', () => {
     await patchObject(ns, SP, 'released', { metadata: { annotations: { 'catalog.svc.dev/managed': 'false' } }, spec: { description: 'two' } });
     const o = await waitProperty(ns, 'released', 'Unmanaged', (x) => condition(x, 'Ready')?.reason === 'Unmanaged');
     assert.deepEqual(o.metadata.finalizers ?? [], []);
+    // Synced no longer says the spec is in the catalog: the operator stopped looking.
+    assert.deepEqual([condition(o, 'Synced')?.status, condition(o, 'Synced')?.reason], ['Unknown', 'Unmanaged']);
     assert.equal((await stored(name))?.definition?.description, 'one');
     await deleteObject(ns, SP, 'released');
     await pollUntil('object gone', () => getObject(ns, SP, 'released'), (x) => x === undefined);

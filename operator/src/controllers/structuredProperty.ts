@@ -220,7 +220,10 @@ export class StructuredPropertyReconciler {
     if (obj.metadata.finalizers?.includes(FINALIZER)) await this.deps.resources.removeFinalizer(obj);
     if (obj.metadata.deletionTimestamp) return;
     const message = 'catalog.svc.dev/managed is "false": the operator leaves the definition as it is';
-    await this.writeStatus(obj, {}, [{ type: 'Ready', status: 'Unknown', reason: 'Unmanaged', message }]);
+    await this.writeStatus(obj, {}, [
+      { type: 'Ready', status: 'Unknown', reason: 'Unmanaged', message },
+      { type: 'Synced', status: 'Unknown', reason: 'Unmanaged', message },
+    ]);
   }
 
   /** A call that is retried with backoff: a 409 (Conflict, Ready=False), an outage or a refused token (Ready=Unknown). */
