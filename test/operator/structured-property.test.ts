@@ -283,6 +283,14 @@ describe('StructuredProperty', () => {
     await property('soft', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'] });
     await waitProperty(ns, 'soft', 'Ready', readyNow);
     assert.equal((await stored(name))?.removed, false);
+    // Deleted again, then re-created with another spec: restored and written, each said.
+    await deleteObject(ns, SP, 'soft');
+    await pollUntil('object gone', () => getObject(ns, SP, 'soft'), (o) => o === undefined);
+    await property('soft', { qualifiedName: name, valueType: 'string', entityTypes: ['dataset'], description: 'another spec' });
+    await waitProperty(ns, 'soft', 'Ready', readyNow);
+    assert.deepEqual(await stored(name), { definition: definitionOf(name, { description: 'another spec' }), removed: false });
+    const reasons = await pollUntil('the events of the restore and the write', () => eventReasons(ns, 'soft'), (r) => r.filter((x) => x === 'Restored').length === 2 && r.includes('Adopted'));
+    assert.ok(reasons.includes('Adopted'), reasons.join(', '));
   });
 
   test('the Hard policy removes the definition and its values before the object goes', async () => {

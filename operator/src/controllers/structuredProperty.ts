@@ -149,25 +149,28 @@ export class StructuredPropertyReconciler {
       const current = await this.deps.catalog.definition(urn);
       let stored = current?.definition;
       let action: 'Created' | 'Updated' | 'Adopted' | 'Restored' | undefined;
-      if (current?.removed) {
+      const notes = { Created: 'created the definition', Updated: 'wrote the spec over a different definition on the server', Adopted: 'adopted the existing definition and wrote the spec', Restored: 'restored the soft-deleted definition' };
+      const restored = current?.removed === true;
+      if (restored) {
         await this.deps.catalog.setRemoved(urn, false);
         action = 'Restored';
       }
       if (!stored || !sameDefinition(stored, wanted)) {
+        // A restore followed by a write is two things done: each has its Event.
+        if (restored) await this.deps.events.record(obj, 'Normal', 'Restored', 'Reconcile', `${notes.Restored} ${urn}`);
         stored = await this.deps.catalog.writeDefinition(urn, wanted);
         action = !current?.definition ? 'Created' : !obj.status?.urn ? 'Adopted' : 'Updated';
       }
       if (action) {
-        const notes = { Created: 'created the definition', Updated: 'wrote the spec over a different definition on the server', Adopted: 'adopted the existing definition and wrote the spec', Restored: 'restored the soft-deleted definition' };
         await this.deps.events.record(obj, 'Normal', action, 'Reconcile', `${notes[action]} ${urn}`);
-        this.deps.log.info({ key: keyOf(obj), urn, action }, 'structured property synced');
+        this.deps.log.info({ key: keyOf(obj), urn, action, restored }, 'structured property synced');
       }
       await this.writeStatus(
         obj,
         { urn, version: stored.version, valueType: stored.valueType, entityTypes: stored.entityTypes, ...(action || !obj.status?.lastSyncTime ? { lastSyncTime: new Date().toISOString() } : {}) },
         [
           { type: 'Ready', status: 'True', reason: 'Synced', message: `the server holds the spec as ${urn}` },
-          { type: 'Synced', status: 'True', reason: action ?? 'UpToDate', message: action ? `${action} ${urn}` : `${urn} matches the spec` },
+          { type: 'Synced', status: 'True', reason: action ?? 'UpToDate', message: action ? `${action}${restored && action !== 'Restored' ? ' (restored first)' : ''} ${urn}` : `${urn} matches the spec` },
         ],
       );
       return { requeueAfterMs: this.deps.resyncMs };
