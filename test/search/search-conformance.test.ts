@@ -311,6 +311,44 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await query('_exists_:structuredProperties.plainver'), [], 'a query string names the unversioned field as written, which no value of the current version is under');
     });
 
+    test('dates before 1970, four-digit numbers and bounds beyond any date are read as svc reads them (milliseconds), on both backends', async () => {
+      const when = propertyUrn('test.when');
+      await text(await writeDefinition(s, when, { qualifiedName: 'test.when', valueType: 'urn:li:dataType:svc.date', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
+      const dated: Record<string, string> = {};
+      for (const [n, day] of [['when.old', '1000-01-01'], ['when.before', '1969-12-31'], ['when.now', '2024-01-01']] as const) {
+        dated[day] = await createDataset(s, n);
+        await text(await setValues(s, dated[day]!, [{ propertyUrn: when, values: [{ string: day }] }]), 200);
+      }
+      await settle();
+      const F = 'structuredProperties.test_when';
+      assert.deepEqual(await query(`${F}:1969-12-31`), [dated['1969-12-31']]);
+      assert.deepEqual(await query(`${F}:1000-01-01`), [dated['1000-01-01']]);
+      assert.deepEqual(await query(`${F}:<=1969-12-31`), [dated['1969-12-31'], dated['1000-01-01']].sort());
+      assert.deepEqual(await query(`${F}:>1000-01-01`), [dated['1969-12-31'], dated['2024-01-01']].sort());
+      assert.deepEqual(await query(`${F}:2024`), [], 'a number is milliseconds since 1970, not a year');
+      assert.deepEqual(await query(`${F}:>2024`), [dated['2024-01-01']]);
+      assert.deepEqual(await query(`${F}:>99999999999999999999`), []);
+      assert.deepEqual(await query(`${F}:<99999999999999999999`), Object.values(dated).sort());
+      assert.deepEqual(await filter([{ field: 'structuredProperties.test.when', condition: 'EQUAL', values: ['1000-01-01'] }]), [dated['1000-01-01']]);
+      assert.deepEqual(await filter([{ field: 'structuredProperties.test.when', condition: 'LESS_THAN', values: ['1970-01-01T00:00:01Z'] }]), [dated['1969-12-31'], dated['1000-01-01']].sort());
+    });
+
+    test('a value too long for an OpenSearch term keeps its entity in search, found by its other values', async () => {
+      const urn = await createDataset(s, 'long.value');
+      const long = 'é'.repeat(20_000);
+      await text(await setValues(s, urn, [{ propertyUrn: propertyUrn(TIER), values: [{ string: long }] }, { propertyUrn: propertyUrn(RETENTION), values: [{ double: 777 }] }]), 200);
+      await settle();
+      assert.deepEqual(await query('structuredProperties.io_acryl_privacy_retentionTime:777'), [urn]);
+      assert.deepEqual(await query('urn:*long.value*'), [urn]);
+    });
+
+    test('a search holds 100 terms and conditions at most, on both backends alike', async () => {
+      const terms = (n: number) => Array.from({ length: n }, (_, i) => `structuredProperties.test_tier:t${i}`).join(' OR ');
+      assert.deepEqual(await query(`${terms(99)} OR structuredProperties.test_tier:gold`), expected((i) => tierOf(i) === 'gold'));
+      await expectValidationError(s, () => s.request(`/openapi/v3/entity/dataset?query=${encodeURIComponent(terms(101))}`), 400, 'A search may hold 100 terms and conditions at most', 'this one holds 101');
+      await assert.rejects(filter(Array.from({ length: 101 }, (_, i) => ({ field: 'structuredProperties.test.tier', condition: 'EQUAL', values: [`t${i}`] }))), /this one holds 101/);
+    });
+
     test('hard delete: once the cleanup is done, no search finds the property; other properties stay', async () => {
       const doomed = propertyUrn('test.doomed');
       await text(await writeDefinition(s, doomed, { qualifiedName: 'test.doomed', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);

@@ -37,6 +37,15 @@ describe('a new definition', () => {
     assert.ok(check({ qualifiedName: 'a b' }, { urn: 'urn:li:structuredProperty:a b' }).includes('Urn ID cannot have spaces'));
   });
 
+  test('the qualified name is not the search field of versioned properties', () => {
+    for (const name of ['_versioned', '.versioned']) {
+      assert.deepEqual(check({ qualifiedName: name }, { urn: `urn:li:structuredProperty:${name}` }), [
+        `Qualified name ${name} is taken by search: structuredProperties._versioned holds the fields of versioned properties`,
+      ]);
+    }
+    assert.deepEqual(check({ qualifiedName: '_versioned.x' }, { urn: 'urn:li:structuredProperty:_versioned.x' }), []);
+  });
+
   test('the qualified name has no spaces', () => {
     assert.ok(check({ qualifiedName: 'io.acryl retention' }).includes('Qualified names cannot have spaces'));
   });

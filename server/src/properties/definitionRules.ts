@@ -7,7 +7,7 @@
  */
 import { parseUrn } from '../urn/urn.ts';
 import { checkValueType } from './valueRules.ts';
-import { cardinalityOf, printValue, sameValue, searchName, type PropertyDefinition } from './types.ts';
+import { cardinalityOf, printValue, sameValue, searchName, VERSIONED_FIELDS, type PropertyDefinition } from './types.ts';
 import { compareVersions } from './versions.ts';
 
 export interface DefinitionContext {
@@ -68,6 +68,11 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   // change the name (below).
   if (!ctx.previous && next.qualifiedName !== id) {
     out.push(`qualifiedName ${next.qualifiedName} must be the id of the urn ${ctx.urn}: the urn of a structured property is urn:li:structuredProperty:<qualifiedName>`);
+  }
+  // The search fields of versioned properties are under structuredProperties._versioned: a property of
+  // that field name would be a value where OpenSearch keeps an object.
+  if (searchName(next.qualifiedName) === VERSIONED_FIELDS) {
+    out.push(`Qualified name ${next.qualifiedName} is taken by search: structuredProperties.${VERSIONED_FIELDS} holds the fields of versioned properties`);
   }
   // Each property has a search field of its own, structuredProperties.<qualified name, . as _>, of
   // one type; DataHub 1.x refuses such collisions with this message.

@@ -79,6 +79,8 @@ export function logicalType(valueType: string): LogicalType {
  * qualified names with the same search name cannot both be defined (see definitionRules.ts).
  */
 export const searchName = (qualifiedName: string) => qualifiedName.replaceAll('.', '_');
+/** The search field (under `structuredProperties.`) that holds versioned properties' fields: no property's own name. */
+export const VERSIONED_FIELDS = '_versioned';
 
 /** Pegasus union printing used in DataHub's messages: `{string=baz}`, `{double=60.0}`. */
 export function printValue(v: PrimitiveValue): string {

@@ -9,7 +9,7 @@
  */
 import { doubleText } from '../doubles.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
-import { entityNameOf, logicalType, numericString, searchName, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';
+import { entityNameOf, logicalType, numericString, searchName, VERSIONED_FIELDS, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';
 
 /** How a field is indexed: keyword (exact strings), double, date (epoch milliseconds) or boolean. */
 export type FieldType = 'keyword' | 'double' | 'date' | 'boolean';
@@ -20,7 +20,7 @@ export interface FieldSpec {
 }
 
 export const PROPERTIES_FIELD = 'structuredProperties';
-const VERSIONED = '_versioned';
+const VERSIONED = VERSIONED_FIELDS;
 
 /** The field under `structuredProperties.` that a property's values go to, from its current definition. */
 export function propertyFieldName(def: Pick<PropertyDefinition, 'qualifiedName' | 'version' | 'valueType'>): string {

@@ -11,6 +11,7 @@
  */
 import { Client } from '@opensearch-project/opensearch';
 import { query, type Db, type Pool } from '../db/pool.ts';
+import { SvcError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { registry } from '../registry/registry.ts';
 import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBackend, SearchDocument, SearchRequest, Scalar } from './backend.ts';
@@ -20,8 +21,21 @@ import { baseFields, documentSource, type FieldSpec, type FieldType } from './fi
 /** What is counted of bulk items OpenSearch refused for good (e.g. a value that does not fit its mapping). */
 export const opensearchStats = { rejected: 0, mappingConflicts: 0 };
 
+/**
+ * A keyword value longer than this many characters is kept in the document but not indexed: Lucene
+ * refuses a term over 32,766 UTF-8 bytes, and OpenSearch would refuse the whole document with it (the
+ * entity would drop out of search). 8,191 characters are at most 32,764 bytes.
+ */
+export const MAX_INDEXED_KEYWORD = 8191;
+
+/**
+ * Fields an index may map (OpenSearch's `index.mapping.total_fields.limit`, 1,000 by default): every
+ * structured property is a field, and versioned ones one more per version.
+ */
+export const MAX_INDEX_FIELDS = 100_000;
+
 const MAPPING: Record<FieldType, Record<string, unknown>> = {
-  keyword: { type: 'keyword' },
+  keyword: { type: 'keyword', ignore_above: MAX_INDEXED_KEYWORD },
   double: { type: 'double' },
   date: { type: 'date' },
   boolean: { type: 'boolean' },
@@ -49,6 +63,23 @@ function pattern(p: PatternPart[]): string {
 
 const MATCH_NONE = { bool: { must_not: [{ match_all: {} }] } };
 
+/** OpenSearch's refusals of a query as asked (root causes), as opposed to its faults. */
+const REFUSED_QUERIES = new Set(['too_many_clauses', 'too_many_nested_clauses', 'query_shard_exception', 'parse_exception', 'illegal_argument_exception', 'number_format_exception']);
+
+/** The dates a value may hold (`yyyy-MM-dd`, years 0000 to 9999), in milliseconds. */
+const FIRST_DATE_MS = -62_167_219_200_000;
+const LAST_DATE_MS = 253_402_300_799_999;
+
+/**
+ * A date of a query (svc's milliseconds) as OpenSearch reads it for certain: an ISO 8601 date-time of a
+ * stated format. A bare number on a date field would be read through the field's formats,
+ * `strict_date_optional_time` first (`2024` a year; a negative number matched nothing). A bound beyond
+ * the dates a value may hold is the end of them; a term beyond them matches nothing (undefined).
+ */
+const isoDate = (ms: number, clamp: boolean): string | undefined =>
+  !clamp && (ms < FIRST_DATE_MS || ms > LAST_DATE_MS) ? undefined : new Date(Math.max(FIRST_DATE_MS, Math.min(LAST_DATE_MS, ms))).toISOString();
+const DATE_FORMAT = 'strict_date_optional_time';
+
 /** A resolved expression as OpenSearch query DSL (filter context: nothing is scored). */
 export function queryDsl(e: Resolved): Record<string, unknown> {
   switch (e.kind) {
@@ -64,12 +95,18 @@ export function queryDsl(e: Resolved): Record<string, unknown> {
       return { bool: { must_not: [queryDsl(e.of)] } };
     case 'exists':
       return { exists: { field: e.field.name } };
-    case 'terms':
-      return e.values.length === 0 ? MATCH_NONE : { terms: { [e.field.name]: e.values } };
+    case 'terms': {
+      if (e.field.type !== 'date') return e.values.length === 0 ? MATCH_NONE : { terms: { [e.field.name]: e.values } };
+      const days = e.values.map((v) => isoDate(Number(v), false)).filter((v) => v !== undefined);
+      if (days.length === 0) return MATCH_NONE;
+      return { bool: { should: days.map((v) => ({ range: { [e.field.name]: { gte: v, lte: v, format: DATE_FORMAT } } })), minimum_should_match: 1 } };
+    }
     case 'range': {
-      const bounds: Record<string, unknown> = {};
-      if (e.min) bounds[e.min.inclusive ? 'gte' : 'gt'] = e.min.value;
-      if (e.max) bounds[e.max.inclusive ? 'lte' : 'lt'] = e.max.value;
+      const date = e.field.type === 'date';
+      const bound = (v: Scalar) => (date ? isoDate(Number(v), true) : v);
+      const bounds: Record<string, unknown> = date ? { format: DATE_FORMAT } : {};
+      if (e.min) bounds[e.min.inclusive ? 'gte' : 'gt'] = bound(e.min.value);
+      if (e.max) bounds[e.max.inclusive ? 'lte' : 'lt'] = bound(e.max.value);
       return { range: { [e.field.name]: bounds } };
     }
     case 'wildcard':
@@ -112,7 +149,11 @@ export class OpenSearchBackend implements SearchBackend {
       await client.query("SELECT pg_advisory_lock(hashtextextended('search:prepare', 0))");
       for (const type of entityTypes) {
         const alias = this.alias(type);
-        if ((await this.client.indices.exists({ index: alias })).body) continue;
+        if ((await this.client.indices.exists({ index: alias })).body) {
+          // An index made before the limit was raised takes it now (the setting is dynamic).
+          await this.client.indices.putSettings({ index: alias, body: { 'index.mapping.total_fields.limit': MAX_INDEX_FIELDS } });
+          continue;
+        }
         const index = `${alias}_${Date.now()}`;
         await this.createIndex(type, index, []);
         await this.client.indices.putAlias({ index, name: alias });
@@ -130,7 +171,12 @@ export class OpenSearchBackend implements SearchBackend {
       index,
       body: {
         // Changes become searchable within half a second (OpenSearch's default is 1 s).
-        settings: { number_of_shards: this.index.shards, number_of_replicas: this.index.replicas, refresh_interval: '500ms' },
+        settings: {
+          number_of_shards: this.index.shards,
+          number_of_replicas: this.index.replicas,
+          refresh_interval: '500ms',
+          'mapping.total_fields.limit': MAX_INDEX_FIELDS,
+        },
         mappings: { dynamic: false, properties: mappingOf([...baseFields(spec), ...fields]) as never },
       },
     });
@@ -150,9 +196,11 @@ export class OpenSearchBackend implements SearchBackend {
       const e = err as { meta?: { statusCode?: number; body?: unknown } };
       if (e.meta?.statusCode !== 400) throw err;
       // A field that exists with another type (a property deleted and created again with another type):
-      // its values are refused until the index is rebuilt (npm run system-update).
+      // its values are refused until the index is rebuilt (npm run system-update). OpenSearch's reason
+      // is logged as it is (it may be another, such as a limit of the index).
       opensearchStats.mappingConflicts++;
-      this.log.warn({ entityType, fields, error: e.meta.body }, 'a search field exists with another type; rebuild the index with system-update');
+      const reason = (e.meta.body as { error?: { reason?: string } } | undefined)?.error?.reason;
+      this.log.warn({ entityType, fields, error: e.meta.body }, `a search field could not be mapped (${reason ?? 'no reason given'}); its values are not indexed until the index is rebuilt (system-update)`);
     }
   }
 
@@ -231,7 +279,7 @@ export class OpenSearchBackend implements SearchBackend {
   }
 
   async search(req: SearchRequest): Promise<{ urns: string[]; total?: number }> {
-    const res = await this.client.search({
+    const res = await this.run({
       index: req.entityTypes.map((t) => this.alias(t)).join(','),
       ignore_unavailable: true,
       body: {
@@ -252,13 +300,28 @@ export class OpenSearchBackend implements SearchBackend {
     const aggs = Object.fromEntries(
       req.facets.map((f, i) => [`f${i}`, { terms: { field: f.name, size: req.maxValues, order: [{ _count: 'desc' }, { _key: 'asc' }] } }]),
     );
-    const res = await this.client.search({
+    const res = await this.run({
       index: req.entityTypes.map((t) => this.alias(t)).join(','),
       ignore_unavailable: true,
       body: { query: this.body(req), size: 0, aggs } as never,
     });
     const out = res.body.aggregations as Record<string, { buckets: { key: Scalar; doc_count: number }[] }> | undefined;
     return req.facets.map((_, i) => (out?.[`f${i}`]?.buckets ?? []).map((b) => ({ value: b.key, count: b.doc_count })));
+  }
+
+  /**
+   * A search; a query OpenSearch will not run as asked (more clauses than it takes, a wildcard too
+   * complex for it, a value it cannot read) is the caller's to simplify: VALIDATION with its reason.
+   */
+  private async run(params: Parameters<Client['search']>[0]) {
+    try {
+      return await this.client.search(params);
+    } catch (err) {
+      const body = (err as { meta?: { body?: { error?: { root_cause?: { type?: string; reason?: string }[] } } } }).meta?.body;
+      const cause = body?.error?.root_cause?.find((c) => c.type !== undefined && REFUSED_QUERIES.has(c.type));
+      if (!cause) throw err;
+      throw SvcError.validation([`The search is more than the index can run (${cause.type}: ${cause.reason ?? ''}): use fewer terms or conditions, or simpler wildcards`]);
+    }
   }
 
   async reachable(): Promise<boolean> {

@@ -65,6 +65,13 @@ export interface Facet {
 export const MAX_SEARCH_PAGE = 1000;
 /** The deepest match an offset page reaches (OpenSearch's `index.max_result_window`). */
 export const MAX_RESULT_WINDOW = 10_000;
+
+/**
+ * Terms and conditions one search may hold (its query string's and its filters' added up). Beyond a
+ * few hundred, Postgres spends seconds planning one search and OpenSearch refuses it (1,024 clauses at
+ * most); a hundred is more than a person or a client builds.
+ */
+export const MAX_SEARCH_CONDITIONS = 100;
 const SUFFIXES = /\.(keyword|delimited)$/;
 /** Parsed query strings kept at most (all are dropped when more come: parsing again is cheap). */
 const MAX_PARSED = 1_000;
@@ -166,6 +173,10 @@ export class SearchService {
     const parts: { expr: Expr; byProperty: boolean }[] = [];
     if (query !== undefined) parts.push({ expr: this.parse(query), byProperty: false });
     if (filters?.length) parts.push({ expr: filtersExpr(filters), byProperty: true });
+    const conditions = parts.reduce((n, p) => n + leaves(p.expr).length, 0);
+    if (conditions > MAX_SEARCH_CONDITIONS) {
+      throw SvcError.validation([`A search may hold ${MAX_SEARCH_CONDITIONS} terms and conditions at most (its query string's and its filters' added up); this one holds ${conditions}`]);
+    }
     const problems: string[] = [];
     const resolved: Resolved[] = [];
     for (const { expr, byProperty } of parts) {
