@@ -349,6 +349,16 @@ for (const backend of BACKENDS) {
       await assert.rejects(filter(Array.from({ length: 101 }, (_, i) => ({ field: 'structuredProperties.test.tier', condition: 'EQUAL', values: [`t${i}`] }))), /this one holds 101/);
     });
 
+    test('a wildcard OpenSearch finds too complex is a 400 saying so there, and runs on Postgres', async () => {
+      const res = await s.request(`/openapi/v3/entity/dataset?query=${encodeURIComponent(`urn:*a${'?'.repeat(40)}*b${'?'.repeat(40)}`)}`);
+      const body = await res.text();
+      if (backend.name === 'postgres') assert.equal(res.status, 200, body);
+      else {
+        assert.equal(res.status, 400, body);
+        assert.match(JSON.parse(body).message, /^The search is more than the index can run \(/);
+      }
+    });
+
     test('hard delete: once the cleanup is done, no search finds the property; other properties stay', async () => {
       const doomed = propertyUrn('test.doomed');
       await text(await writeDefinition(s, doomed, { qualifiedName: 'test.doomed', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);

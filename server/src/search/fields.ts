@@ -20,12 +20,11 @@ export interface FieldSpec {
 }
 
 export const PROPERTIES_FIELD = 'structuredProperties';
-const VERSIONED = VERSIONED_FIELDS;
 
 /** The field under `structuredProperties.` that a property's values go to, from its current definition. */
 export function propertyFieldName(def: Pick<PropertyDefinition, 'qualifiedName' | 'version' | 'valueType'>): string {
   const name = searchName(def.qualifiedName);
-  return def.version ? `${VERSIONED}.${name}.${def.version}.${logicalType(def.valueType)}` : name;
+  return def.version ? `${VERSIONED_FIELDS}.${name}.${def.version}.${logicalType(def.valueType)}` : name;
 }
 
 /** The field type of a logical type; undefined for `unknown` (its values are not indexed). */

@@ -63,22 +63,26 @@ function pattern(p: PatternPart[]): string {
 
 const MATCH_NONE = { bool: { must_not: [{ match_all: {} }] } };
 
-/** OpenSearch's refusals of a query as asked (root causes), as opposed to its faults. */
-const REFUSED_QUERIES = new Set(['too_many_clauses', 'too_many_nested_clauses', 'query_shard_exception', 'parse_exception', 'illegal_argument_exception', 'number_format_exception']);
+/**
+ * OpenSearch's refusals of a query as asked (root causes): its limits. A value it cannot read is not
+ * among them: svc checks values before it builds the query, so that would be a fault of svc's.
+ */
+const REFUSED_QUERIES = new Set(['too_many_clauses', 'too_many_nested_clauses', 'too_complex_to_determinize_exception', 'query_shard_exception']);
 
 /** The dates a value may hold (`yyyy-MM-dd`, years 0000 to 9999), in milliseconds. */
 const FIRST_DATE_MS = -62_167_219_200_000;
 const LAST_DATE_MS = 253_402_300_799_999;
 
 /**
- * A date of a query (svc's milliseconds) as OpenSearch reads it for certain: an ISO 8601 date-time of a
+ * Dates of a query (svc's milliseconds) as OpenSearch reads them for certain: ISO 8601 date-times of a
  * stated format. A bare number on a date field would be read through the field's formats,
- * `strict_date_optional_time` first (`2024` a year; a negative number matched nothing). A bound beyond
- * the dates a value may hold is the end of them; a term beyond them matches nothing (undefined).
+ * `strict_date_optional_time` first (`2024` a year; a negative number matched nothing).
  */
-const isoDate = (ms: number, clamp: boolean): string | undefined =>
-  !clamp && (ms < FIRST_DATE_MS || ms > LAST_DATE_MS) ? undefined : new Date(Math.max(FIRST_DATE_MS, Math.min(LAST_DATE_MS, ms))).toISOString();
 const DATE_FORMAT = 'strict_date_optional_time';
+/** A bound beyond the dates a value may hold is the end of them. */
+const dateBound = (ms: number): string => new Date(Math.max(FIRST_DATE_MS, Math.min(LAST_DATE_MS, ms))).toISOString();
+/** A term beyond the dates a value may hold matches nothing (undefined). */
+const dateTerm = (ms: number): string | undefined => (ms < FIRST_DATE_MS || ms > LAST_DATE_MS ? undefined : dateBound(ms));
 
 /** A resolved expression as OpenSearch query DSL (filter context: nothing is scored). */
 export function queryDsl(e: Resolved): Record<string, unknown> {
@@ -97,13 +101,13 @@ export function queryDsl(e: Resolved): Record<string, unknown> {
       return { exists: { field: e.field.name } };
     case 'terms': {
       if (e.field.type !== 'date') return e.values.length === 0 ? MATCH_NONE : { terms: { [e.field.name]: e.values } };
-      const days = e.values.map((v) => isoDate(Number(v), false)).filter((v) => v !== undefined);
+      const days = e.values.map((v) => dateTerm(Number(v))).filter((v) => v !== undefined);
       if (days.length === 0) return MATCH_NONE;
       return { bool: { should: days.map((v) => ({ range: { [e.field.name]: { gte: v, lte: v, format: DATE_FORMAT } } })), minimum_should_match: 1 } };
     }
     case 'range': {
       const date = e.field.type === 'date';
-      const bound = (v: Scalar) => (date ? isoDate(Number(v), true) : v);
+      const bound = (v: Scalar) => (date ? dateBound(Number(v)) : v);
       const bounds: Record<string, unknown> = date ? { format: DATE_FORMAT } : {};
       if (e.min) bounds[e.min.inclusive ? 'gte' : 'gt'] = bound(e.min.value);
       if (e.max) bounds[e.max.inclusive ? 'lte' : 'lt'] = bound(e.max.value);

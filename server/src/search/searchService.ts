@@ -170,17 +170,18 @@ export class SearchService {
    * string is the index's field as written; a filter's names a property (see {@link resolveFields}).
    */
   private async where(specs: EntitySpec[], query: string | undefined, filters: OrFilters | undefined): Promise<Resolved> {
-    const parts: { expr: Expr; byProperty: boolean }[] = [];
-    if (query !== undefined) parts.push({ expr: this.parse(query), byProperty: false });
-    if (filters?.length) parts.push({ expr: filtersExpr(filters), byProperty: true });
-    const conditions = parts.reduce((n, p) => n + leaves(p.expr).length, 0);
+    const parts: { expr: Expr; byProperty: boolean; leaves: Leaf[] }[] = [];
+    if (query !== undefined) parts.push({ expr: this.parse(query), byProperty: false, leaves: [] });
+    if (filters?.length) parts.push({ expr: filtersExpr(filters), byProperty: true, leaves: [] });
+    for (const p of parts) p.leaves = leaves(p.expr);
+    const conditions = parts.reduce((n, p) => n + p.leaves.length, 0);
     if (conditions > MAX_SEARCH_CONDITIONS) {
       throw SvcError.validation([`A search may hold ${MAX_SEARCH_CONDITIONS} terms and conditions at most (its query string's and its filters' added up); this one holds ${conditions}`]);
     }
     const problems: string[] = [];
     const resolved: Resolved[] = [];
-    for (const { expr, byProperty } of parts) {
-      const names = [...new Set(leaves(expr).map((l) => l.field).filter((f) => f !== DEFAULT_FIELD))];
+    for (const { expr, byProperty, leaves: terms } of parts) {
+      const names = [...new Set(terms.map((l) => l.field).filter((f) => f !== DEFAULT_FIELD))];
       const fields = await this.resolveFields(specs, names, 'field', byProperty);
       resolved.push(resolve(expr, fields, defaultFields(specs), problems));
     }
