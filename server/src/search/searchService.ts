@@ -173,6 +173,8 @@ export class SearchService {
     const parts: { expr: Expr; byProperty: boolean; leaves: Leaf[] }[] = [];
     if (query !== undefined) parts.push({ expr: this.parse(query), byProperty: false, leaves: [] });
     if (filters?.length) parts.push({ expr: filtersExpr(filters), byProperty: true, leaves: [] });
+    // A part matching everything (`*`, DataHub clients' usual query beside filters) adds nothing to the other.
+    if (parts.length === 2) parts.splice(0, parts.length, ...parts.filter((p) => p.expr.kind !== 'all'));
     for (const p of parts) p.leaves = leaves(p.expr);
     const conditions = parts.reduce((n, p) => n + p.leaves.length, 0);
     if (conditions > MAX_SEARCH_CONDITIONS) {
@@ -180,10 +182,11 @@ export class SearchService {
     }
     const problems: string[] = [];
     const resolved: Resolved[] = [];
+    const defaults = defaultFields(specs);
     for (const { expr, byProperty, leaves: terms } of parts) {
       const names = [...new Set(terms.map((l) => l.field).filter((f) => f !== DEFAULT_FIELD))];
-      const fields = await this.resolveFields(specs, names, 'field', byProperty);
-      resolved.push(resolve(expr, fields, defaultFields(specs), problems));
+      const fields = names.length ? await this.resolveFields(specs, names, 'field', byProperty) : new Map<string, Resolution>();
+      resolved.push(resolve(expr, fields, defaults, problems));
     }
     if (problems.length) throw SvcError.validation(problems);
     return resolved.length === 0 ? { kind: 'all' } : resolved.length === 1 ? resolved[0]! : { kind: 'and', of: resolved };
