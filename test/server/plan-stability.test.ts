@@ -106,6 +106,7 @@ test('plans made on empty tables read by index once the tables have grown', asyn
       await loadProperties(client, [PROPERTY]);
       await findProperties(client, ['plan.tier'], ['plan_tier']);
       await setValue(client, N + k, 'silver');
+      await setValue(client, N + k, 'silver'); // unchanged: the record is checked, not replaced
       await versionNumbers(client, [latestStatus(datasetUrn(k))]);
     }
     await grow();
@@ -116,6 +117,7 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     const states = await loadProperties(client, [PROPERTY]);
     const found = await findProperties(client, [], ['plan_tier']);
     assert.equal((await setValue(client, 3, 'bronze')).outcome, 'updated');
+    assert.equal((await setValue(client, 3, 'bronze')).outcome, 'unchanged');
     const numbered = urns.map(latestStatus);
     await versionNumbers(client, numbered);
     // What was read is right…
@@ -133,6 +135,8 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     assert.ok(lookups.length >= 4, `plans of the lookups were reported:\n${plans.join('\n')}`);
     // The set-wise write (migration 024): its classification of the rows and its updates.
     assert.ok(lookups.filter((p) => /unnest\(p_urns, p_aspects/.test(p)).length >= 2, `plans of the set-wise write were reported:\n${plans.join('\n')}`);
+    // The check of the record when a value is given again unchanged (migration 028).
+    assert.ok(lookups.some((p) => /OLD\.metadata::text = NEW\.metadata::text/.test(p)), `the plan of the record's check was reported:\n${plans.join('\n')}`);
     // The version numbers shown with system metadata.
     lookups.push(...plans.filter((p) => /AS k\(urn, aspect\)/.test(p)));
     assert.ok(plans.some((p) => /AS k\(urn, aspect\)/.test(p)), `the plan of the version numbers was reported:\n${plans.join('\n')}`);
