@@ -185,6 +185,62 @@ describe('system-update with both switches after a hard delete, on opensearch', 
   });
 });
 
+describe('a property created again with another value type, on opensearch', () => {
+  const prefix = `rt${randomBytes(4).toString('hex')}`;
+  const client = new Client({ node: OPENSEARCH_URL });
+  const servers: ChildServer[] = [];
+  after(async () => {
+    for (const s of servers) await s.kill();
+    await client.indices.delete({ index: `${prefix}_*`, expand_wildcards: 'all', ignore_unavailable: true });
+    await client.close();
+  });
+
+  test('the index is rebuilt by itself (a task), and values of the new type are found', async () => {
+    const env = {
+      DATABASE_URL: await createTestDatabase(),
+      SEARCH_BACKEND: 'opensearch',
+      OPENSEARCH_URL: OPENSEARCH_URL,
+      INDEX_PREFIX: prefix,
+      ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0',
+    };
+    const a = await startChildServer(env);
+    servers.push(a);
+    const s = a.remote as TestServer;
+    const P = propertyUrn('rt.size');
+    const outboxEmpty = () => sql<{ n: number }>(env.DATABASE_URL, 'SELECT count(*)::int AS n FROM search_outbox').then((r) => r[0]!.n);
+    await text(await writeDefinition(s, P, { qualifiedName: 'rt.size', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
+    const old = await createDataset(s, 'rt-old');
+    await text(await setValues(s, old, [{ propertyUrn: P, values: [{ string: 'large' }] }]), 200);
+    await pollUntil('the string value delivered to search', outboxEmpty, (n) => n === 0, 60_000);
+    const alias = `${prefix}_datasetindex_v2`;
+    const fieldType = async () => {
+      const { body } = await client.indices.getMapping({ index: alias });
+      const index = Object.values(body as Record<string, { mappings: { properties: { structuredProperties?: { properties: Record<string, { type: string }> } } } }>)[0]!;
+      return index.mappings.properties.structuredProperties?.properties.rt_size?.type;
+    };
+    assert.equal(await fieldType(), 'keyword');
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(P)}`, { method: 'DELETE' }), 200);
+    await waitForTask(s, P, HARD_DELETE_TASK);
+    await pollUntil('the cleanup delivered to search', outboxEmpty, (n) => n === 0, 60_000);
+
+    await text(await writeDefinition(s, P, { qualifiedName: 'rt.size', valueType: 'urn:li:dataType:svc.number', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
+    const ds = await createDataset(s, 'rt-new');
+    await text(await setValues(s, ds, [{ propertyUrn: P, values: [{ double: 9 }] }]), 200);
+    // 9 is within 5 to 10 as a number, not as text ("9.0" sorts after "10"): found once the field is a double.
+    const found = () =>
+      s
+        .request(`/openapi/v3/entity/dataset?query=${encodeURIComponent('structuredProperties.rt_size:[5 TO 10]')}`)
+        .then(async (r) => (JSON.parse(await text(r, 200)) as { entities: { urn: string }[] }).entities.map((e) => e.urn));
+    assert.deepEqual(await pollUntil('the number value found by its range', found, (urns) => urns.length > 0, 90_000), [ds]);
+    assert.equal(await fieldType(), 'double');
+    const tasks = await sql<{ state: string; subject: string }>(env.DATABASE_URL, "SELECT state, subject FROM tasks WHERE kind = 'search-index-rebuild'");
+    assert.deepEqual(tasks, [{ state: 'SUCCEEDED', subject: alias }], 'one rebuild, of the dataset index');
+    const other = await createDataset(s, 'rt-later');
+    await text(await setValues(s, other, [{ propertyUrn: P, values: [{ double: 7 }] }]), 200);
+    assert.deepEqual((await pollUntil('a later value found', found, (urns) => urns.length === 2, 60_000)).sort(), [ds, other].sort());
+  });
+});
+
 describe('system-update --restore-indices on postgres', () => {
   let s: TestServer;
   before(async () => {

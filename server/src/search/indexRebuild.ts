@@ -69,17 +69,21 @@ export async function fieldsToDrop(db: Db, backend: OpenSearchBackend, entityTyp
 
 /**
  * Queues the rebuild of an entity type's index, unless one is queued or running; returns its task id.
- * (Call under the system-update lock, so that two runs do not both queue one.)
+ * System-update and a server's search dispatcher (see OpenSearchBackend.ensureFields) may both queue
+ * one: a lock per index makes the second find the first's.
  */
-export async function queueRebuild(db: Db, backend: OpenSearchBackend, entityType: string): Promise<number> {
+export async function queueRebuild(pool: Pool, backend: OpenSearchBackend, entityType: string): Promise<number> {
   const subject = backend.alias(entityType);
-  const [open] = await query<{ id: number }>(db, "SELECT id FROM tasks WHERE kind = $1 AND subject = $2 AND state <> 'SUCCEEDED' ORDER BY id LIMIT 1", [
-    INDEX_REBUILD_TASK,
-    subject,
-  ]);
-  if (open) return open.id;
-  const task = await enqueueTask(db, INDEX_REBUILD_TASK, subject, { entityType, index: `${subject}_${Date.now()}` });
-  return task.id;
+  return inTransaction(pool, async (tx) => {
+    await query(tx, "SELECT pg_advisory_xact_lock(hashtextextended('search:rebuild:' || $1, 0))", [subject]);
+    const [open] = await query<{ id: number }>(tx, "SELECT id FROM tasks WHERE kind = $1 AND subject = $2 AND state <> 'SUCCEEDED' ORDER BY id LIMIT 1", [
+      INDEX_REBUILD_TASK,
+      subject,
+    ]);
+    if (open) return open.id;
+    const task = await enqueueTask(tx, INDEX_REBUILD_TASK, subject, { entityType, index: `${subject}_${Date.now()}` });
+    return task.id;
+  });
 }
 
 /** The task handler of {@link INDEX_REBUILD_TASK}. */

@@ -16,6 +16,7 @@ import type { Logger } from '../log.ts';
 import { registry } from '../registry/registry.ts';
 import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBackend, SearchDocument, SearchRequest, Scalar } from './backend.ts';
 import type { PatternPart } from './expr.ts';
+import { fieldsToDrop, queueRebuild } from './indexRebuild.ts';
 import { baseFields, documentSource, type FieldSpec, type FieldType } from './fields.ts';
 
 /** What is counted of bulk items OpenSearch refused for good (e.g. a value that does not fit its mapping). */
@@ -192,20 +193,36 @@ export class OpenSearchBackend implements SearchBackend {
     return new Map(rs.map((r) => [r.entity_type, r.index]));
   }
 
+  /**
+   * Adds the mappings of `fields` to the index of an entity type (and to the one being built for it,
+   * each on its own). A field the index maps with another type (a property hard-deleted and created
+   * again with another value type) cannot be changed in place: the index is rebuilt with the mappings
+   * it must have, as system-update would (a task of `/api/tasks`, see indexRebuild.ts). Until its alias
+   * swaps, the old index does not take values of the new type.
+   */
   async ensureFields(entityType: string, fields: FieldSpec[]): Promise<void> {
     const rebuilding = (await this.rebuilds()).get(entityType);
-    try {
-      await this.client.indices.putMapping({ index: [this.alias(entityType), ...(rebuilding ? [rebuilding] : [])].join(','), body: { properties: mappingOf(fields) as never } });
-    } catch (err) {
-      const e = err as { meta?: { statusCode?: number; body?: unknown } };
-      if (e.meta?.statusCode !== 400) throw err;
-      // A field that exists with another type (a property deleted and created again with another type):
-      // its values are refused until the index is rebuilt (npm run system-update). OpenSearch's reason
-      // is logged as it is (it may be another, such as a limit of the index).
-      opensearchStats.mappingConflicts++;
-      const reason = (e.meta.body as { error?: { reason?: string } } | undefined)?.error?.reason;
-      this.log.warn({ entityType, fields, error: e.meta.body }, `a search field could not be mapped (${reason ?? 'no reason given'}); its values are not indexed until the index is rebuilt (system-update)`);
+    let refused = false;
+    for (const index of [this.alias(entityType), ...(rebuilding ? [rebuilding] : [])]) {
+      try {
+        await this.client.indices.putMapping({ index, body: { properties: mappingOf(fields) as never } });
+      } catch (err) {
+        const e = err as { meta?: { statusCode?: number; body?: unknown } };
+        if (e.meta?.statusCode !== 400) throw err;
+        // OpenSearch's reason is logged as it is (it may be another, such as a limit of the index).
+        opensearchStats.mappingConflicts++;
+        refused = true;
+        const reason = (e.meta.body as { error?: { reason?: string } } | undefined)?.error?.reason;
+        this.log.warn({ entityType, index, fields, error: e.meta.body }, `a search field could not be mapped (${reason ?? 'no reason given'})`);
+      }
     }
+    if (!refused) return;
+    // Only a rebuild that changes something is queued: not for a limit of the index, and not again once
+    // the index maps what it must.
+    const drop = await fieldsToDrop(this.pool, this, entityType);
+    if (drop.length === 0) return;
+    const task = await queueRebuild(this.pool, this, entityType);
+    this.log.warn({ entityType, task, drop }, `the index maps fields with another type than their properties now: index rebuild queued, follow it at /api/tasks/${task}`);
   }
 
   async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<void> {

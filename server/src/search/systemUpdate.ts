@@ -60,7 +60,7 @@ export async function systemUpdate(pool: Pool, backend: SearchBackend, outbox: S
       for (const type of types) {
         const drop = await fieldsToDrop(client, backend, type);
         if (drop.length === 0) continue;
-        const task = await queueRebuild(client, backend, type);
+        const task = await queueRebuild(pool, backend, type);
         report.rebuilds.push({ entityType: type, task, drop });
         log.info({ entityType: type, task, drop }, `index rebuild queued: follow it at /api/tasks/${task}`);
       }
