@@ -37,6 +37,37 @@ function runSystemUpdate(env: Record<string, string>, args: string[] = []): Prom
   });
 }
 
+/**
+ * For a describe block: servers run as processes of their own on a new database each, with OpenSearch
+ * indices of the block's own prefix; killed, and the indices deleted, after the block.
+ */
+function openSearchDeployment(stem: string) {
+  const prefix = `${stem}${randomBytes(4).toString('hex')}`;
+  const client = new Client({ node: OPENSEARCH_URL });
+  const servers: ChildServer[] = [];
+  after(async () => {
+    for (const s of servers) await s.kill();
+    await client.indices.delete({ index: `${prefix}_*`, expand_wildcards: 'all', ignore_unavailable: true });
+    await client.close();
+  });
+  return {
+    prefix,
+    client,
+    env: async () => ({
+      DATABASE_URL: await createTestDatabase(),
+      SEARCH_BACKEND: 'opensearch',
+      OPENSEARCH_URL: OPENSEARCH_URL,
+      INDEX_PREFIX: prefix,
+      ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0',
+    }),
+    start: async (env: Record<string, string>): Promise<ChildServer> => {
+      const server = await startChildServer(env);
+      servers.push(server);
+      return server;
+    },
+  };
+}
+
 describe('system-update on opensearch', () => {
   const prefix = `su${randomBytes(4).toString('hex')}`;
   const client = new Client({ node: OPENSEARCH_URL });
@@ -102,25 +133,11 @@ describe('system-update on opensearch', () => {
 });
 
 describe('system-update with both switches after a hard delete, on opensearch', () => {
-  const prefix = `rb${randomBytes(4).toString('hex')}`;
-  const client = new Client({ node: OPENSEARCH_URL });
-  const servers: ChildServer[] = [];
-  after(async () => {
-    for (const s of servers) await s.kill();
-    await client.indices.delete({ index: `${prefix}_*`, expand_wildcards: 'all', ignore_unavailable: true });
-    await client.close();
-  });
+  const { prefix, client, env: newEnv, start } = openSearchDeployment('rb');
 
   test('the deleted property\'s mapping goes, through a rebuild task that survives a SIGKILL; other mappings and documents stay', async () => {
-    const env = {
-      DATABASE_URL: await createTestDatabase(),
-      SEARCH_BACKEND: 'opensearch',
-      OPENSEARCH_URL: OPENSEARCH_URL,
-      INDEX_PREFIX: prefix,
-      ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0',
-    };
-    const a = await startChildServer(env);
-    servers.push(a);
+    const env = await newEnv();
+    const a = await start(env);
     const s = a.remote as TestServer;
     const KEEP = propertyUrn('rb.keep');
     const GONE = propertyUrn('rb.gone');
@@ -166,8 +183,7 @@ describe('system-update with both switches after a hard delete, on opensearch', 
     await a.kill();
     await lock.end();
 
-    const b = await startChildServer(env);
-    servers.push(b);
+    const b = await start(env);
     const [done] = await pollUntil('the rebuild resumed and done', task, (t) => t[0]!.state === 'SUCCEEDED', 60_000);
     assert.ok(done!.attempts >= 2, `resumed by the new server (attempts ${done!.attempts})`);
     assert.deepEqual(Object.keys((await client.indices.getAlias({ name: alias })).body as object), [done!.params.index], 'the alias is on the new index alone');
@@ -186,25 +202,11 @@ describe('system-update with both switches after a hard delete, on opensearch', 
 });
 
 describe('a property created again with another value type, on opensearch', () => {
-  const prefix = `rt${randomBytes(4).toString('hex')}`;
-  const client = new Client({ node: OPENSEARCH_URL });
-  const servers: ChildServer[] = [];
-  after(async () => {
-    for (const s of servers) await s.kill();
-    await client.indices.delete({ index: `${prefix}_*`, expand_wildcards: 'all', ignore_unavailable: true });
-    await client.close();
-  });
+  const { prefix, client, env: newEnv, start } = openSearchDeployment('rt');
 
   test('the index is rebuilt by itself (a task), and values of the new type are found', async () => {
-    const env = {
-      DATABASE_URL: await createTestDatabase(),
-      SEARCH_BACKEND: 'opensearch',
-      OPENSEARCH_URL: OPENSEARCH_URL,
-      INDEX_PREFIX: prefix,
-      ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0',
-    };
-    const a = await startChildServer(env);
-    servers.push(a);
+    const env = await newEnv();
+    const a = await start(env);
     const s = a.remote as TestServer;
     const P = propertyUrn('rt.size');
     const outboxEmpty = () => sql<{ n: number }>(env.DATABASE_URL, 'SELECT count(*)::int AS n FROM search_outbox').then((r) => r[0]!.n);
