@@ -72,3 +72,15 @@ test('a path through __proto__, constructor or prototype is refused and pollutes
 test('inherited members are not members of the document', () => {
   assert.throws(() => applyPatch({}, [{ op: 'remove', path: '/toString' }]), (e: unknown) => e instanceof SvcError && /does not exist/.test(e.message));
 });
+
+test('a move into its own child is refused, saying so (it was a 500), keyed paths too', () => {
+  assert.throws(
+    () => applyPatch(doc, [{ op: 'move', from: '/properties', path: '/properties/0' }]),
+    (e: unknown) => e instanceof SvcError && e.message === 'patch[0] (move /properties/0): from /properties contains path /properties/0: a value cannot be moved into itself',
+  );
+  assert.throws(
+    () => applyPatch(doc, [{ op: 'move', from: '/properties/urn:li:structuredProperty:a', path: '/properties/urn:li:structuredProperty:a/values/0' }], keys),
+    (e: unknown) => e instanceof SvcError && /a value cannot be moved into itself/.test(e.message),
+  );
+  assert.deepEqual(applyPatch({ a: { b: 1 } }, [{ op: 'move', from: '/a', path: '/ab' }]), { ab: { b: 1 } }, 'a sibling whose name starts alike is not a child');
+});

@@ -176,7 +176,10 @@ export function applyPatch(doc: Json, ops: PatchOperation[], keys: ArrayPrimaryK
   let root: Json = structuredClone(doc);
   ops.forEach((op, n) => {
     try {
-      root = jsonpatch.applyOperation(root, translate(root, op, keys), true, true, true).newDocument;
+      const t = translate(root, op, keys);
+      // RFC 6902: a location cannot be moved into one of its children (fast-json-patch fails on it).
+      if (t.op === 'move' && t.path.startsWith(`${t.from}/`)) throw new PatchError(`from ${op.from} contains path ${op.path}: a value cannot be moved into itself`);
+      root = jsonpatch.applyOperation(root, t, true, true, true).newDocument;
     } catch (err) {
       if (!(err instanceof PatchError) && !(err instanceof jsonpatch.JsonPatchError)) throw err;
       const v = new Violations();
