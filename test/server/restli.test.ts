@@ -239,3 +239,29 @@ test('refusals are Rest.li errors that say what was expected, and change nothing
   await refused(() => s.request(`/entitiesVersionedV2/${enc(DATASET)}`), 404, /^svc does not serve the Rest.li call GET \/entitiesVersionedV2; it serves GET \/config, GET \/aspects/);
   await refused(() => post('/relationships', {}), 404, /svc does not serve the Rest.li call POST \/relationships/);
 });
+
+test('a batch is read whole before anything is written: a malformed proposal after good ones writes nothing', async () => {
+  const first = datasetUrn('restli.allornothing');
+  await refused(
+    () => post('/aspects?action=ingestProposalBatch', { proposals: [proposal(first, 'status', { removed: false }), { ...proposal(first, 'status', { removed: false }), changeType: 'FOO' }] }),
+    400,
+    /proposals\[1\]: changeType FOO is not supported/,
+  );
+  await refused(
+    () => post('/aspects?action=ingestProposalBatch', { proposals: [proposal(first, 'datasetProperties', { description: 'd1' }), { ...proposal(first, 'datasetProperties', 'x', 'PATCH'), aspect: { value: '{"nope":1}', contentType: 'application/json' } }] }),
+    400,
+    /proposals\[1\]: a PATCH aspect.value must be a JSON Patch array/,
+  );
+  assert.equal((await aspect(first, 'status')).status, 404);
+  assert.equal((await aspect(first, 'datasetProperties')).status, 404);
+});
+
+test('the aspect JSON of a proposal is held to the rules of any input (it was stored, or a 500)', async () => {
+  const urn = datasetUrn('restli.rules');
+  const raw = (value: string) => ({ ...proposal(urn, 'datasetProperties', {}), aspect: { value, contentType: 'application/json' } });
+  await refused(() => ingest(raw('{"description":"a\\u0000b"}')), 400, /proposal: aspect.value.description: the string contains the NUL character/);
+  await refused(() => ingest(raw('{"description":"a\\ud800b"}')), 400, /proposal: aspect.value.description: the string contains a lone UTF-16 surrogate/);
+  await refused(() => ingest(raw(`${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`)), 400, /nest/);
+  await refused(() => ingest(raw('{"customProperties":{"n":"x"},"description":"x","name":9007199254740993}')), 400, /9007199254740993/);
+  assert.equal((await aspect(urn, 'datasetProperties')).status, 404);
+});

@@ -34,6 +34,7 @@ import { registry, type AspectSpec, type EntityUrn } from '../../registry/regist
 import { SYSTEM } from '../../auth/authorize.ts';
 import { principalOf } from '../auth.ts';
 import { quoted } from '../pathGuard.ts';
+import { jsonProblems } from '../inputRules.ts';
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
 
@@ -96,15 +97,22 @@ function target(urn: unknown, where: string): EntityUrn {
   return registry.resolveUrn(svcTypeUrn(urn));
 }
 
-/** The aspect value of a proposal: the JSON text in `aspect.value`, parsed. */
+/**
+ * The aspect value of a proposal: the JSON text in `aspect.value`, parsed, and held to the rules of any
+ * input (inputRules.ts), as a request body is: it is a body of its own inside the request's.
+ */
 function valueOf(p: Proposal, where: string): unknown {
   const raw = p.aspect?.value;
   if (typeof raw !== 'string') throw SvcError.validation([`${where}: aspect.value must be the aspect as a JSON string`]);
+  let value: unknown;
   try {
-    return JSON.parse(raw);
+    value = JSON.parse(raw);
   } catch (err) {
     throw SvcError.validation([`${where}: aspect.value is not JSON: ${(err as Error).message}`]);
   }
+  const problems = jsonProblems(value, raw);
+  if (problems.length) throw SvcError.validation(problems.map((m) => `${where}: aspect.value${m.replace(/^body/, '')}`));
+  return value;
 }
 
 /**
@@ -270,15 +278,15 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
     }),
   );
 
-  /** Applies proposals in order (a batch as one write where it can be); returns nothing (Rest.li answers no body for a batch). */
+  /**
+   * Applies proposals in order (a batch as one write where it can be); returns nothing (Rest.li answers
+   * no body for a batch). Every proposal is read and checked before any is applied: a malformed one
+   * refuses the batch with nothing written.
+   */
   const ingest = async (req: Request, proposals: Proposal[]) => {
     const principal = principalOf(req);
-    // Consecutive writes of the same mode go together (all or nothing), as one batch write.
-    let pending: { mode: WriteMode; inputs: AspectInput[] } | undefined;
-    const flush = async () => {
-      if (pending) await entities.write(principal, pending.inputs, pending.mode);
-      pending = undefined;
-    };
+    type Step = { kind: 'write'; mode: WriteMode; inputs: AspectInput[] } | { kind: 'patch' | 'delete'; run: () => Promise<unknown> };
+    const steps: Step[] = [];
     for (const [i, p] of proposals.entries()) {
       const where = proposals.length > 1 ? `proposals[${i}]` : 'proposal';
       if (!p || typeof p !== 'object') throw SvcError.validation([`${where} must be a metadata change proposal object`]);
@@ -287,27 +295,35 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
         throw SvcError.validation([`${where}: entityType ${p.entityType} does not match the URN's type ${t.spec.name}`]);
       }
       if (typeof p.aspectName !== 'string') throw SvcError.validation([`${where}: aspectName is required`]);
+      const aspectName = p.aspectName;
       const changeType = String(p.changeType ?? 'UPSERT').toUpperCase();
       const mode: WriteMode | undefined = changeType === 'UPSERT' ? 'upsert' : changeType === 'CREATE' ? 'create' : changeType === 'CREATE_ENTITY' ? 'create_entity' : undefined;
       if (mode) {
-        if (pending && pending.mode !== mode) await flush();
-        pending ??= { mode, inputs: [] };
+        // Consecutive writes of the same mode go together (all or nothing), as one batch write.
+        const last = steps[steps.length - 1];
+        const pending = last?.kind === 'write' && last.mode === mode ? last : { kind: 'write' as const, mode, inputs: [] };
+        if (pending !== last) steps.push(pending);
         // A proposal creates its entity, as DataHub's ingestProposal does: the key aspect goes with it
         // (unchanged when the entity exists), so that rules needing the entity (structured property
         // values) see it.
         const key = t.spec.keyAspect;
-        if (p.aspectName !== key && !pending.inputs.some((x) => x.urn === t.urn && x.aspect === key)) {
+        if (aspectName !== key && !pending.inputs.some((x) => x.urn === t.urn && x.aspect === key)) {
           pending.inputs.push({ urn: t.urn, target: t, aspect: key, value: registry.keyAspectValue(t), systemMetadata: p.systemMetadata });
         }
-        pending.inputs.push({ urn: t.urn, target: t, aspect: p.aspectName, value: valueOf(p, where), systemMetadata: p.systemMetadata });
-        continue;
+        pending.inputs.push({ urn: t.urn, target: t, aspect: aspectName, value: valueOf(p, where), systemMetadata: p.systemMetadata });
+      } else if (changeType === 'PATCH') {
+        const patch = patchOf(registry.aspect(t.spec, aspectName).name, valueOf(p, where), where);
+        steps.push({ kind: 'patch', run: () => entities.patch(principal, t, aspectName, patch) });
+      } else if (changeType === 'DELETE') {
+        steps.push({ kind: 'delete', run: () => entities.deleteAspects(principal, t, [aspectName]) });
+      } else {
+        throw SvcError.validation([`${where}: changeType ${changeType} is not supported; expected UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE`]);
       }
-      await flush();
-      if (changeType === 'PATCH') await entities.patch(principal, t, p.aspectName, patchOf(registry.aspect(t.spec, p.aspectName).name, valueOf(p, where), where));
-      else if (changeType === 'DELETE') await entities.deleteAspects(principal, t, [p.aspectName]);
-      else throw SvcError.validation([`${where}: changeType ${changeType} is not supported; expected UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE`]);
     }
-    await flush();
+    for (const step of steps) {
+      if (step.kind === 'write') await entities.write(principal, step.inputs, step.mode);
+      else await step.run();
+    }
   };
 
   /**
