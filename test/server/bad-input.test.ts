@@ -30,6 +30,22 @@ describe('rejections that change nothing', () => {
     });
   });
 
+  test('a body that is not UTF-8 is 400 (it was stored with U+FFFD in place of its bytes)', async () => {
+    const body = Buffer.concat([Buffer.from('{"value":{"description":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b"}}')]);
+    const path = `/openapi/v3/entity/dataset/${enc(DATASET)}/datasetProperties?createIfNotExists=false`;
+    await expectRejected(s, () => s.request(path, { method: 'POST', body }), 400, (raw) => {
+      assert.deepEqual(JSON.parse(raw), { error: 'Validation Error', message: 'The request body is not valid UTF-8' });
+    });
+  });
+
+  test('a compressed body is 415 naming its encoding (gzip was read as malformed JSON; br was taken as plain text)', async () => {
+    for (const encoding of ['gzip', 'br']) {
+      await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":true}}', headers: { 'Content-Encoding': encoding } }), 415, (raw) => {
+        assert.equal(JSON.parse(raw).message, `The request body must be sent uncompressed; got Content-Encoding "${encoding}"`);
+      });
+    }
+  });
+
   test('a body breaking the aspect schema is 400 listing every violation', async () => {
     const body = JSON.stringify({ value: { properties: [{ propertyUrn: 5, values: [{ double: 1, string: 'x' }], extra: true }] } });
     await expectRejected(

@@ -1,7 +1,8 @@
 /**
  * Reads the JSON body of an API request, where every body enters svc: the Content-Type must say JSON
  * (415 otherwise), the size must be within the limit (413 at once when the declared length is over
- * it, without waiting for the body), the text must parse (400), and what it holds must pass
+ * it, without waiting for the body), it must be uncompressed (415) and UTF-8 (400), the text must
+ * parse (400), and what it holds must pass
  * {@link jsonProblems} (400). A request without a body goes on with `req.body` undefined.
  */
 import type { NextFunction, Request, Response } from 'express';
@@ -9,6 +10,9 @@ import contentType from 'content-type';
 import getRawBody from 'raw-body';
 import { SvcError } from '../errors.ts';
 import { jsonProblems } from './inputRules.ts';
+
+/** Bodies are UTF-8: a byte sequence that is not is refused, not replaced by U+FFFD. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** JSON Patch routes take their own media type and plain JSON (DataHub's clients send either). */
 const PATCH_TYPES = ['application/json-patch+json', 'application/json'];
@@ -44,11 +48,21 @@ export function jsonBody(limit: number) {
     if (media.charset !== undefined && !/^utf-?8$/i.test(media.charset)) {
       throw new SvcError('UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8; got charset "${media.charset.slice(0, 40)}"`);
     }
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+      throw new SvcError('UNSUPPORTED_MEDIA_TYPE', `The request body must be sent uncompressed; got Content-Encoding "${encoding.slice(0, 40)}"`);
+    }
     if (length !== undefined && Number(length) > limit) throw tooLarge(res, limit);
-    getRawBody(req, { length, limit, encoding: 'utf-8' }, (err, raw) => {
+    getRawBody(req, { length, limit }, (err, bytes) => {
       if (err) {
         if (err.type === 'entity.too.large') return next(tooLarge(res, limit));
         return next(new SvcError('BAD_REQUEST', `The request body could not be read: ${err.message}`, { cause: err }));
+      }
+      let raw: string;
+      try {
+        raw = UTF8.decode(bytes);
+      } catch (decodeErr) {
+        return next(new SvcError('BAD_REQUEST', 'The request body is not valid UTF-8', { cause: decodeErr }));
       }
       let body: unknown;
       try {
