@@ -498,6 +498,10 @@ for (const backend of searchBackends()) {
         assert.deepEqual([profile.entityName, profile.aspectName, usage.aspectName], ['dataset', 'datasetprofile', 'datasetusagestatistics'], JSON.stringify(sizes));
         // Sizes on disk in kilobytes: tables and their indexes in pages of 8 KB, or the indices' primary store.
         assert.ok(profile.sizeMb >= (opensearch ? 1 : 8.192) && usage.sizeMb >= (opensearch ? 1 : 8.192), JSON.stringify(sizes));
+        // It takes no parameters, and says so of one given, as the other actions name theirs (it was ignored).
+        const unknown = await operation('getIndexSizes', { foo: 1 });
+        assert.equal(unknown.status, 400);
+        assert.equal(unknown.body.message, "Parameter 'foo' is not a parameter of getIndexSizes (it takes none)");
       });
 
       test('the actions need the admin role (DataHub’s lines) and a token', async () => {

@@ -58,12 +58,12 @@ function valueOf(kind: Kind, v: unknown): unknown {
 export function readParameters(action: string, specs: Record<string, ParameterSpec>, body: unknown): Record<string, unknown> {
   const names = Object.keys(specs);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw SvcError.validation([`The body must be a JSON object of the parameters of ${action} (${names.join(', ')})`]);
+    throw SvcError.validation([`The body must be a JSON object of the parameters of ${action} (${names.length ? names.join(', ') : 'none: {}'})`]);
   }
   const given = body as Record<string, unknown>;
   const problems: string[] = [];
   for (const name of Object.keys(given)) {
-    if (!(name in specs)) problems.push(`Parameter '${name}' is not a parameter of ${action} (they are ${names.join(', ')})`);
+    if (!(name in specs)) problems.push(`Parameter '${name}' is not a parameter of ${action} (${names.length ? `they are ${names.join(', ')}` : 'it takes none'})`);
   }
   const out: Record<string, unknown> = {};
   for (const [name, p] of Object.entries(specs)) {

@@ -118,8 +118,10 @@ export class TimeseriesService {
   }
 
   /** `getIndexSizes`: the size on disk of each aspect's entries (its partitions), named as DataHub names the index. */
-  async indexSizes(principal: Principal): Promise<{ indexSizes: IndexSize[] }> {
+  /** `getIndexSizes`, whose body holds no parameters (an empty object, or none). */
+  async indexSizes(principal: Principal, body: unknown = {}): Promise<{ indexSizes: IndexSize[] }> {
     authorize(principal, 'GET_INDEX_SIZES');
+    readParameters('getIndexSizes', {}, body);
     const sizes = (await this.store.sizes()).map(({ indexName, bytes }) => {
       const parsed = /^(?:.*_)?([^_]+)_(.+)aspect_v1$/.exec(indexName);
       return { indexName, ...(parsed ? { entityName: parsed[1]!, aspectName: parsed[2]! } : {}), sizeMb: bytes / 1000 } as IndexSize;

@@ -35,7 +35,7 @@ export function operationsRoutes(router: Router, timeseries: TimeseriesService, 
         // DataHub returns the status as a JSON string inside `value`.
         return sendJson(res, 200, { value: JSON.stringify(await timeseries.taskStatus(principal, req.body ?? {})) });
       case 'getIndexSizes':
-        return sendJson(res, 200, { value: await timeseries.indexSizes(principal) });
+        return sendJson(res, 200, { value: await timeseries.indexSizes(principal, req.body ?? {}) });
     }
   });
   for (const path of OPERATIONS_PATHS) router.post(path, action);
