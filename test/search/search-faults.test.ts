@@ -72,6 +72,10 @@ describe('search faults on opensearch', () => {
       const ready = await s.request('/ready', { token: null });
       assert.equal(ready.status, 200, 'the server stays in service');
       assert.equal(((await ready.json()) as { search: string }).search, 'UNREACHABLE');
+      // A search meanwhile says why it cannot be answered (it was a 500).
+      const search = await s.request(`/openapi/v3/entity/dataset?query=${encodeURIComponent('structuredProperties.faults_tier:outage')}`);
+      assert.equal(search.status, 503);
+      assert.deepEqual(await search.json(), { error: 'Service Unavailable', message: 'The search backend (OpenSearch) is not reachable' });
       const n = (await sql<{ n: number }>(s.databaseUrl, 'SELECT count(*)::int AS n FROM search_outbox'))[0]!.n;
       assert.ok(n > 0, 'changes wait in the outbox');
       assert.match(await (await s.request('/metrics')).text(), /svc_search_outbox_depth [1-9]/);

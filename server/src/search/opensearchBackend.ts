@@ -17,6 +17,7 @@ import { registry } from '../registry/registry.ts';
 import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBackend, SearchDocument, SearchRequest, Scalar } from './backend.ts';
 import type { PatternPart } from './expr.ts';
 import { fieldsToDrop, queueRebuild } from './indexRebuild.ts';
+import { reachingOpenSearch } from './opensearchErrors.ts';
 import { baseFields, documentSource, type FieldSpec, type FieldType } from './fields.ts';
 
 /** What is counted of bulk items OpenSearch refused for good (e.g. a value that does not fit its mapping). */
@@ -336,7 +337,7 @@ export class OpenSearchBackend implements SearchBackend {
    */
   private async run(params: Parameters<Client['search']>[0]) {
     try {
-      return await this.client.search(params);
+      return await reachingOpenSearch(() => this.client.search(params));
     } catch (err) {
       const body = (err as { meta?: { body?: { error?: { root_cause?: { type?: string; reason?: string }[] } } } }).meta?.body;
       const cause = body?.error?.root_cause?.find((c) => c.type !== undefined && REFUSED_QUERIES.has(c.type));

@@ -18,6 +18,7 @@ import type { StoredAspect } from '../entities/aspectStore.ts';
 import { SvcError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { registry } from '../registry/registry.ts';
+import { reachingOpenSearch as os } from '../search/opensearchErrors.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
 import { timeseriesIndexName } from './partitions.ts';
@@ -102,16 +103,6 @@ interface DeleteRow {
   entry_ids: string[];
 }
 
-/** OpenSearch not answering becomes a 503 that says so; anything else is what it is. */
-async function os<T>(f: () => Promise<T>): Promise<T> {
-  try {
-    return await f();
-  } catch (err) {
-    const name = (err as { name?: string }).name ?? '';
-    if (/Connection|Timeout|NoLivingConnections/.test(name)) throw new SvcError('UNAVAILABLE', 'The search backend (OpenSearch) is not reachable', { cause: err });
-    throw err;
-  }
-}
 
 const statusCode = (err: unknown) => (err as { meta?: { statusCode?: number } }).meta?.statusCode;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
