@@ -26,16 +26,24 @@ const RUN_ID = 'svc-structured-property-cleanup';
  * it got through them all (false: the runner is stopping, another takes the task up again).
  */
 async function refreshHolders(pool: Pool, entities: EntityService, ctx: TaskContext, property: string, olderThan?: string): Promise<boolean> {
-  if (ctx.task.total === null) await ctx.progress({ total: await countEntitiesWithValues(pool, property, olderThan) });
+  const left = () => countEntitiesWithValues(pool, property, olderThan);
+  if (ctx.task.total === null) await ctx.progress({ total: await left() });
+  else {
+    // Resumed: what a runner stopped between a transaction's commit and its count had done is counted
+    // now (those entities no longer hold values, so they are not listed again).
+    const done = ctx.task.total - (await left());
+    if (done > ctx.task.done) await ctx.progress({ doneDelta: done - ctx.task.done });
+  }
   let after: string | undefined;
   while (!ctx.stopping) {
     const urns = await entitiesWithValues(pool, property, { olderThan, after, limit: PAGE });
     if (urns.length === 0) return true;
     for (let i = 0; i < urns.length; i += PER_TRANSACTION) {
-      await entities.refresh(SYSTEM, urns.slice(i, i + PER_TRANSACTION).map((u) => registry.resolveUrn(u)), 'structuredProperties', RUN_ID);
+      const batch = urns.slice(i, i + PER_TRANSACTION);
+      await entities.refresh(SYSTEM, batch.map((u) => registry.resolveUrn(u)), 'structuredProperties', RUN_ID);
+      await ctx.progress({ doneDelta: batch.length });
     }
     after = urns[urns.length - 1];
-    await ctx.progress({ doneDelta: urns.length });
   }
   return false;
 }
