@@ -229,6 +229,37 @@ for (const backend of searchBackends()) {
         assert.deepEqual(await stored('datasetUsageStatistics'), []);
       });
 
+      if (opensearch) test('a truncation by reindex whose transaction does not commit is undone: the alias is back on the old index, every entry readable (it was left on an empty index)', async () => {
+        await profiles('ts.guard', 30, 'datasetUsageStatistics', T0 + 50_000);
+        const before = await stored('datasetUsageStatistics');
+        const alias = `${prefix}_dataset_datasetusagestatisticsaspect_v1`;
+        const behind = async () => Object.keys((await os!.indices.getAlias({ name: alias })).body as object).sort();
+        const oldIndices = await behind();
+        // The task that records the truncation cannot be written: its transaction rolls back after the
+        // alias has moved to the new index.
+        await sql(s.databaseUrl, "CREATE FUNCTION test_refuse_truncation() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$");
+        await sql(s.databaseUrl, "CREATE TRIGGER test_refuse_truncation BEFORE INSERT ON tasks FOR EACH ROW WHEN (NEW.kind = 'timeseries-truncate') EXECUTE FUNCTION test_refuse_truncation()");
+        try {
+          const r = await truncate({ aspect: 'datasetUsageStatistics', endTimeMillis: T0 + 50_010, dryRun: false, forceReindex: true });
+          assert.equal(r.status, 500);
+        } finally {
+          await sql(s.databaseUrl, 'DROP TRIGGER test_refuse_truncation ON tasks');
+          await sql(s.databaseUrl, 'DROP FUNCTION test_refuse_truncation()');
+        }
+        await settle();
+        assert.deepEqual(await behind(), oldIndices, 'the alias is back on the old index alone');
+        assert.deepEqual(await stored('datasetUsageStatistics'), before, 'every entry is readable');
+        assert.deepEqual(await sql(s.databaseUrl, 'SELECT count(*)::int AS n FROM timeseries_truncation_guards'), [{ n: 0 }]);
+        // The same truncation, committed: its guard is dropped, its copy followed to the end.
+        const ok = await truncate({ aspect: 'datasetUsageStatistics', endTimeMillis: T0 + 50_010, dryRun: false, forceReindex: true });
+        assert.equal(ok.status, 200);
+        await completed(ok.body.value as string);
+        await svcTask('dataset_datasetusagestatisticsaspect_v1');
+        await settle();
+        assert.deepEqual(await stored('datasetUsageStatistics'), before.filter((t) => t > T0 + 50_010));
+        assert.deepEqual(await sql(s.databaseUrl, 'SELECT count(*)::int AS n FROM timeseries_truncation_guards'), [{ n: 0 }]);
+      });
+
       if (opensearch) test('while a reindex copies an index: a hard delete waits for the copy (which does not bring the entries back); a delete of the latest entry is a 409', async () => {
         const [a, b] = [datasetUrn('ts.hold.a'), datasetUrn('ts.hold.b')];
         const write = async (urn: string, t: number) =>

@@ -12,6 +12,7 @@
  * delete-by-query or reindex task, followed by an svc task that reports its progress in `/api/tasks`,
  * cancels it at `timeoutSeconds` and deletes the old index once a reindex is done.
  */
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@opensearch-project/opensearch';
 import { inTransaction, query, type Db, type Pool } from '../db/pool.ts';
 import type { StoredAspect } from '../entities/aspectStore.ts';
@@ -340,13 +341,15 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
       await os(() => this.client.indices.refresh({ index: alias }));
       let task: string;
       let oldIndices: string[] = [];
+      let guard: string | undefined;
       if (params.reindex) {
         oldIndices = Object.keys((await os(() => this.client.indices.getAlias({ name: alias }))).body as object);
         const fresh = `${alias}_${Date.now()}`;
         await os(() => this.createIndex(fresh));
-        await os(() =>
-          this.client.indices.updateAliases({ body: { actions: [...oldIndices.map((index) => ({ remove: { index, alias } })), { add: { index: fresh, alias } }] } }),
-        );
+        // The copy starts while the alias still names the old index: nothing is shipped meanwhile (the
+        // dispatcher's lock), so it copies what the alias shows. Moving the alias is the last change
+        // made in OpenSearch before the commit, and a guard committed before it undoes it if the
+        // commit does not come (settleGuards).
         const res = await os(() =>
           this.client.reindex({
             wait_for_completion: false,
@@ -356,6 +359,17 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
           }),
         );
         task = String((res.body as { task?: unknown }).task);
+        guard = randomUUID();
+        await query(this.pool, 'INSERT INTO timeseries_truncation_guards (token, alias, fresh_index, old_indices, opensearch_task) VALUES ($1, $2, $3, $4, $5)', [
+          guard,
+          alias,
+          fresh,
+          oldIndices,
+          task,
+        ]);
+        await os(() =>
+          this.client.indices.updateAliases({ body: { actions: [...oldIndices.map((index) => ({ remove: { index, alias } })), { add: { index: fresh, alias } }] } }),
+        );
       } else {
         const res = await os(() =>
           this.client.deleteByQuery({
@@ -370,7 +384,7 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
         );
         task = String((res.body as { task?: unknown }).task);
       }
-      await enqueueTask(tx, TRUNCATE_TASK, params.index, { ...params, opensearchTask: task, oldIndices, stagedDeleted: staged!.n } as unknown as Record<string, unknown>);
+      await enqueueTask(tx, TRUNCATE_TASK, params.index, { ...params, opensearchTask: task, oldIndices, stagedDeleted: staged!.n, ...(guard ? { guard } : {}) } as unknown as Record<string, unknown>);
       return task;
     });
   }
@@ -438,6 +452,40 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
     };
   }
 
+  /**
+   * The guards of truncations whose transaction has ended (the caller holds the dispatcher's lock,
+   * which a starting truncation holds until its commit or rollback): one whose truncation committed
+   * (its task carries the guard's token) is dropped; one whose truncation did not is undone first: the
+   * copy cancelled, the alias back on the old indices, the new index deleted. Each step may be done
+   * again (a guard stays until all are); OpenSearch out of reach leaves it for the next step.
+   */
+  private async settleGuards(tx: Db): Promise<void> {
+    const guards = await query<{ token: string; alias: string; fresh_index: string; old_indices: string[]; opensearch_task: string }>(
+      tx,
+      'SELECT token, alias, fresh_index, old_indices, opensearch_task FROM timeseries_truncation_guards ORDER BY created_at',
+      [],
+    );
+    for (const g of guards) {
+      const [committed] = await query(tx, "SELECT 1 FROM tasks WHERE kind = $1 AND params->>'guard' = $2", [TRUNCATE_TASK, g.token]);
+      if (!committed) {
+        await os(() => this.client.tasks.cancel({ task_id: g.opensearch_task })).catch((err: unknown) => {
+          if (statusCode(err) !== 404 && statusCode(err) !== 400) throw err;
+        });
+        const behind = await os(() => this.client.indices.getAlias({ name: g.alias }, { ignore: [404] }));
+        if (Object.keys((behind.body ?? {}) as object).includes(g.fresh_index)) {
+          await os(() =>
+            this.client.indices.updateAliases({
+              body: { actions: [{ remove: { index: g.fresh_index, alias: g.alias } }, ...g.old_indices.map((index) => ({ add: { index, alias: g.alias } }))] },
+            }),
+          );
+        }
+        await os(() => this.client.indices.delete({ index: g.fresh_index, ignore_unavailable: true }));
+        this.log.warn({ alias: g.alias, index: g.fresh_index }, 'a truncation that did not commit was undone: the alias is back on the old index');
+      }
+      await query(tx, 'DELETE FROM timeseries_truncation_guards WHERE token = $1', [g.token]);
+    }
+  }
+
   // ---- the outbox -------------------------------------------------------------------------------
 
   /**
@@ -446,6 +494,7 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
    * dispatcher's lock, in its transaction; delivered at least once (an entry's `_id` is its id).
    */
   async ship(tx: Db): Promise<number> {
+    await this.settleGuards(tx);
     const entries = await query<StagedRow>(
       tx,
       'SELECT id, index_name, urn, aspect, timestamp_millis, metadata, system_metadata, created_on, created_by FROM timeseries_entries ORDER BY id LIMIT $1',
