@@ -484,6 +484,23 @@ describe('the endpoint', () => {
       assert.match(body.errors[0]!.message, new RegExp(`^The query parameter ${name} must be a JSON object: `));
       assert.deepEqual(body.errors[0]!.extensions, { code: 400, type: 'BAD_REQUEST' });
     }
+    // No query, or a parameter given twice: 400 saying so (they were 200 with yoga's own code, or an
+    // operation looked up under the first name). A browser asking for HTML still gets GraphiQL.
+    const q = encodeURIComponent('query A { __typename }');
+    const refusedGets: [string, string][] = [
+      ['', 'A GraphQL GET request needs a query: ?query=…&variables=… (URL-encoded)'],
+      ['?variables=%7B%7D', 'A GraphQL GET request needs a query: ?query=…&variables=… (URL-encoded)'],
+      [`?query=${q}&query=${q}`, 'The query parameter query is given 2 times; give it once'],
+      [`?query=${q}&operationName=A&operationName=B`, 'The query parameter operationName is given 2 times; give it once'],
+    ];
+    for (const [params, message] of refusedGets) {
+      const res = await s.request(`/api/graphql${params}`);
+      assert.equal(res.status, 400, params);
+      assert.deepEqual(await res.json(), { errors: [{ message, extensions: { code: 400, type: 'BAD_REQUEST' } }], extensions: {} }, params);
+    }
+    const page = await s.request('/api/graphql', { headers: { accept: 'text/html' }, token: null });
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
   });
 
   test('a plain JSON POST, answered without yoga\'s fetch layer, gets yoga\'s answer to the letter', async () => {
@@ -524,6 +541,9 @@ describe('the endpoint', () => {
     }
     const cases: [string, number, string, string][] = [
       ['{}', 400, 'BAD_REQUEST', 'A GraphQL request needs a query: {"query": "…", "variables": {…}}'],
+      // These were 200 with yoga's "Must provide query string." and a code of its own.
+      ['{"query": null}', 400, 'BAD_REQUEST', 'A GraphQL request needs a query: {"query": "…", "variables": {…}}'],
+      ['{"variables": {}}', 400, 'BAD_REQUEST', 'A GraphQL request needs a query: {"query": "…", "variables": {…}}'],
       ['null', 400, 'BAD_REQUEST', 'A GraphQL request is a JSON object, {"query": "…", "variables": {…}}; got null'],
       ['"{ __typename }"', 400, 'BAD_REQUEST', 'A GraphQL request is a JSON object, {"query": "…", "variables": {…}}; got a string'],
       ['{"query": "{ __typename }"', 400, 'BAD_REQUEST', "Malformed JSON in the request body: Expected ',' or '}' after property value in JSON at position 26"],

@@ -13,7 +13,7 @@ import { healthRoutes } from './health.ts';
 import { jsonBody } from './jsonBody.ts';
 import { createMetrics } from './metrics.ts';
 import { pathGuard } from './pathGuard.ts';
-import { createGraphQLHandler, GRAPHQL_PATH } from './graphql/graphqlHandler.ts';
+import { createGraphQLHandler, GRAPHQL_PATH, wantsGraphiQL } from './graphql/graphqlHandler.ts';
 import { restliConfig, restliRoutes, restliUnsupported } from './rest/restliRoutes.ts';
 import { entityRoutes } from './rest/entityRoutes.ts';
 import { openapiDocument } from './rest/openapiDocument.ts';
@@ -69,7 +69,7 @@ export function createApp(deps: AppDeps): Express {
   // sends carry one).
   const graphql = createGraphQLHandler(catalog, deps.log).serve;
   app.get(GRAPHQL_PATH, (req, res, next) => {
-    if (req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html') return graphql(req, res);
+    if (wantsGraphiQL(req)) return graphql(req, res);
     next();
   });
 

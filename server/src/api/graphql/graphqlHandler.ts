@@ -58,19 +58,32 @@ export function postBodyProblem(body: unknown): string | undefined {
   if (body === undefined) return `A GraphQL request needs a body: ${REQUEST_FORM}, sent with Content-Type application/json`;
   if (typeof body !== 'object' || body === null) return `A GraphQL request is a JSON object, ${REQUEST_FORM}; got ${body === null ? 'null' : `a ${typeof body}`}`;
   if (Array.isArray(body)) return undefined;
-  if (Object.keys(body).length === 0) return `A GraphQL request needs a query: ${REQUEST_FORM}`;
+  // Yoga would answer 200 with "Must provide query string." and a code of its own.
+  if ((body as { query?: unknown }).query == null) return `A GraphQL request needs a query: ${REQUEST_FORM}`;
   const { operationName } = body as { operationName?: unknown };
   if (operationName != null && typeof operationName !== 'string') return `Expected "operationName" param to be a string, but given ${Array.isArray(operationName) ? 'array' : typeof operationName}.`;
   return undefined;
 }
 
+/** Whether a GET asks for GraphiQL (a browser asking for HTML) rather than for a query's answer. */
+export function wantsGraphiQL(req: Pick<Request, 'accepts'>): boolean {
+  return req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html';
+}
+
 /**
- * What is wrong with the JSON parameters of a GraphQL GET (`variables`, `extensions`), which yoga
- * would parse without catching the error (a fault, masked as a 500); nothing when they parse. Read
- * from the URL as yoga reads them (an empty value is no value).
+ * What is wrong with the parameters of a GraphQL GET that yoga would answer badly: no query (200 with
+ * a code of its own), a parameter given twice (yoga reads the first, and an operation name looked up
+ * as another), JSON parameters (`variables`, `extensions`) that do not parse, which yoga would parse
+ * without catching the error (a fault, masked as a 500); nothing otherwise. Read from the URL as yoga
+ * reads them (an empty value is no value).
  */
 export function getParamsProblem(url: string): string | undefined {
   const search = new URLSearchParams(url.slice(url.indexOf('?') + 1));
+  for (const name of ['query', 'operationName', 'variables', 'extensions']) {
+    const n = search.getAll(name).length;
+    if (n > 1) return `The query parameter ${name} is given ${n} times; give it once`;
+  }
+  if (!search.get('query')) return 'A GraphQL GET request needs a query: ?query=…&variables=… (URL-encoded)';
   for (const name of ['variables', 'extensions']) {
     const value = search.get(name);
     if (!value) continue;
@@ -121,7 +134,7 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
   return {
     yoga,
     async serve(req, res) {
-      const problem = req.method === 'POST' ? postBodyProblem(req.body) : req.method === 'GET' ? getParamsProblem(req.originalUrl) : undefined;
+      const problem = req.method === 'POST' ? postBodyProblem(req.body) : req.method === 'GET' && !wantsGraphiQL(req) ? getParamsProblem(req.originalUrl) : undefined;
       if (problem) throw new SvcError('BAD_REQUEST', problem);
       const params = directParams(req);
       if (params) return serveDirect(yoga, params, req, res);
