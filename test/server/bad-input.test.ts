@@ -62,6 +62,26 @@ describe('rejections that change nothing', () => {
     );
   });
 
+  test('a field DataHub types as a URN takes only a URN of its type (any string was stored)', async () => {
+    const ds = enc(DATASET);
+    const cases: [string, unknown, RegExp][] = [
+      ['upstreamLineage', { upstreams: [{ dataset: 'garbage', type: 'COPY' }] }, /upstreamLineage\.upstreams\.0\.dataset: must be a dataset URN, urn:li:dataset:\(…\)/],
+      ['upstreamLineage', { upstreams: [{ dataset: 'urn:li:corpuser:x', type: 'COPY' }] }, /must be a dataset URN/],
+      ['datasetProperties', { created: { time: 1, actor: 'nobody' } }, /datasetProperties\.created\.actor: must be a URN, urn:li:<entity type>:<id>/],
+      ['schemaMetadata', { schemaName: 's', platform: 'garbage', version: 0, hash: '', platformSchema: {}, fields: [] }, /schemaMetadata\.platform: must be a dataPlatform URN/],
+    ];
+    for (const [aspect, value, message] of cases) {
+      await expectRejected(s, () => s.request(`/openapi/v3/entity/dataset/${ds}/${aspect}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value }) }), 400, (raw) => {
+        assert.match(JSON.parse(raw).message, message, aspect);
+      });
+    }
+    const ok = await s.request(`/openapi/v3/entity/dataset/${ds}/upstreamLineage?createIfNotExists=false`, {
+      method: 'POST',
+      body: JSON.stringify({ value: { upstreams: [{ dataset: 'urn:li:dataset:(urn:li:dataPlatform:hive,up,PROD)', type: 'COPY', auditStamp: { time: 1, actor: 'urn:li:corpuser:a' } }] } }),
+    });
+    assert.equal(ok.status, 200, await ok.text());
+  });
+
   test('a wrong type in status is 400', async () => {
     await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":"yes"}}' }), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /status\.removed: must be boolean/);

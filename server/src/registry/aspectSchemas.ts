@@ -13,12 +13,24 @@ const num: Schema = { type: 'number' };
 const strMap: Schema = { type: 'object', additionalProperties: { type: 'string' } };
 const strList: Schema = { type: 'array', items: { type: 'string' } };
 
+/**
+ * A field DataHub types as a URN (`Urn`, or a typed one such as `DatasetUrn`): its shape is checked as
+ * DataHub's deserialisation checks it (any string was stored, where DataHub answers "Invalid urn").
+ */
+function urnOf(entityType?: string, tuple = false): Schema {
+  const type = entityType ?? '[A-Za-z][A-Za-z0-9]*';
+  const id = tuple ? '\\(.+\\)' : '\\S.*';
+  const form = entityType ? `urn:li:${entityType}:${tuple ? '(…)' : '<id>'}` : 'urn:li:<entity type>:<id>';
+  return { type: 'string', pattern: `^urn:li:${type}:${id}$`, errorMessage: { pattern: `must be ${entityType ? `a ${entityType} URN` : 'a URN'}, ${form}` } };
+}
+const anyUrn = urnOf();
+
 function record(properties: Record<string, Schema>, required: string[] = [], open = false): Schema {
   return { type: 'object', properties, required, additionalProperties: open };
 }
 
 /** `{time, actor, impersonator?, message?}`. */
-export const auditStamp = record({ time: long, actor: str, impersonator: str, message: str }, ['time', 'actor']);
+export const auditStamp = record({ time: long, actor: anyUrn, impersonator: anyUrn, message: str }, ['time', 'actor']);
 
 /** A typed value: exactly one of `{"string": …}` or `{"double": …}` (Pegasus union wire form). */
 export const primitivePropertyValue: Schema = {
@@ -33,7 +45,7 @@ export const primitivePropertyValue: Schema = {
   },
 };
 
-const timeStamp = record({ time: long, actor: str }, ['time']);
+const timeStamp = record({ time: long, actor: anyUrn }, ['time']);
 
 const timeseriesBase: Record<string, Schema> = {
   timestampMillis: long,
@@ -98,12 +110,12 @@ export const ASPECT_SCHEMAS: Record<string, Schema> = {
   schemaMetadata: record(
     {
       schemaName: str,
-      platform: str,
+      platform: urnOf('dataPlatform'),
       version: long,
       created: auditStamp,
       lastModified: auditStamp,
       deleted: auditStamp,
-      dataset: str,
+      dataset: urnOf('dataset', true),
       cluster: str,
       hash: str,
       platformSchema: { type: 'object' },
@@ -127,7 +139,7 @@ export const ASPECT_SCHEMAS: Record<string, Schema> = {
           {
             auditStamp,
             created: auditStamp,
-            dataset: str,
+            dataset: urnOf('dataset', true),
             type: { enum: ['COPY', 'TRANSFORMED', 'VIEW', 'IMPORT'] },
             properties: strMap,
             query: str,
@@ -150,7 +162,7 @@ export const ASPECT_SCHEMAS: Record<string, Schema> = {
       description: str,
       customProperties: strMap,
       externalUrl: str,
-      flowUrn: str,
+      flowUrn: urnOf('dataFlow', true),
       created: timeStamp,
       lastModified: timeStamp,
       status: str,
