@@ -403,6 +403,12 @@ for (const backend of searchBackends()) {
         assert.match(((await res.json()) as { message: string }).message, /status is not a time series aspect of dataset/);
         const bad = await s.request('/openapi/v2/timeseries/dataset/operation?scrollId=nonsense');
         assert.equal(bad.status, 400);
+        // A urn that is none, or of another entity type, is refused (both listed nothing); a time before 1970 is taken.
+        const garbage = await s.request('/openapi/v2/timeseries/dataset/operation?urn=garbage');
+        assert.deepEqual([garbage.status, await garbage.json()], [400, { error: 'Invalid urn!: garbage' }]);
+        const flow = await s.request(`/openapi/v2/timeseries/dataset/operation?urn=${enc('urn:li:dataFlow:(airflow,f,PROD)')}`);
+        assert.deepEqual([flow.status, ((await flow.json()) as { message: string }).message], [400, 'query parameter urn: urn:li:dataFlow:(airflow,f,PROD) is a dataFlow, and these are entries of dataset entities']);
+        await text(await s.request('/openapi/v2/timeseries/dataset/operation?startTimeMillis=-5'), 200);
       });
     });
 

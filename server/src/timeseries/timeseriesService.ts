@@ -62,6 +62,11 @@ export class TimeseriesService {
   ): Promise<EntryPage> {
     authorize(principal, 'READ');
     const { spec, aspect } = timeseriesAspect(entityType, aspectName);
+    if (opts.urn !== undefined) {
+      // A URN that does not parse is refused as anywhere else; one of another entity type has no entries here.
+      const target = registry.resolveUrn(opts.urn);
+      if (target.spec.name !== spec.name) throw SvcError.validation([`query parameter urn: ${opts.urn} is a ${target.spec.name}, and these are entries of ${spec.name} entities`]);
+    }
     const index = timeseriesIndexName(spec.name, aspect.name);
     const scope = `timeseries:${index}:${opts.urn ?? ''}:${opts.startTimeMillis ?? ''}:${opts.endTimeMillis ?? ''}`;
     const after = opts.scrollId ? (this.scrollIds.decode(scope, opts.scrollId).split(':').map(Number) as [number, number]) : undefined;

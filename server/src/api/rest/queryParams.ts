@@ -81,9 +81,10 @@ function readValue(name: string, spec: ParamSpec, values: string[], v: Violation
       return undefined;
     case 'integer': {
       if (value === '') return spec.default;
-      const n = /^[0-9]{1,16}$/.test(value) ? Number(value) : NaN;
+      const negative = spec.minimum < 0;
+      const n = (negative ? /^-?[0-9]{1,16}$/ : /^[0-9]{1,16}$/).test(value) ? Number(value) : NaN;
       if (!(n >= spec.minimum && n <= MAX_INTEGER)) {
-        v.add(`${at}: expected an integer >= ${spec.minimum}, got ${quoted(value)} (digits only, at most ${MAX_INTEGER})`);
+        v.add(`${at}: expected an integer >= ${spec.minimum}, got ${quoted(value)} (${negative ? 'digits, after a minus sign if negative' : 'digits only'}, at most ${MAX_INTEGER})`);
         return undefined;
       }
       return n;
