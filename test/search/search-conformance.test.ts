@@ -208,6 +208,12 @@ for (const backend of BACKENDS) {
         ['structuredProperties.test_created:>yesterday', 'is not a date'],
         ['structuredProperties.io_acryl_privacy_retentionTime:3*', 'wildcards'],
         ['removed:maybe', 'true or false'],
+        // The query parser took these, dropping the operator or reading it as a term; Lucene refuses them.
+        ['name:x OR', 'OR needs a clause after it'],
+        ['x OR OR', 'OR needs a clause after it'],
+        ['OR name:x', 'OR needs a clause before it'],
+        ['name:x\\', 'ends with a \\ that escapes nothing'],
+        ['structuredProperties.io_acryl_privacy_retentionTime:>=', '>= needs a value after it'],
       ] as const) {
         const res = await s.request(`/openapi/v3/entity/dataset?query=${encodeURIComponent(q)}`);
         const body = await res.text();

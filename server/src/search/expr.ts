@@ -73,6 +73,13 @@ type LuceneNode = TermNode | RangeNode | BinaryNode;
 export function parseQuery(query: string): Expr {
   const q = query.trim();
   if (q === '' || q === '*' || q === '*:*') return ALL;
+  // The parser drops an operator with nothing after it (`a OR`) or reads a leading one as a term (`OR b`),
+  // where Lucene's own parser refuses both.
+  const bare = q.replace(/"(?:\\.|[^"\\])*"/g, '""');
+  const dangling = bare.match(/(?:^|[\s(])(AND|OR|NOT|&&|\|\|)\s*(?:$|\))/);
+  if (dangling) throw syntaxError(`${dangling[1]} needs a clause after it`);
+  const leading = bare.match(/(?:^|\()\s*(AND|OR|&&|\|\|)\s/);
+  if (leading) throw syntaxError(`${leading[1]} needs a clause before it`);
   let ast: BinaryNode;
   try {
     ast = lucene.parse(q) as BinaryNode;
@@ -207,6 +214,8 @@ function splitField(raw: string, groupField: string | undefined): { field: strin
 function term(field: string, raw: string, quoted: boolean): Expr {
   if (field === '_exists_') return { kind: 'exists', field: unescape(raw) };
   if (quoted) return { kind: 'terms', field, values: [raw.replace(/\\(.)/g, '$1')] };
+  if (/(^|[^\\])(\\\\)*\\$/.test(raw)) throw syntaxError(`${JSON.stringify(raw)} ends with a \\ that escapes nothing`);
+  if (/^(>=|<=|>|<)$/.test(raw)) throw syntaxError(`${raw} needs a value after it`);
   const range = raw.match(/^(>=|<=|>|<)(.+)$/);
   if (range) {
     const bound = { value: unescape(range[2]!), inclusive: range[1]!.endsWith('=') };
