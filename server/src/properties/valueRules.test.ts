@@ -41,6 +41,8 @@ describe('checkValueType', () => {
     const urnType = 'urn:li:dataType:svc.urn';
     assert.equal(checkValueType(S, urnType, { string: 'urn:li:corpuser:a' }, undefined), undefined);
     assert.equal(checkValueType(S, urnType, { string: 'not a urn' }, undefined), 'Property: x, value: {string=not a urn} should be an urn');
+    // A URN too long to address says so (it was "should be an urn").
+    assert.match(checkValueType(S, urnType, { string: `urn:li:corpuser:${'a'.repeat(600)}` }, undefined) ?? '', /^Property: x, value: Error: cannot provide an URN longer than 512 bytes/);
     assert.equal(checkValueType(S, urnType, { string: 'urn:li:corpuser:a' }, ['urn:li:entityType:svc.corpuser']), undefined);
     assert.equal(
       checkValueType(S, urnType, { string: 'urn:li:tag:a' }, ['urn:li:entityType:svc.corpuser']),
@@ -70,6 +72,8 @@ describe('checkAssignments', () => {
 
   test('a propertyUrn is a structuredProperty urn', () => {
     assert.deepEqual(messages(one([{ string: 'a' }], 'urn:li:tag:p')), ['Unexpected entity type. Expected: structuredProperty Found: tag']);
+    // One too long to address says so (it was reported as of an unexpected type, the whole URN as the type).
+    assert.match(messages(one([{ string: 'a' }], `urn:li:structuredProperty:${'a'.repeat(600)}`))[0] ?? '', /^Error: cannot provide an URN longer than 512 bytes/);
   });
 
   test('a missing property is a failed precondition that says it does not exist', () => {

@@ -3,6 +3,7 @@
  * the immutability rule, in its order and with its messages, which clients match), plus svc's: the
  * entity's type must be one the property applies to, and an assignment carries at least one value.
  */
+import { SvcError } from '../errors.ts';
 import { parseUrn } from '../urn/urn.ts';
 import { cardinalityOf, logicalType, numericString, printValue, printValues, sameValue, type Assignment, type PrimitiveValue, type PropertyDefinition } from './types.ts';
 
@@ -52,8 +53,9 @@ export function checkValueType(subject: string, valueType: string, value: Primit
       let entityType: string;
       try {
         entityType = parseUrn(value.string).entityType;
-      } catch {
-        return `${subject}, value: ${v} should be an urn`;
+      } catch (err) {
+        // A URN too long to address is told so, not called no URN.
+        return tooLong(err) ? `${subject}, value: ${(err as SvcError).message}` : `${subject}, value: ${v} should be an urn`;
       }
       if (allowedTypes && allowedTypes.length > 0) {
         const ids = allowedTypes.map((t) => parseUrn(t).id.replace(/^svc\./, '').toLowerCase());
@@ -87,6 +89,9 @@ export function duplicateEntries(assignments: Assignment[]): Violation[] {
   return out;
 }
 
+/** Whether parsing a URN failed for its length alone (parseUrn's VALIDATION; a malformed one is INVALID_URN). */
+const tooLong = (err: unknown): boolean => err instanceof SvcError && err.code === 'VALIDATION';
+
 /**
  * DataHub's check that a property URN names a structured property: the violation, or undefined when
  * it does (`urn:li:tag:x` → `Unexpected entity type. Expected: structuredProperty Found: tag`; a
@@ -96,7 +101,8 @@ export function propertyUrnProblem(propertyUrn: string): Violation | undefined {
   let type: string;
   try {
     type = parseUrn(propertyUrn).entityType;
-  } catch {
+  } catch (err) {
+    if (tooLong(err)) return { message: (err as SvcError).message };
     type = propertyUrn;
   }
   return type === 'structuredProperty' ? undefined : { message: `Unexpected entity type. Expected: structuredProperty Found: ${type}` };
