@@ -165,6 +165,13 @@ test('a problem is named with the line of its key, not the dataset’s first lin
   assert.match(r.stderr, /lines\.yaml:3: dataset 1: downstreams must be a list/);
   assert.match(r.stderr, /lines\.yaml:8: field b of dataset 1: structured_properties must be a mapping/);
   assert.match(r.stderr, /lines\.yaml:10: dataset 2: nope is not a dataset URN/);
+  // A downstream that is no dataset URN is found before anything is written (it was refused after the dataset's own aspects).
+  const bad = join(dir, 'downstream.yaml');
+  writeFileSync(bad, `- id: t7\n  platform: hive\n  downstreams:\n    - t8\n    - "urn:li:dataset:(x"\n`);
+  const d = await svc(['dataset', 'upsert', '-f', bad]);
+  assert.equal(d.code, 2);
+  assert.match(d.stderr, /downstream\.yaml:5: dataset 1: downstreams\[1\] urn:li:dataset:\(x is not a dataset URN: /);
+  await text(await s.request(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,t7,PROD)')}`), 404);
 });
 
 test('a key of the wrong shape is a problem with its line, not a crash', async () => {

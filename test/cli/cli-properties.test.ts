@@ -295,6 +295,12 @@ describe('svc properties', () => {
     assert.match(problems.stderr, /problems\.yaml:10: property 4: cardinality must be SINGLE or MULTIPLE, got SOME/);
     assert.match(problems.stderr, /problems\.yaml:13: property 4: allowed_values\[1\] needs a plain value/);
     await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc('urn:li:structuredProperty:a.b')}/propertyDefinition`), 404);
+    // Numbers svc cannot keep as written are named with their line (the server refused them, quoting the rounded number).
+    const numbers = await svc(['properties', 'upsert', '-f', file('numbers.yaml', '- id: n.a\n  type: number\n  allowed_values:\n    - value: .inf\n    - value: 9007199254740993\n')]);
+    assert.equal(numbers.code, 2);
+    assert.match(numbers.stderr, /numbers\.yaml:4: \.inf is not a number svc keeps: write a finite number/);
+    assert.match(numbers.stderr, /numbers\.yaml:5: the integer 9007199254740993 is beyond ±9007199254740991 and cannot be kept exactly/);
+    await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc('urn:li:structuredProperty:n.a')}/propertyDefinition`), 404);
     const notList = await svc(['properties', 'upsert', '-f', file('map.yaml', 'id: x\n')]);
     assert.equal(notList.code, 2);
     assert.match(notList.stderr, /expected a list of structured properties/);

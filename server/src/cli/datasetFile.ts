@@ -27,6 +27,7 @@ import { CliError } from './errors.ts';
 import { fileProblem } from './files.ts';
 import { propertyUrn } from './propertyFile.ts';
 import { readYamlFile } from './yamlFile.ts';
+import { registry } from '../registry/registry.ts';
 
 const KEYS = ['id', 'platform', 'env', 'urn', 'name', 'description', 'properties', 'subtype', 'subtypes', 'schema', 'structured_properties', 'downstreams'];
 const FIELD_KEYS = ['id', 'urn', 'type', 'description', 'structured_properties'];
@@ -168,7 +169,17 @@ export function readDatasetFile(path: string, warn: (line: string) => void): Dat
     let downstreams: string[] = [];
     if (d.downstreams !== undefined) {
       if (!Array.isArray(d.downstreams)) problem(`dataset ${i + 1}: downstreams must be a list of dataset URNs or names`, 'downstreams');
-      else downstreams = (d.downstreams as unknown[]).map((x) => (String(x).startsWith('urn:li:dataset:') ? String(x) : `urn:li:dataset:(${platform},${x},${env})`));
+      else {
+        downstreams = (d.downstreams as unknown[]).map((x) => (String(x).startsWith('urn:li:dataset:') ? String(x) : `urn:li:dataset:(${platform},${x},${env})`));
+        // Checked here, before anything of the file is written (the server refused it after the dataset's own aspects).
+        downstreams.forEach((u, j) => {
+          try {
+            registry.resolveUrn(u);
+          } catch (err) {
+            problem(`dataset ${i + 1}: downstreams[${j}] ${u} is not a dataset URN: ${(err as Error).message}`, 'downstreams', j);
+          }
+        });
+      }
     }
     const fields = givenFields.flatMap((f, j) => {
       if (f.structured_properties === undefined) return [];

@@ -2,7 +2,7 @@
  * A YAML file as the CLI's file commands read it: a usage error (exit 2) naming the line of each
  * syntax error, and the line of any node, so that every later problem can name its line too.
  */
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Node, type YAMLMap } from 'yaml';
 import { CliError } from './errors.ts';
 import { readTextFile } from './files.ts';
 
@@ -25,6 +25,20 @@ export function readYamlFile(path: string): YamlFile {
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   if (doc.errors.length) throw new CliError(doc.errors.map((e) => `${path}:${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`).join('\n'), 2);
   const lineOf = (n: unknown) => ((n as Node | undefined)?.range ? lines.linePos((n as Node).range![0]).line : 1);
+  // Numbers svc cannot keep as written are told with their line here, as the server would refuse them
+  // (and quote the rounded number, not the one written).
+  const numbers: string[] = [];
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value !== 'number') return;
+      const written = node.source ?? String(node.value);
+      if (!Number.isFinite(node.value)) numbers.push(`${path}:${lineOf(node)}: ${written} is not a number svc keeps: write a finite number`);
+      else if (/^[-+]?[0-9]+$/.test(written) && !Number.isSafeInteger(node.value)) {
+        numbers.push(`${path}:${lineOf(node)}: the integer ${written} is beyond ±9007199254740991 and cannot be kept exactly; write it as a string, or as a decimal (${node.value.toExponential()}) if rounding is acceptable`);
+      }
+    },
+  });
+  if (numbers.length) throw new CliError(numbers.join('\n'), 2);
   const lineAt = (node: unknown, ...keys: (string | number)[]) => {
     let at = node;
     let line = lineOf(node);
