@@ -269,6 +269,8 @@ describe('svc properties', () => {
     const r = await svc(['properties', 'upsert', '-f', path]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /cardinality cannot be changed from MULTI to SINGLE/);
+    // A file of several properties names the one refused, and its line.
+    assert.match(r.stderr, /^.*breaking\.yaml:1: urn:li:structuredProperty:io\.acryl\.privacy\.retentionTime: /m);
     assert.equal(r.stdout, '');
     await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc('urn:li:structuredProperty:test.after.refusal')}/propertyDefinition`), 404);
   });

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { Client, enc } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
+import { CliError } from '../../errors.ts';
 import { output } from '../../output.ts';
 import { readPropertyFile } from '../../propertyFile.ts';
 
@@ -28,7 +29,13 @@ export function upsertCommand(): Command {
           }
           qualifier.allowedTypes = kept;
         }
-        await client.ok('POST', `/openapi/v3/entity/structuredProperty/${enc(spec.urn)}/propertyDefinition?createIfNotExists=false`, { value: spec.definition });
+        try {
+          await client.ok('POST', `/openapi/v3/entity/structuredProperty/${enc(spec.urn)}/propertyDefinition?createIfNotExists=false`, { value: spec.definition });
+        } catch (err) {
+          // Which property of the file was refused (the server's message alone does not say).
+          if (err instanceof CliError && specs.length > 1) throw new CliError(`${opts.file}:${spec.line}: ${spec.urn}: ${err.message}`, err.exitCode);
+          throw err;
+        }
         done.push(spec.urn);
         out.line(`Created structured property ${spec.urn}`);
       }
