@@ -82,6 +82,15 @@ describe('rejections that change nothing', () => {
     assert.equal(ok.status, 200, await ok.text());
   });
 
+  test('system metadata is DataHub\'s shape: a field of the wrong type is a 400 (it was stored and served as sent)', async () => {
+    const batch = JSON.stringify([{ urn: DATASET, status: { value: { removed: false }, systemMetadata: { runId: 5, properties: [1, 2] } } }]);
+    await expectRejected(s, () => s.request('/openapi/v3/entity/dataset?async=false', { method: 'POST', body: batch }), 400, (raw) => {
+      const message = JSON.parse(raw).message as string;
+      assert.match(message, /status\.systemMetadata\.runId: must be string/);
+      assert.match(message, /status\.systemMetadata\.properties: must be object/);
+    });
+  });
+
   test('a wrong type in status is 400', async () => {
     await expectRejected(s, () => s.request(statusPath, { method: 'POST', body: '{"value":{"removed":"yes"}}' }), 400, (raw) => {
       assert.match(JSON.parse(raw).message, /status\.removed: must be boolean/);

@@ -265,3 +265,14 @@ test('the aspect JSON of a proposal is held to the rules of any input (it was st
   await refused(() => ingest(raw('{"customProperties":{"n":"x"},"description":"x","name":9007199254740993}')), 400, /9007199254740993/);
   assert.equal((await aspect(urn, 'datasetProperties')).status, 404);
 });
+
+test('a version number sent in system metadata is not kept: svc numbers versions (it was served as sent)', async () => {
+  const urn = datasetUrn('restli.smversion');
+  await text(await ingest({ ...proposal(urn, 'status', { removed: false }), systemMetadata: { runId: 'r1', version: '77' } }), 200);
+  const one = JSON.parse(await text(await s.request(`/entitiesV2/${enc(urn)}?aspects=List(status)`), 200));
+  const sm = one.aspects.status.systemMetadata as { runId: string; version?: string };
+  assert.equal(sm.runId, 'r1');
+  assert.notEqual(sm.version, '77');
+  const v3 = JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/status?systemMetadata=true`), 200));
+  assert.equal(v3.status.systemMetadata.version, '1');
+});

@@ -448,15 +448,15 @@ export class EntityService {
         }
       }
       const sm = input.systemMetadata;
-      if (sm !== undefined && (typeof sm !== 'object' || sm === null || Array.isArray(sm))) {
-        v.add(`${aspect.name}.systemMetadata: must be an object`);
-      }
+      if (sm !== undefined) registry.validateSystemMetadata(aspect, sm).forEach((m) => v.add(m));
       const conditions = input.conditions;
       if (conditions?.version !== undefined && aspect.timeseries) {
         v.add(`${aspect.name}.headers: If-Version-Match does not apply to a time series aspect, which has no versions`);
       }
       if (conditions?.unlessExists && inputs.length > 1) v.add(`${aspect.name}.headers: If-None-Match is taken by a write of one aspect only`);
-      out.push({ target, aspect, kind: 'set', value: input.value, systemMetadata: { runId: NO_RUN_ID, ...(sm as object | undefined) }, conditions });
+      // The version number is svc's to give (reads show it); one sent with a write is not kept.
+      const { version: _given, ...given } = (sm ?? {}) as Record<string, unknown>;
+      out.push({ target, aspect, kind: 'set', value: input.value, systemMetadata: { runId: NO_RUN_ID, ...given }, conditions });
     }
     v.throwIfAny();
     return out;

@@ -32,6 +32,16 @@ function record(properties: Record<string, Schema>, required: string[] = [], ope
 /** `{time, actor, impersonator?, message?}`. */
 export const auditStamp = record({ time: long, actor: anyUrn, impersonator: anyUrn, message: str }, ['time', 'actor']);
 
+/**
+ * The system metadata a write may carry (DataHub's SystemMetadata): its fields typed, others kept
+ * (later DataHub clients add some). `lastObserved` and the version number are set by svc.
+ */
+export const systemMetadata = record(
+  { lastObserved: long, runId: str, lastRunId: str, pipelineName: str, registryName: str, registryVersion: str, properties: strMap, version: str },
+  [],
+  true,
+);
+
 /** A typed value: exactly one of `{"string": …}` or `{"double": …}` (Pegasus union wire form). */
 export const primitivePropertyValue: Schema = {
   type: 'object',

@@ -5,7 +5,7 @@
 import { SvcError } from '../errors.ts';
 import { compileSchema } from '../validation.ts';
 import { parseUrn, type Urn } from '../urn/urn.ts';
-import { ASPECT_SCHEMAS, TIMESERIES_ASPECTS } from './aspectSchemas.ts';
+import { ASPECT_SCHEMAS, systemMetadata, TIMESERIES_ASPECTS } from './aspectSchemas.ts';
 import { ENTITIES, type EntitySpec } from './entities.ts';
 import { pegasusClassOf } from './pegasus.ts';
 
@@ -133,11 +133,18 @@ class Registry {
     return Object.fromEntries(u.spec.keyFields.map((f, i) => [f.name, u.parts[i]!]));
   }
 
+  /** Validates the system metadata written with an aspect; every violation, prefixed with `<aspect>.systemMetadata`. */
+  validateSystemMetadata(aspect: AspectSpec, value: unknown): string[] {
+    return checkSystemMetadata(value, `${aspect.name}.systemMetadata`);
+  }
+
   /** Validates an aspect value against its schema; returns every violation, prefixed with the aspect name. */
   validate(aspect: AspectSpec, value: unknown): string[] {
     return this.validators.get(aspect.name)!(value);
   }
 }
+
+const checkSystemMetadata = compileSchema(systemMetadata, 'systemMetadata');
 
 /** The process-wide registry (it is static data). */
 export const registry = new Registry();
