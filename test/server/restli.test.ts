@@ -72,6 +72,10 @@ test('an UPSERT proposal creates its entity; the aspect and the key read back un
   assert.equal((await aspect(DATASET, 'subTypes')).status, 404);
   assert.equal((await aspect(DATASET, 'globalTags')).status, 404);
   assert.equal((await aspect('urn:li:telemetry:clientId', 'telemetryClientId')).status, 404);
+  // What is no URN at all is refused as everywhere (it was a 404 "svc keeps no entity garbage").
+  const garbage = await aspect('garbage', 'status');
+  assert.equal(garbage.status, 400);
+  assert.match(JSON.stringify(garbage.body), /Invalid urn!: garbage/);
   assert.equal((await aspect(datasetUrn('restli.none'), 'datasetKey')).status, 404);
 });
 

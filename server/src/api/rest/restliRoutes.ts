@@ -34,6 +34,7 @@ import { registry, type AspectSpec, type EntityUrn } from '../../registry/regist
 import { SYSTEM } from '../../auth/authorize.ts';
 import { principalOf } from '../auth.ts';
 import { quoted } from '../pathGuard.ts';
+import { parseUrn } from '../../urn/urn.ts';
 import { jsonProblems } from '../inputRules.ts';
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
@@ -207,6 +208,8 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
       const { aspect: name, version } = RESTLI_QUERIES.aspect.parse(req);
       if (name === undefined) throw SvcError.validation(['The query parameter aspect is required, e.g. ?aspect=status&version=0']);
       const urn = String(req.params.urn);
+      // What is no URN at all is refused as everywhere (it was answered as an entity svc does not keep).
+      parseUrn(svcTypeUrn(urn));
       let t: EntityUrn;
       try {
         t = target(urn, 'urn');
