@@ -59,9 +59,10 @@ export function sendError(res: Response, err: SvcError, graphql = false): void {
 export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const svcErr = err instanceof SvcError ? err : (fromHttpError(err) ?? toSvcError(err));
-    if (svcErr.code === 'INTERNAL' || svcErr.code === 'UNAVAILABLE') {
-      log.error({ err: svcErr.cause ?? svcErr, method: req.method, url: req.originalUrl }, 'request failed');
-    }
+    if (svcErr.code === 'INTERNAL') log.error({ err: svcErr.cause ?? svcErr, method: req.method, url: req.originalUrl }, 'request failed');
+    // A dependency out of reach fails every request meanwhile: one line each, without the stack trace
+    // (the outage shows in /ready and in the components' own logs).
+    else if (svcErr.code === 'UNAVAILABLE') log.warn({ method: req.method, url: req.originalUrl, cause: (svcErr.cause as Error | undefined)?.message }, `request answered 503: ${svcErr.message}`);
     // A response already begun cannot change; a connection already answered (a request that timed
     // out, see clientErrors.ts) or gone takes no answer.
     if (res.headersSent || !res.socket?.writable) {
