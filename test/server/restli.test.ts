@@ -256,7 +256,15 @@ test('a batch is read whole before anything is written: a malformed proposal aft
     400,
     /proposals\[1\]: a PATCH aspect.value must be a JSON Patch array/,
   );
-  assert.equal((await aspect(first, 'status')).status, 404);
+  // Nor one whose aspect is unknown or breaks its schema, after a DELETE (which ran first).
+  await text(await ingest(proposal(first, 'subTypes', { typeNames: ['Table'] })), 200);
+  await refused(
+    () => post('/aspects?action=ingestProposalBatch', { proposals: [{ ...proposal(first, 'subTypes', {}, 'DELETE') }, proposal(first, 'datasetProperties', { description: 5 })] }),
+    400,
+    /proposals\[1\]: datasetProperties\.description: must be string/,
+  );
+  await refused(() => post('/aspects?action=ingestProposalBatch', { proposals: [proposal(first, 'status', { removed: true }), proposal(first, 'noSuchAspect', {})] }), 400, /noSuchAspect/);
+  assert.equal((await aspect(first, 'subTypes')).status, 200, 'the DELETE before the refused proposal did not run');
   assert.equal((await aspect(first, 'datasetProperties')).status, 404);
 });
 

@@ -54,3 +54,16 @@ test('filters: every condition, negated, OR of ANDs; bad criteria are named', ()
     (e: unknown) => e instanceof SvcError && e.violations.length === 2 && /orFilters\[0\]\.and\[0\]: GREATER_THAN takes exactly one value/.test(e.violations[0]!),
   );
 });
+
+test('an operator with no clause on one side is refused; escaped characters and phrases are text, not operators', () => {
+  for (const [q, message] of [
+    ['name:x OR', 'OR needs a clause after it'],
+    ['name:(x AND)', 'AND needs a clause after it'],
+    ['OR name:x', 'OR needs a clause before it'],
+  ] as const) {
+    assert.throws(() => parseQuery(q), (e: unknown) => e instanceof SvcError && e.message.includes(message), q);
+  }
+  assert.deepEqual(parseQuery('name:a\\ OR'), { kind: 'terms', field: 'name', values: ['a OR'] });
+  assert.deepEqual(parseQuery('name:"a \\" OR"'), { kind: 'terms', field: 'name', values: ['a " OR'] });
+  assert.equal(parseQuery('name:\\( OR name:\\)').kind, 'or');
+});

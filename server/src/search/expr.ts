@@ -75,7 +75,8 @@ export function parseQuery(query: string): Expr {
   if (q === '' || q === '*' || q === '*:*') return ALL;
   // The parser drops an operator with nothing after it (`a OR`) or reads a leading one as a term (`OR b`),
   // where Lucene's own parser refuses both.
-  const bare = q.replace(/"(?:\\.|[^"\\])*"/g, '""');
+  // Escaped characters are text (`\(`, `\ `, `\"`), and so is a phrase: both are blanked out first.
+  const bare = q.replace(/\\./g, 'x').replace(/"[^"]*"/g, '""');
   const dangling = bare.match(/(?:^|[\s(])(AND|OR|NOT|&&|\|\|)\s*(?:$|\))/);
   if (dangling) throw syntaxError(`${dangling[1]} needs a clause after it`);
   const leading = bare.match(/(?:^|\()\s*(AND|OR|&&|\|\|)\s/);

@@ -313,11 +313,16 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
         if (aspectName !== key && !pending.inputs.some((x) => x.urn === t.urn && x.aspect === key)) {
           pending.inputs.push({ urn: t.urn, target: t, aspect: key, value: registry.keyAspectValue(t), systemMetadata: p.systemMetadata });
         }
-        pending.inputs.push({ urn: t.urn, target: t, aspect: aspectName, value: valueOf(p, where), systemMetadata: p.systemMetadata });
+        const value = valueOf(p, where);
+        // The aspect and its schema are checked here too, before anything of the batch is written.
+        const problems = registry.validate(registry.aspect(t.spec, aspectName), value);
+        if (problems.length) throw SvcError.validation(problems.map((m) => `${where}: ${m}`));
+        pending.inputs.push({ urn: t.urn, target: t, aspect: aspectName, value, systemMetadata: p.systemMetadata });
       } else if (changeType === 'PATCH') {
         const patch = patchOf(registry.aspect(t.spec, aspectName).name, valueOf(p, where), where);
         steps.push({ kind: 'patch', run: () => entities.patch(principal, t, aspectName, patch) });
       } else if (changeType === 'DELETE') {
+        registry.aspect(t.spec, aspectName);
         steps.push({ kind: 'delete', run: () => entities.deleteAspects(principal, t, [aspectName]) });
       } else {
         throw SvcError.validation([`${where}: changeType ${changeType} is not supported; expected UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE`]);
