@@ -237,19 +237,25 @@ for (const backend of searchBackends()) {
         const oldIndices = await behind();
         // The task that records the truncation cannot be written: its transaction rolls back after the
         // alias has moved to the new index.
-        await sql(s.databaseUrl, "CREATE FUNCTION test_refuse_truncation() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$");
-        await sql(s.databaseUrl, "CREATE TRIGGER test_refuse_truncation BEFORE INSERT ON tasks FOR EACH ROW WHEN (NEW.kind = 'timeseries-truncate') EXECUTE FUNCTION test_refuse_truncation()");
-        try {
-          const r = await truncate({ aspect: 'datasetUsageStatistics', endTimeMillis: T0 + 50_010, dryRun: false, forceReindex: true });
-          assert.equal(r.status, 500);
-        } finally {
-          await sql(s.databaseUrl, 'DROP TRIGGER test_refuse_truncation ON tasks');
-          await sql(s.databaseUrl, 'DROP FUNCTION test_refuse_truncation()');
-        }
+        const failing = async () => {
+          await sql(s.databaseUrl, "CREATE FUNCTION test_refuse_truncation() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$");
+          await sql(s.databaseUrl, "CREATE TRIGGER test_refuse_truncation BEFORE INSERT ON tasks FOR EACH ROW WHEN (NEW.kind = 'timeseries-truncate') EXECUTE FUNCTION test_refuse_truncation()");
+          try {
+            const r = await truncate({ aspect: 'datasetUsageStatistics', endTimeMillis: T0 + 50_010, dryRun: false, forceReindex: true });
+            assert.equal(r.status, 500);
+          } finally {
+            await sql(s.databaseUrl, 'DROP TRIGGER test_refuse_truncation ON tasks');
+            await sql(s.databaseUrl, 'DROP FUNCTION test_refuse_truncation()');
+          }
+        };
+        await failing();
         await settle();
         assert.deepEqual(await behind(), oldIndices, 'the alias is back on the old index alone');
         assert.deepEqual(await stored('datasetUsageStatistics'), before, 'every entry is readable');
         assert.deepEqual(await sql(s.databaseUrl, 'SELECT count(*)::int AS n FROM timeseries_truncation_guards'), [{ n: 0 }]);
+        // Failed again, and at once truncated again (before the dispatcher has undone it): the new
+        // truncation undoes the failed one first, so it copies from the old index, not a half-filled one.
+        await failing();
         // The same truncation, committed: its guard is dropped, its copy followed to the end.
         const ok = await truncate({ aspect: 'datasetUsageStatistics', endTimeMillis: T0 + 50_010, dryRun: false, forceReindex: true });
         assert.equal(ok.status, 200);
@@ -281,6 +287,10 @@ for (const backend of searchBackends()) {
           const refused = await deleteLatest();
           assert.equal(refused.status, 409);
           assert.match(await refused.text(), new RegExp(`dataset_operationaspect_v1 is being rebuilt by a truncation \\(task ${held.rows[0].id},`));
+          // A second truncation of the index waits for the copy (it would copy a half-filled index, and both would delete their sources).
+          const again = await operation('truncateTimeseriesAspect', { entityType: 'dataset', aspect: 'operation', endTimeMillis: T0 + 2000, dryRun: false, forceReindex: true });
+          assert.equal(again.status, 409);
+          assert.match(again.body.message, new RegExp(`is being rebuilt by a truncation \\(task ${held.rows[0].id}, GET /api/tasks/${held.rows[0].id}\\); it can be truncated again once that task has succeeded`));
           await text(await s.request(`/openapi/v3/entity/dataset/${enc(b)}`, { method: 'DELETE' }), 200);
           await settle();
           const waiting = await sql<{ kind: string }>(s.databaseUrl, 'SELECT kind FROM timeseries_deletes WHERE urn = ANY($1)', [[a, b]]);

@@ -14,6 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@opensearch-project/opensearch';
+import pg from 'pg';
 import { inTransaction, query, type Db, type Pool } from '../db/pool.ts';
 import type { StoredAspect } from '../entities/aspectStore.ts';
 import { SvcError } from '../errors.ts';
@@ -43,14 +44,14 @@ const REINDEXING = `SELECT id, subject FROM tasks WHERE kind = '${TRUNCATE_TASK}
  * latest entry read there may not be the latest (entries are still being copied): deleting it could
  * delete the wrong one. Such a delete is refused (409, naming the task to wait for).
  */
-async function refuseWhileReindexing(tx: Db, index: string): Promise<void> {
+async function refuseWhileReindexing(tx: Db, index: string, what = 'its latest entry can be deleted'): Promise<void> {
   const [task] = await query<{ id: string }>(tx, `WITH reindexing AS (${REINDEXING}) SELECT id FROM reindexing WHERE subject = $1 LIMIT 1`, [index]);
   if (task) {
-    throw new SvcError(
-      'CONFLICT',
-      `The time series index ${index} is being rebuilt by a truncation (task ${task.id}, GET /api/tasks/${task.id}); its latest entry can be deleted once that task has succeeded`,
-    );
+    throw new SvcError('CONFLICT', `The time series index ${index} is being rebuilt by a truncation (task ${task.id}, GET /api/tasks/${task.id}); ${what} once that task has succeeded`);
   }
+  // A truncation under way, or one that failed and is being undone (see settleGuards).
+  const [guard] = await query(tx, 'SELECT 1 FROM timeseries_truncation_guards WHERE right(alias, length($1)) = $1 LIMIT 1', [index]);
+  if (guard) throw new SvcError('CONFLICT', `The time series index ${index} is being rebuilt by a truncation that has not finished starting; ${what} in a moment`);
 }
 /** The dispatcher's lock (search/outbox.ts): shipping and starting a truncation never interleave. */
 const DISPATCHER_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('search:dispatcher', 0))";
@@ -283,6 +284,7 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
   count(index: string, endTimeMillis: number): Promise<{ numToDelete: number; total: number }> {
     return inTransaction(this.pool, async (tx) => {
       await query(tx, DISPATCHER_LOCK, []);
+      await this.settleGuards(tx);
       return this.countLocked(tx, index, endTimeMillis);
     });
   }
@@ -329,6 +331,10 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
   async truncate({ forceDeleteByQuery, forceReindex, ...order }: TruncationOrder): Promise<string> {
     return inTransaction(this.pool, async (tx) => {
       await query(tx, DISPATCHER_LOCK, []);
+      // A truncation that failed before is undone first; one still copying this index is waited for
+      // (a second copy would read a half-filled index, and both would delete their sources).
+      await this.settleGuards(tx);
+      await refuseWhileReindexing(tx, order.index, 'it can be truncated again');
       const counts = await this.countLocked(tx, order.index, order.endTimeMillis);
       const params: TruncationParams = { ...order, numToDelete: counts.numToDelete, reindex: reindexes({ forceDeleteByQuery, forceReindex }, counts.numToDelete, counts.total) };
       const [staged] = await query<{ n: number }>(
@@ -360,13 +366,24 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
         );
         task = String((res.body as { task?: unknown }).task);
         guard = randomUUID();
-        await query(this.pool, 'INSERT INTO timeseries_truncation_guards (token, alias, fresh_index, old_indices, opensearch_task) VALUES ($1, $2, $3, $4, $5)', [
-          guard,
-          alias,
-          fresh,
-          oldIndices,
-          task,
-        ]);
+        // Committed on its own, through a connection of its own: taking a second one from the pool while
+        // this request holds one (and the lock others wait for with theirs) could wait forever.
+        const own = new pg.Client({ connectionString: (this.pool.options as { connectionString?: string }).connectionString, application_name: 'svc' });
+        own.on('error', () => undefined);
+        try {
+          await own.connect();
+          await own.query('INSERT INTO timeseries_truncation_guards (token, alias, fresh_index, old_indices, opensearch_task) VALUES ($1, $2, $3, $4, $5)', [
+            guard,
+            alias,
+            fresh,
+            oldIndices,
+            task,
+          ]);
+        } catch (err) {
+          throw new SvcError('UNAVAILABLE', 'The database is not reachable', { cause: err });
+        } finally {
+          await own.end().catch(() => undefined);
+        }
         await os(() =>
           this.client.indices.updateAliases({ body: { actions: [...oldIndices.map((index) => ({ remove: { index, alias } })), { add: { index: fresh, alias } }] } }),
         );
@@ -473,10 +490,11 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
         });
         const behind = await os(() => this.client.indices.getAlias({ name: g.alias }, { ignore: [404] }));
         if (Object.keys((behind.body ?? {}) as object).includes(g.fresh_index)) {
+          const old: string[] = [];
+          for (const index of g.old_indices) if ((await os(() => this.client.indices.exists({ index }))).body) old.push(index);
+          if (old.length < g.old_indices.length) this.log.error({ alias: g.alias, missing: g.old_indices.filter((i) => !old.includes(i)) }, 'undoing a truncation: an old index is gone');
           await os(() =>
-            this.client.indices.updateAliases({
-              body: { actions: [{ remove: { index: g.fresh_index, alias: g.alias } }, ...g.old_indices.map((index) => ({ add: { index, alias: g.alias } }))] },
-            }),
+            this.client.indices.updateAliases({ body: { actions: [{ remove: { index: g.fresh_index, alias: g.alias } }, ...old.map((index) => ({ add: { index, alias: g.alias } }))] } }),
           );
         }
         await os(() => this.client.indices.delete({ index: g.fresh_index, ignore_unavailable: true }));
