@@ -14,23 +14,22 @@ const strMap: Schema = { type: 'object', additionalProperties: { type: 'string' 
 const strList: Schema = { type: 'array', items: { type: 'string' } };
 
 /**
- * A field DataHub types as a URN (`Urn`, or a typed one such as `DatasetUrn`): its shape is checked as
- * DataHub's deserialisation checks it (any string was stored, where DataHub answers "Invalid urn").
+ * A field DataHub types as a URN of an entity type (`DatasetUrn`, `DataFlowUrn`, …): its shape is
+ * checked as DataHub's deserialisation checks it (any string was stored, where DataHub answers
+ * "Invalid urn"). Audit stamps' `actor` stays a plain string: values stored before this check would
+ * otherwise fail every later patch of their aspect.
  */
-function urnOf(entityType?: string, tuple = false): Schema {
-  const type = entityType ?? '[A-Za-z][A-Za-z0-9]*';
+function urnOf(entityType: string, tuple = false): Schema {
   const id = tuple ? '\\(.+\\)' : '\\S.*';
-  const form = entityType ? `urn:li:${entityType}:${tuple ? '(…)' : '<id>'}` : 'urn:li:<entity type>:<id>';
-  return { type: 'string', pattern: `^urn:li:${type}:${id}$`, errorMessage: { pattern: `must be ${entityType ? `a ${entityType} URN` : 'a URN'}, ${form}` } };
+  return { type: 'string', pattern: `^urn:li:${entityType}:${id}$`, errorMessage: { pattern: `must be a ${entityType} URN, urn:li:${entityType}:${tuple ? '(…)' : '<id>'}` } };
 }
-const anyUrn = urnOf();
 
 function record(properties: Record<string, Schema>, required: string[] = [], open = false): Schema {
   return { type: 'object', properties, required, additionalProperties: open };
 }
 
 /** `{time, actor, impersonator?, message?}`. */
-export const auditStamp = record({ time: long, actor: anyUrn, impersonator: anyUrn, message: str }, ['time', 'actor']);
+export const auditStamp = record({ time: long, actor: str, impersonator: str, message: str }, ['time', 'actor']);
 
 /**
  * The system metadata a write may carry (DataHub's SystemMetadata): its fields typed, others kept
@@ -55,7 +54,7 @@ export const primitivePropertyValue: Schema = {
   },
 };
 
-const timeStamp = record({ time: long, actor: anyUrn }, ['time']);
+const timeStamp = record({ time: long, actor: str }, ['time']);
 
 const timeseriesBase: Record<string, Schema> = {
   timestampMillis: long,
