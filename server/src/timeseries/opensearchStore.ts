@@ -365,25 +365,7 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
           }),
         );
         task = String((res.body as { task?: unknown }).task);
-        guard = randomUUID();
-        // Committed on its own, through a connection of its own: taking a second one from the pool while
-        // this request holds one (and the lock others wait for with theirs) could wait forever.
-        const own = new pg.Client({ connectionString: (this.pool.options as { connectionString?: string }).connectionString, application_name: 'svc' });
-        own.on('error', () => undefined);
-        try {
-          await own.connect();
-          await own.query('INSERT INTO timeseries_truncation_guards (token, alias, fresh_index, old_indices, opensearch_task) VALUES ($1, $2, $3, $4, $5)', [
-            guard,
-            alias,
-            fresh,
-            oldIndices,
-            task,
-          ]);
-        } catch (err) {
-          throw new SvcError('UNAVAILABLE', 'The database is not reachable', { cause: err });
-        } finally {
-          await own.end().catch(() => undefined);
-        }
+        guard = await this.recordGuard(alias, fresh, oldIndices, task);
         await os(() =>
           this.client.indices.updateAliases({ body: { actions: [...oldIndices.map((index) => ({ remove: { index, alias } })), { add: { index: fresh, alias } }] } }),
         );
@@ -467,6 +449,32 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
         await sleep(POLL_MS);
       }
     };
+  }
+
+  /**
+   * Records, committed on its own, what a truncation is about to change in OpenSearch (see settleGuards);
+   * its token. Through a connection of its own: taking a second one from the pool while the truncation
+   * holds one (and the lock others wait for with theirs) could wait forever.
+   */
+  private async recordGuard(alias: string, fresh: string, oldIndices: string[], opensearchTask: string): Promise<string> {
+    const token = randomUUID();
+    const own = new pg.Client({ connectionString: (this.pool.options as { connectionString?: string }).connectionString, application_name: 'svc' });
+    own.on('error', () => undefined);
+    try {
+      await own.connect();
+      await own.query('INSERT INTO timeseries_truncation_guards (token, alias, fresh_index, old_indices, opensearch_task) VALUES ($1, $2, $3, $4, $5)', [
+        token,
+        alias,
+        fresh,
+        oldIndices,
+        opensearchTask,
+      ]);
+      return token;
+    } catch (err) {
+      throw new SvcError('UNAVAILABLE', 'The database is not reachable', { cause: err });
+    } finally {
+      await own.end().catch(() => undefined);
+    }
   }
 
   /**

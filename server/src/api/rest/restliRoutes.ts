@@ -288,7 +288,7 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
    */
   const ingest = async (req: Request, proposals: Proposal[]) => {
     const principal = principalOf(req);
-    type Step = { kind: 'write'; mode: WriteMode; inputs: AspectInput[] } | { kind: 'patch' | 'delete'; run: () => Promise<unknown> };
+    type Step = { kind: 'write'; mode: WriteMode; inputs: AspectInput[] } | { kind: 'apply'; run: () => Promise<unknown> };
     const steps: Step[] = [];
     for (const [i, p] of proposals.entries()) {
       const where = proposals.length > 1 ? `proposals[${i}]` : 'proposal';
@@ -320,10 +320,10 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
         pending.inputs.push({ urn: t.urn, target: t, aspect: aspectName, value, systemMetadata: p.systemMetadata });
       } else if (changeType === 'PATCH') {
         const patch = patchOf(registry.aspect(t.spec, aspectName).name, valueOf(p, where), where);
-        steps.push({ kind: 'patch', run: () => entities.patch(principal, t, aspectName, patch) });
+        steps.push({ kind: 'apply', run: () => entities.patch(principal, t, aspectName, patch) });
       } else if (changeType === 'DELETE') {
         registry.aspect(t.spec, aspectName);
-        steps.push({ kind: 'delete', run: () => entities.deleteAspects(principal, t, [aspectName]) });
+        steps.push({ kind: 'apply', run: () => entities.deleteAspects(principal, t, [aspectName]) });
       } else {
         throw SvcError.validation([`${where}: changeType ${changeType} is not supported; expected UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE`]);
       }
