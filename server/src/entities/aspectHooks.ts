@@ -82,6 +82,16 @@ export interface AspectHook<Plan = unknown, Context = unknown> {
    */
   readForWrite?(ws: WriteIntent[], db: Db): Promise<(ReadForWrite & { context: Context })[]>;
   /**
+   * For a `readForWrite` hook: the context a read right after this write would find, were it stored as
+   * prepared (`context`: what the write was prepared with). With it the core keeps what each write left
+   * (see keptReads.ts), and the entity's next write is prepared from that without reading, when
+   * {@link servesWrite} says it can be. Everything `prepare` decides on must then be in its guards or
+   * in the aspect's row, which the write statement checks, as it must for a context read.
+   */
+  contextAfter?(w: PendingWrite, context: Context): Context;
+  /** Whether a kept context holds what a new write needs (e.g. the state of every property it names). */
+  servesWrite?(w: WriteIntent, context: Context): boolean;
+  /**
    * The stored value a patch (or a derived update) applies to, when that is not the stored value
    * itself: e.g. without the values reads hide, so that a patch acts on what its caller can see.
    * `prepare` then decides what of the stored value the result keeps. `context`: as for `prepare`.

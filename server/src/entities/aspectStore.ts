@@ -225,8 +225,10 @@ export async function writeAspect(db: Db, w: AspectWrite): Promise<Written> {
 /** What a writer reads before an optimistic write: the latest row and its token. */
 export interface ReadForWrite {
   previous: StoredAspect | undefined;
-  /** The row as {@link AspectWrite.expected} names it; null when absent. */
+  /** The row as {@link AspectWrite.expected} names it: `<metadata> <system_metadata>` as stored (texts); null when absent. */
   token: string | null;
+  /** The row's metadata as stored (its text), where the reader has it. */
+  text?: string;
 }
 
 /** Reads, without locking, what a checked write of `aspect` relies on (see {@link ReadForWrite}). */

@@ -42,6 +42,8 @@ import { applyPatch, parsePatchBody, type PatchOperation } from './jsonPatch.ts'
 import { isRemoved } from './softDelete.ts';
 import { REFERENCE_RULES, REFERRING_ASPECTS } from './references.ts';
 import { WriteBatcher, type WriteBatchStats } from './writeBatcher.ts';
+import { KeptReads, type KeptRead } from './keptReads.ts';
+import { jsonbText } from '../db/jsonbText.ts';
 import { StatementGroup, type Pending } from '../db/statementGroup.ts';
 import { isMissingPartition, TimeseriesPartitions } from '../timeseries/partitions.ts';
 import { PostgresTimeseriesStore } from '../timeseries/postgresStore.ts';
@@ -117,8 +119,12 @@ const NO_RUN_ID = 'no-run-id-provided';
 /** Tries of an optimistic write before it is written under locks; and tries in all. */
 const OPTIMISTIC_ATTEMPTS = 2;
 const MAX_ATTEMPTS = 5;
-/** Writes prepared without locks that found what they read changed, and writes that went under locks after conflicts or at a hook's asking (exported as metrics). */
-export const optimisticWrites = { stale: 0, locked: 0 };
+/**
+ * Writes prepared without locks that found what they read changed, writes that went under locks after
+ * conflicts or at a hook's asking, and writes prepared from what an earlier write left (see
+ * keptReads.ts) instead of reading it (exported as metrics).
+ */
+export const optimisticWrites = { stale: 0, locked: 0, kept: 0 };
 /** A hook asked for its write to go under locks (see Prepared.needsLock). */
 class LockNeeded extends Error {}
 /** How the reads of concurrent optimistic writes are grouped (see db/statementGroup.ts). */
@@ -168,6 +174,8 @@ export class EntityService {
   private readonly hooksByAspect = new Map<string, AspectHook[]>();
   private readonly readGroups = new Map<AspectHook, StatementGroup<WriteIntent, ReadForWrite & { context?: unknown }>>();
   private readonly batcher: WriteBatcher;
+  /** What optimistic writes left, for the next write of the same aspect to start from (see keptReads.ts). */
+  private readonly kept = new KeptReads();
   private readonly commitListeners: ((urns: string[]) => void)[] = [];
 
   constructor(
@@ -193,6 +201,11 @@ export class EntityService {
   /** Calls `listener` with the entities a write or delete changed, as soon as its transaction has committed. */
   onCommitted(listener: (urns: string[]) => void): void {
     this.commitListeners.push(listener);
+  }
+
+  /** Drops what writes of the entity left (see keptReads.ts): a delete changed its rows. */
+  private forgetKept(urn: string): void {
+    for (const h of this.hooks) if (h.contextAfter) this.kept.forget(urn, h.aspect);
   }
 
   private committed(urns: string[]): void {
@@ -499,7 +512,11 @@ export class EntityService {
           this.partitions.forget();
           await this.partitions.ensure(entries);
         } else if (!isStaleWrite(err) || attempt >= MAX_ATTEMPTS) throw err;
-        else if (unlocked) optimisticWrites.stale++;
+        else {
+          // What a write found changed is read anew, not taken from what an earlier write left.
+          for (const c of changes) this.kept.forget(c.target.urn, c.aspect.name);
+          if (unlocked) optimisticWrites.stale++;
+        }
       }
     }
     this.committed(changes.map((c) => c.target.urn));
@@ -545,7 +562,36 @@ export class EntityService {
       return { change: c, write, result: (r) => this.written(c, r, c.value, systemMetadata, principal, now) };
     }
     const reader = hooks.find((h) => h.readForWrite);
-    const read: ReadForWrite & { context?: unknown } = reader ? await this.readGroups.get(reader)!.call(this.intent(c)) : await readForWrite(this.pool, c.target.urn, c.aspect.name);
+    const intent = this.intent(c);
+    const kept = reader?.contextAfter ? this.kept.take(c.target.urn, c.aspect.name) : undefined;
+    if (kept && reader!.servesWrite?.(intent, kept.context)) {
+      try {
+        const prepared = await this.prepareFrom(kept, principal, changes, c, mode, now, hooks, reader);
+        optimisticWrites.kept++;
+        return prepared;
+      } catch (err) {
+        if (err instanceof LockNeeded) throw err;
+        // Refused on what was kept: decided again on what is stored now (the refusal may be of a
+        // state that has changed since; the write statement checks only what goes ahead).
+        this.kept.forget(c.target.urn, c.aspect.name);
+      }
+    }
+    const read: ReadForWrite & { context?: unknown } = reader ? await this.readGroups.get(reader)!.call(intent) : await readForWrite(this.pool, c.target.urn, c.aspect.name);
+    return this.prepareFrom(read, principal, changes, c, mode, now, hooks, reader);
+  }
+
+  /** Prepares a change of an aspect with hooks from what was read for it (or kept, see keptReads.ts). */
+  private async prepareFrom(
+    read: ReadForWrite & { context?: unknown },
+    principal: Principal,
+    changes: Change[],
+    c: Change,
+    mode: WriteMode,
+    now: number,
+    hooks: readonly AspectHook[],
+    reader: AspectHook | undefined,
+  ): Promise<PreparedWrite | undefined> {
+    const systemMetadata = { ...c.systemMetadata, lastObserved: now };
     if (c.conditions?.version !== undefined && (await this.checkVersion(this.pool, c)) !== read.token) {
       throw staleWrite(`${c.aspect.name} of ${c.target.urn} was written meanwhile`);
     }
@@ -562,7 +608,41 @@ export class EntityService {
       shown = p.shown;
     }
     const write = { ...this.aspectWrite(c.target, c.aspect.name, pending.value, systemMetadata, principal, mode), expected: read.token, guards };
-    return { change: c, write, result: (r) => this.written(c, r, pending.value, systemMetadata, principal, now, shown) };
+    return {
+      change: c,
+      write,
+      result: (r) => {
+        if (reader?.contextAfter) this.keepWritten(read, pending, reader, systemMetadata, r, now);
+        return this.written(c, r, pending.value, systemMetadata, principal, now, shown);
+      },
+    };
+  }
+
+  /**
+   * Keeps what a checked write left (see keptReads.ts): its row as stored, named as a read names it
+   * (the metadata's text is what the write sent, or the stored one when the value was unchanged and
+   * only the system metadata was replaced), and the context its hook says a read would find.
+   */
+  private keepWritten(read: ReadForWrite & { context?: unknown }, w: PendingWrite, reader: AspectHook, systemMetadata: Record<string, unknown>, r: Written, now: number): void {
+    const text = r.outcome === 'unchanged' ? read.text : JSON.stringify(w.value);
+    const systemText = jsonbText(systemMetadata);
+    const { urn } = w.target;
+    if (text === undefined || systemText === undefined) return this.kept.forget(urn, w.aspect.name);
+    const kept: KeptRead = {
+      token: `${text} ${systemText}`,
+      text,
+      previous: {
+        urn,
+        aspect: w.aspect.name,
+        version: 0,
+        value: w.value,
+        systemMetadata,
+        createdOn: r.outcome === 'unchanged' && read.previous ? read.previous.createdOn : new Date(now),
+        createdBy: r.outcome === 'unchanged' && read.previous ? read.previous.createdBy : w.principal.actor,
+      },
+      context: reader.contextAfter!(w, read.context),
+    };
+    this.kept.keep(urn, w.aspect.name, kept);
   }
 
   /**
@@ -601,6 +681,7 @@ export class EntityService {
 
   /** Writes every change in one transaction, each under its entity's lock. */
   private async writeLocked(principal: Principal, changes: Change[], mode: WriteMode, now: number): Promise<ShownAspect[]> {
+    for (const c of changes) this.kept.forget(c.target.urn, c.aspect.name);
     const ordered = changes.map((c, i) => ({ c, i })).sort((a, b) => this.writeOrder(a.c, b.c));
     const results = await inTransaction(this.pool, async (tx) => {
       // Every entity of the request (in lock order), then what the writes reference: the order of the
@@ -732,6 +813,7 @@ export class EntityService {
       const aspects = elsewhere.length ? [...rows, ...elsewhere].sort() : rows;
       return aspects.map((aspect) => ({ urn: target.urn, aspect, version: 0, outcome: 'deleted' as const }));
     });
+    this.forgetKept(target.urn);
     this.committed([target.urn]);
     return results;
   }
@@ -778,6 +860,7 @@ export class EntityService {
       }
       return results;
     });
+    this.forgetKept(target.urn);
     this.committed([target.urn]);
     return deleted;
   }

@@ -176,6 +176,15 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
     aspect: 'structuredProperties',
     optimistic: true,
     readForWrite: (ws, db) => loadWriteContexts(db, 'structuredProperties', ws.map((w) => ({ urn: w.target.urn, keyAspect: w.target.spec.keyAspect, named: namedBy(w) }))),
+    // After a write, the record holds every property of the value stored under its definition's
+    // current version (migration 028), the definition as read: the write's guards held it so.
+    contextAfter: (w, context) => ({
+      ...context,
+      recorded: new Map((w.value as StructuredProperties).properties.map((a) => [a.propertyUrn, visibilityOf(context.properties.get(a.propertyUrn))?.version ?? ''])),
+    }),
+    // A kept context serves a write to an entity that existed (its key is guarded) naming only
+    // properties whose state it holds (a property it does not hold is read: it may be new, or absent).
+    servesWrite: (w, context) => context.entityKey !== undefined && namedBy(w).every((urn) => context.properties.has(urn)),
     async patchBase(target, stored, db, read?) {
       // A patch acts on the value as reads show it: a hidden assignment cannot be removed (the path
       // does not exist for the caller) nor seen by an update; prepare keeps what the caller cannot see.

@@ -296,6 +296,7 @@ export async function loadWriteContexts(db: Db, aspect: string, requests: WriteC
     if (r.kind === 's') {
       // The token is what the write statement compares: `<metadata> <system_metadata>` as stored.
       read.token = `${r.b} ${r.c}`;
+      read.text = r.b!;
       read.previous = { urn: r.urn, aspect, version: 0, value: JSON.parse(r.b!), systemMetadata: JSON.parse(r.c!), createdOn: r.at!, createdBy: r.a! };
     } else if (r.kind === 'e') read.context.entityKey = r.c!;
     else read.context.recorded.set(r.a!, r.b ?? '');

@@ -1,0 +1,62 @@
+/**
+ * What the latest optimistic write of an aspect left, kept so that the entity's next write of it can
+ * start from there instead of reading: the row as the write stored it (its token, see
+ * aspectStore.ReadForWrite) and the context its hook would read right after (AspectHook.contextAfter).
+ * An ingestion run that gives the same aspects again (the usual case: most of its values are
+ * unchanged) then makes one statement per write, not two.
+ *
+ * Nothing kept is trusted: the write statement checks the row and every guard against the database,
+ * as it checks what a read found, so a write that another server, a delete or a cleanup made since
+ * fails that check and is prepared again from a fresh read (and what was kept is dropped).
+ *
+ * Bounded by the size of the rows' text (the least recently used go first).
+ */
+import type { ReadForWrite } from './aspectStore.ts';
+
+export type KeptRead = ReadForWrite & { context: unknown };
+
+/** Characters of kept rows' text at most (about 64 MB of memory with the values they hold). */
+const MAX_CHARS = 16 * 1024 * 1024;
+
+export class KeptReads {
+  private readonly rows = new Map<string, KeptRead>();
+  private chars = 0;
+
+  constructor(private readonly maxChars = MAX_CHARS) {}
+
+  /** What the aspect's last write left, if kept (and then kept as most recently used). */
+  take(urn: string, aspect: string): KeptRead | undefined {
+    const key = `${aspect} ${urn}`;
+    const kept = this.rows.get(key);
+    if (kept) {
+      this.rows.delete(key);
+      this.rows.set(key, kept);
+    }
+    return kept;
+  }
+
+  keep(urn: string, aspect: string, read: KeptRead): void {
+    this.forget(urn, aspect);
+    this.rows.set(`${aspect} ${urn}`, read);
+    this.chars += sizeOf(read);
+    for (const [key, oldest] of this.rows) {
+      if (this.chars <= this.maxChars) break;
+      this.rows.delete(key);
+      this.chars -= sizeOf(oldest);
+    }
+  }
+
+  forget(urn: string, aspect: string): void {
+    const key = `${aspect} ${urn}`;
+    const kept = this.rows.get(key);
+    if (!kept) return;
+    this.rows.delete(key);
+    this.chars -= sizeOf(kept);
+  }
+
+  get size(): number {
+    return this.rows.size;
+  }
+}
+
+const sizeOf = (read: KeptRead) => read.token?.length ?? 0;

@@ -1,0 +1,105 @@
+/**
+ * A structured-property write that follows an earlier one of the same entity on the same server is
+ * prepared from what that write left, without reading (entities/keptReads.ts). What was kept is never
+ * trusted: two servers on one database change the entity or the properties behind each other's back,
+ * and every write still decides on the state stored when it goes in.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { addOp, createDataset, createProperty, datasetUrn, patchValues, readValues, setValues } from '../support/structuredProperties.ts';
+import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+
+let a: TestServer;
+let b: TestServer;
+before(async () => {
+  a = await startTestServer();
+  b = await startTestServer({ DATABASE_URL: a.databaseUrl });
+});
+after(async () => {
+  await b?.close();
+  await a?.close();
+});
+
+async function metric(s: TestServer, name: string): Promise<number> {
+  const metrics = await (await s.request('/metrics', { token: null })).text();
+  return Number(metrics.match(new RegExp(`^${name} (\\d+)`, 'm'))?.[1] ?? NaN);
+}
+
+const status = (s: TestServer, urn: string, removed: boolean) =>
+  s.request(`/openapi/v3/entity/structuredProperty/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed } }) });
+
+test('a value given again is written from what the last write left, and the answer is as after a read', async () => {
+  const p = await createProperty(a, 'kept.again', { valueType: 'urn:li:dataType:datahub.number' });
+  const d = await createDataset(a, 'kept_again');
+  const first = JSON.parse(await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 1 }] }]), 200));
+  const before = await metric(a, 'svc_write_kept_total');
+  const stale = await metric(a, 'svc_write_stale_total');
+  const again = JSON.parse(await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 1 }] }]), 200));
+  const patched = JSON.parse(await text(await patchValues(a, d, [addOp(p, [{ double: 2 }])]), 200));
+  assert.equal(await metric(a, 'svc_write_kept_total'), before + 2);
+  // The kept rows were named as the database names them (no write was refused and prepared again).
+  assert.equal(await metric(a, 'svc_write_stale_total'), stale);
+  assert.deepEqual(again, first);
+  assert.deepEqual(patched.structuredProperties.value.properties, [{ propertyUrn: p, values: [{ double: 2 }] }]);
+  assert.deepEqual(await readValues(b, d), [{ propertyUrn: p, values: [{ double: 2 }] }]);
+});
+
+test('a patch after another server changed the entity applies to the value stored, not to the one kept', async () => {
+  const p = await createProperty(a, 'kept.patch_p', { valueType: 'urn:li:dataType:datahub.number' });
+  const q = await createProperty(a, 'kept.patch_q', { valueType: 'urn:li:dataType:datahub.number' });
+  const d = await createDataset(a, 'kept_patch');
+  await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 1 }] }]), 200);
+  // Server b replaces the value: a's kept row is now stale.
+  await text(await setValues(b, d, [{ propertyUrn: p, values: [{ double: 5 }] }, { propertyUrn: q, values: [{ double: 6 }] }]), 200);
+  const stale = await metric(a, 'svc_write_stale_total');
+  await text(await patchValues(a, d, [addOp(p, [{ double: 7 }])]), 200);
+  assert.equal(await metric(a, 'svc_write_stale_total'), stale + 1, 'the write from the kept row was refused by its statement');
+  assert.deepEqual(await readValues(b, d), [
+    { propertyUrn: p, values: [{ double: 7 }] },
+    { propertyUrn: q, values: [{ double: 6 }] },
+  ]);
+});
+
+test('a property soft deleted on another server is refused; restored there, it is accepted again', async () => {
+  const p = await createProperty(a, 'kept.soft', { valueType: 'urn:li:dataType:datahub.number' });
+  const d = await createDataset(a, 'kept_soft');
+  await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 1 }] }]), 200);
+  await text(await status(b, p, true), 200);
+  // a kept the property's state from before: the write statement finds its status changed.
+  const refused = await setValues(a, d, [{ propertyUrn: p, values: [{ double: 2 }] }]);
+  assert.equal(refused.status, 400);
+  assert.match(await refused.text(), /Cannot apply a soft deleted Structured Property value/);
+  // a's refusal was decided on a fresh read; b restores the property, and a's next write is decided
+  // on the stored state again, not refused on what a saw last.
+  await text(await status(b, p, false), 200);
+  await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 3 }] }]), 200);
+  assert.deepEqual(await readValues(a, d), [{ propertyUrn: p, values: [{ double: 3 }] }]);
+});
+
+test('a refusal on a kept state that has changed since is decided again on the stored state', async () => {
+  const p = await createProperty(a, 'kept.allowed', { valueType: 'urn:li:dataType:datahub.number', allowedValues: [{ value: { double: 1 } }] });
+  const d = await createDataset(a, 'kept_allowed');
+  await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 1 }] }]), 200);
+  // b allows 2 (an append, no new version); a kept the definition that did not.
+  await text(
+    await b.request(`/openapi/v3/entity/structuredProperty/${enc(p)}/propertyDefinition?createIfNotExists=false`, {
+      method: 'POST',
+      body: JSON.stringify({ value: { qualifiedName: 'kept.allowed', valueType: 'urn:li:dataType:datahub.number', entityTypes: ['urn:li:entityType:datahub.dataset'], allowedValues: [{ value: { double: 1 } }, { value: { double: 2 } }] } }),
+    }),
+    200,
+  );
+  await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 2 }] }]), 200);
+  assert.deepEqual(await readValues(b, d), [{ propertyUrn: p, values: [{ double: 2 }] }]);
+});
+
+test('an entity deleted and created again on another server: the set is checked against it as it is now', async () => {
+  const p = await createProperty(a, 'kept.deleted', { valueType: 'urn:li:dataType:datahub.number', immutable: true });
+  const d = datasetUrn('kept_deleted');
+  await createDataset(a, 'kept_deleted');
+  await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 1 }] }]), 200);
+  await text(await b.request(`/openapi/v3/entity/dataset/${enc(d)}`, { method: 'DELETE' }), 200);
+  await createDataset(b, 'kept_deleted');
+  // The immutable value a kept is gone with the entity: a new value is a first value, not a change.
+  await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 2 }] }]), 200);
+  assert.deepEqual(await readValues(b, d), [{ propertyUrn: p, values: [{ double: 2 }] }]);
+});
