@@ -513,8 +513,9 @@ export class EntityService {
           await this.partitions.ensure(entries);
         } else if (!isStaleWrite(err) || attempt >= MAX_ATTEMPTS) throw err;
         else {
-          // What a write found changed is read anew, not taken from what an earlier write left.
-          for (const c of changes) this.kept.forget(c.target.urn, c.aspect.name);
+          // What a write found changed is read anew, not taken from what an earlier write left; an
+          // aspect another writer changes is not kept any more (see keptReads.ts).
+          for (const c of changes) this.kept.contended(c.target.urn, c.aspect.name);
           if (unlocked) optimisticWrites.stale++;
         }
       }

@@ -9,11 +9,19 @@
  * as it checks what a read found, so a write that another server, a delete or a cleanup made since
  * fails that check and is prepared again from a fresh read (and what was kept is dropped).
  *
+ * An aspect that another writer changed behind a kept row (another server, another worker process
+ * of this one) is not kept again: such an entity's writes would otherwise pay for a refused statement
+ * as often as they are served. It is read for each write, as without keeping.
+ *
  * Bounded by the size of the rows' text (the least recently used go first).
  */
 import type { ReadForWrite } from './aspectStore.ts';
 
 export type KeptRead = ReadForWrite & { context: unknown };
+
+/** What an aspect changed behind a kept row holds instead (counted as this many characters). */
+const CONTENDED = { token: null, previous: undefined, context: undefined } satisfies KeptRead;
+const CONTENDED_SIZE = 64;
 
 /** Characters of kept rows' text at most (about 64 MB of memory with the values they hold). */
 const MAX_CHARS = 16 * 1024 * 1024;
@@ -32,10 +40,20 @@ export class KeptReads {
       this.rows.delete(key);
       this.rows.set(key, kept);
     }
-    return kept;
+    return kept === CONTENDED ? undefined : kept;
   }
 
   keep(urn: string, aspect: string, read: KeptRead): void {
+    if (this.rows.get(`${aspect} ${urn}`) === CONTENDED) return;
+    this.put(urn, aspect, read);
+  }
+
+  /** The aspect was changed by another writer than this server's checked writes: it is not kept from now on. */
+  contended(urn: string, aspect: string): void {
+    this.put(urn, aspect, CONTENDED);
+  }
+
+  private put(urn: string, aspect: string, read: KeptRead): void {
     this.forget(urn, aspect);
     this.rows.set(`${aspect} ${urn}`, read);
     this.chars += sizeOf(read);
@@ -59,4 +77,4 @@ export class KeptReads {
   }
 }
 
-const sizeOf = (read: KeptRead) => read.token?.length ?? 0;
+const sizeOf = (read: KeptRead) => (read === CONTENDED ? CONTENDED_SIZE : (read.token?.length ?? 0));
