@@ -103,3 +103,21 @@ test('an entity deleted and created again on another server: the set is checked 
   await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 2 }] }]), 200);
   assert.deepEqual(await readValues(b, d), [{ propertyUrn: p, values: [{ double: 2 }] }]);
 });
+
+test('an entity two servers take turns writing is read for each write once the first kept row was found stale', async () => {
+  const p = await createProperty(a, 'kept.turns', { valueType: 'urn:li:dataType:datahub.number' });
+  const d = await createDataset(a, 'kept_turns');
+  await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 0 }] }]), 200);
+  const stale = await metric(a, 'svc_write_stale_total');
+  const kept = await metric(a, 'svc_write_kept_total');
+  for (let k = 1; k <= 3; k++) {
+    await text(await setValues(b, d, [{ propertyUrn: p, values: [{ double: 10 * k }] }]), 200);
+    await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 10 * k + 1 }] }]), 200);
+  }
+  // Each server's first write after the other's was prepared from what it kept and refused by its
+  // statement; from then on each reads the entity for every write: one refused statement per server,
+  // not one per turn. (Both servers run in this process and share its counters.)
+  assert.equal(await metric(a, 'svc_write_stale_total'), stale + 2);
+  assert.equal(await metric(a, 'svc_write_kept_total'), kept + 2);
+  assert.deepEqual(await readValues(b, d), [{ propertyUrn: p, values: [{ double: 31 }] }]);
+});
