@@ -36,7 +36,10 @@ import type { TimeseriesStore } from './timeseries/store.ts';
 import { HARD_DELETE_TASK, INDEX_REBUILD_TASK, STALE_VALUES_TASK, TRUNCATE_TASK } from './tasks/taskKinds.ts';
 
 /** What the catalog needs of the configuration. */
-export type CatalogConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas'>;
+export type CatalogConfig = Pick<
+  Config,
+  'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas' | 'searchLingerMs'
+>;
 
 export interface Catalog {
   readonly entities: EntityService;
@@ -79,7 +82,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
     const scrollIds = new ScrollIds(await loadScrollSecret(pool));
     const timeseries = timeseriesStore(config, backend, pool, log);
     const entities = new EntityService(pool, scrollIds, timeseries);
-    const searchOutbox = new SearchOutbox(pool, entities, backend, log, database.url, timeseries instanceof OpenSearchTimeseriesStore ? timeseries : undefined);
+    const searchOutbox = new SearchOutbox(pool, entities, backend, log, database.url, timeseries instanceof OpenSearchTimeseriesStore ? timeseries : undefined, config.searchLingerMs);
     const runner = new TaskRunner(pool, log, { listenUrl: database.url });
     const definitions = new DefinitionCache(pool, database.url, log);
     entities.onCommitted((urns) => definitions.committed(urns));

@@ -21,6 +21,11 @@ export interface Config {
   /** `ELASTICSEARCH_INDEX_BUILDER_NUM_SHARDS` / `…_NUM_REPLICAS`: shards and replicas of a new index (DataHub's names; default 1 and 1). */
   indexShards: number;
   indexReplicas: number;
+  /**
+   * `SVC_SEARCH_LINGER_MS`: while writes keep coming, how long the search dispatcher waits after a small
+   * step before the next, to deliver the changes of that time together (default 100; 0: each at once).
+   */
+  searchLingerMs: number;
   /** `SVC_AUTH_ENABLED`: require `Authorization: Bearer` on every API route (default true). */
   authEnabled: boolean;
   /** `SVC_ADMIN_TOKEN`: the root token; unset means generated on first start and saved under `dataDir`. */
@@ -85,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexPrefix: indexPrefix(env.INDEX_PREFIX),
     indexShards: int('ELASTICSEARCH_INDEX_BUILDER_NUM_SHARDS', env.ELASTICSEARCH_INDEX_BUILDER_NUM_SHARDS, 1, 1, 1024),
     indexReplicas: int('ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS', env.ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS, 1, 0, 16),
+    searchLingerMs: int('SVC_SEARCH_LINGER_MS', env.SVC_SEARCH_LINGER_MS, 100, 0, 10_000),
     authEnabled: bool('SVC_AUTH_ENABLED', env.SVC_AUTH_ENABLED, true),
     adminToken: env.SVC_ADMIN_TOKEN || undefined,
     dbPoolSize: int('SVC_DB_POOL_SIZE', env.SVC_DB_POOL_SIZE, 20, 1, 1000),

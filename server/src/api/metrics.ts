@@ -78,6 +78,7 @@ export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatc
     },
   });
   batchCounter('svc_search_delivered_total', 'Entities whose search documents this process applied', () => search.delivered);
+  batchCounter('svc_search_delivery_steps_total', 'Outbox steps of this process that delivered something (delivered over steps: entities per step)', () => search.steps);
   batchCounter('svc_search_delivery_failures_total', 'Outbox steps that failed (search unreachable, …) and were retried', () => search.failures);
   batchCounter('svc_search_rejected_total', 'Search documents OpenSearch refused for good (logged)', () => opensearchStats.rejected);
   batchCounter('svc_search_mapping_conflicts_total', 'Search fields that exist with another type until the index is rebuilt', () => opensearchStats.mappingConflicts);

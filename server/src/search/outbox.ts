@@ -24,6 +24,14 @@ export const SEARCH_CHANNEL = 'svc_search';
 const STRUCTURED_PROPERTY = 'urn:li:structuredProperty:';
 /** Rows one step takes. */
 const BATCH = 500;
+/**
+ * While writes keep coming, a step that found fewer rows than this is followed by a pause (the
+ * linger, `SVC_SEARCH_LINGER_MS`) before the next, for the writes of that time to go in one step: a
+ * step costs about ten statements whatever its size, and steps of a few rows each, one per commit,
+ * cost the writes beside them a tenth or more of their rate (see the README's performance section).
+ * A write after an idle spell is delivered at once; under load a change waits at most the linger longer.
+ */
+export const LINGER_BELOW = 100;
 /** How often an idle dispatcher looks without being woken (a missed notification, another process's lock). */
 const POLL_MS = 1_000;
 const MAX_BACKOFF_MS = 10_000;
@@ -39,6 +47,8 @@ export interface TimeseriesShipper {
 export interface OutboxStats {
   /** Entities whose documents were applied (or removed). */
   delivered: number;
+  /** Steps that delivered something (documents or time series entries). */
+  steps: number;
   /** Steps that failed (backend unreachable, …) and were tried again. */
   failures: number;
 }
@@ -54,7 +64,9 @@ export async function outboxLag(db: Db): Promise<{ depth: number; oldestSeconds:
 }
 
 export class SearchOutbox {
-  readonly stats: OutboxStats = { delivered: 0, failures: 0 };
+  readonly stats: OutboxStats = { delivered: 0, steps: 0, failures: 0 };
+  /** Rows and entries the last step delivered. */
+  private lastDelivered = 0;
   private stopping = false;
   private woken = false;
   private wake: (() => void) | undefined;
@@ -73,6 +85,8 @@ export class SearchOutbox {
     private readonly listenUrl?: string,
     /** In `opensearch` mode, the time series entries to ship (timeseries/opensearchStore.ts), in the same steps. */
     private readonly timeseries?: TimeseriesShipper,
+    /** The pause after a small step while writes keep coming (see LINGER_BELOW). */
+    private readonly lingerMs = 0,
   ) {}
 
   start(): void {
@@ -139,7 +153,12 @@ export class SearchOutbox {
         await this.pause(Math.min(MAX_BACKOFF_MS, 100 * 2 ** failures) * (0.5 + Math.random()), false);
         continue;
       }
-      if (result === 'more') continue;
+      if (result === 'more') {
+        this.stats.steps++;
+        const linger = lingerAfter(this.lastDelivered, this.lingerMs);
+        if (linger > 0) await this.pause(linger, false);
+        continue;
+      }
       if (!this.woken) await this.pause(POLL_MS, true);
     }
   }
@@ -165,6 +184,7 @@ export class SearchOutbox {
       if (!lock!.ok) return 'busy';
       const rows = await query<{ id: string; urn: string }>(tx, 'SELECT id, urn FROM search_outbox ORDER BY id LIMIT $1', [BATCH]);
       const shipped = (await this.timeseries?.ship(tx)) ?? 0;
+      this.lastDelivered = rows.length + shipped;
       if (rows.length === 0) return shipped > 0 ? 'more' : 'idle';
       const urns = [...new Set(rows.map((r) => r.urn))];
       await this.propertiesChanged(tx, urns.filter((u) => u.startsWith(STRUCTURED_PROPERTY)));
@@ -247,6 +267,11 @@ export class SearchOutbox {
       await query(tx, 'INSERT INTO search_outbox (urn) SELECT entity_urn FROM structured_property_assignments WHERE property_urn = $1', [urn]);
     }
   }
+}
+
+/** How long the dispatcher waits before its next step, after one that delivered `delivered` rows (see LINGER_BELOW). */
+export function lingerAfter(delivered: number, lingerMs: number): number {
+  return delivered > 0 && delivered < LINGER_BELOW ? lingerMs : 0;
 }
 
 function sleep(ms: number): Promise<void> {
