@@ -121,3 +121,59 @@ test('an entity two servers take turns writing is read for each write once the f
   assert.equal(await metric(a, 'svc_write_kept_total'), kept + 2);
   assert.deepEqual(await readValues(b, d), [{ propertyUrn: p, values: [{ double: 31 }] }]);
 });
+
+test("an entity's first value on a server that knows its properties is written from a guess, without a read, and reads back as written", async () => {
+  const p = await createProperty(a, 'guess.first', { valueType: 'urn:li:dataType:datahub.number' });
+  const known = await createDataset(a, 'guess_known');
+  // The first write naming p reads it: from then on a knows p's state.
+  await text(await setValues(a, known, [{ propertyUrn: p, values: [{ double: 1 }] }]), 200);
+  const d = await createDataset(a, 'guess_first');
+  const guessed = await metric(a, 'svc_write_guessed_total');
+  const stale = await metric(a, 'svc_write_stale_total');
+  const answer = JSON.parse(await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 2 }] }]), 200));
+  assert.equal(await metric(a, 'svc_write_guessed_total'), guessed + 1);
+  assert.equal(await metric(a, 'svc_write_stale_total'), stale, 'the guess held: no write was refused and prepared again');
+  assert.deepEqual(answer.structuredProperties.value.properties, [{ propertyUrn: p, values: [{ double: 2 }] }]);
+  assert.deepEqual(await readValues(b, d), [{ propertyUrn: p, values: [{ double: 2 }] }]);
+});
+
+test('a guess found wrong is decided again on what is stored: a value another server wrote, immutable, is not replaced', async () => {
+  const p = await createProperty(a, 'guess.immutable', { valueType: 'urn:li:dataType:datahub.number', immutable: true });
+  await text(await setValues(a, await createDataset(a, 'guess_immutable_known'), [{ propertyUrn: p, values: [{ double: 1 }] }]), 200);
+  const d = await createDataset(b, 'guess_immutable');
+  await text(await setValues(b, d, [{ propertyUrn: p, values: [{ double: 5 }] }]), 200);
+  const stale = await metric(a, 'svc_write_stale_total');
+  // a kept nothing of d and guesses it has no value yet; its statement finds b's.
+  const refused = await setValues(a, d, [{ propertyUrn: p, values: [{ double: 6 }] }]);
+  assert.equal(refused.status, 400);
+  assert.match(await refused.text(), /immutable/i);
+  assert.equal(await metric(a, 'svc_write_stale_total'), stale + 1);
+  assert.deepEqual(await readValues(a, d), [{ propertyUrn: p, values: [{ double: 5 }] }]);
+});
+
+test('a guess is refused for an entity that does not exist, with the message a read gives', async () => {
+  const p = await createProperty(a, 'guess.missing', { valueType: 'urn:li:dataType:datahub.number' });
+  await text(await setValues(a, await createDataset(a, 'guess_missing_known'), [{ propertyUrn: p, values: [{ double: 1 }] }]), 200);
+  const missing = datasetUrn('guess_missing_absent');
+  const res = await setValues(a, missing, [{ propertyUrn: p, values: [{ double: 2 }] }]);
+  assert.equal(res.status, 412);
+  assert.match(await res.text(), /does not exist: create it before setting structured properties on it/);
+  const read = await b.request(`/openapi/v3/entity/dataset/${enc(missing)}`);
+  assert.equal(read.status, 404);
+});
+
+test('a property changed on another server since this one last read it: the guess is refused by its statement and the write decided on the property as it is', async () => {
+  const p = await createProperty(a, 'guess.changed', { valueType: 'urn:li:dataType:datahub.number', allowedValues: [{ value: { double: 1 } }] });
+  await text(await setValues(a, await createDataset(a, 'guess_changed_known'), [{ propertyUrn: p, values: [{ double: 1 }] }]), 200);
+  // b allows 2 (an append, no new version): a remembers the definition without it.
+  await text(
+    await b.request(`/openapi/v3/entity/structuredProperty/${enc(p)}/propertyDefinition?createIfNotExists=false`, {
+      method: 'POST',
+      body: JSON.stringify({ value: { qualifiedName: 'guess.changed', valueType: 'urn:li:dataType:datahub.number', entityTypes: ['urn:li:entityType:datahub.dataset'], allowedValues: [{ value: { double: 1 } }, { value: { double: 2 } }] } }),
+    }),
+    200,
+  );
+  const d = await createDataset(a, 'guess_changed');
+  await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 2 }] }]), 200);
+  assert.deepEqual(await readValues(b, d), [{ propertyUrn: p, values: [{ double: 2 }] }]);
+});

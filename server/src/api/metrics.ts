@@ -57,6 +57,7 @@ export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatc
   batchCounter('svc_db_deadlock_retries_total', 'Transactions run again after a deadlock (svc locks in one order: expected 0)', () => transactionRetries.deadlock);
   batchCounter('svc_write_stale_total', 'Writes prepared without locks that found what they read changed, and were prepared again', () => optimisticWrites.stale);
   batchCounter('svc_write_kept_total', 'Writes prepared from what the last write of their aspect on this server left, without reading it', () => optimisticWrites.kept);
+  batchCounter('svc_write_guessed_total', 'Writes to entities nothing was kept of, prepared from a guess of what a read would find (a wrong one is refused by its statement and counted as stale)', () => optimisticWrites.guessed);
   batchCounter('svc_write_locked_total', 'Writes prepared without locks that went under locks instead: after conflicting twice, or at their rules\' asking', () => optimisticWrites.locked);
   batchCounter('svc_db_serialization_retries_total', 'Transactions run again after a serialization failure', () => transactionRetries.serialization);
   // Search: how far behind the outbox is, and what its dispatcher did.

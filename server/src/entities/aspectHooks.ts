@@ -92,6 +92,14 @@ export interface AspectHook<Plan = unknown, Context = unknown> {
   /** Whether a kept context holds what a new write needs (e.g. the state of every property it names). */
   servesWrite?(w: WriteIntent, context: Context): boolean;
   /**
+   * For a `readForWrite` hook: what a read would most likely find for a write to an entity this server
+   * has kept nothing of (e.g. its first value: no row yet, its key as svc writes it, the properties it
+   * names as last read), or undefined when that cannot be told without reading. The core may prepare
+   * the write from it instead of reading; like a kept row it is never trusted (the write statement
+   * checks the row and every guard), and a guess found wrong is prepared again from a read.
+   */
+  guessForWrite?(w: WriteIntent): (ReadForWrite & { context: Context }) | undefined;
+  /**
    * The stored value a patch (or a derived update) applies to, when that is not the stored value
    * itself: e.g. without the values reads hide, so that a patch acts on what its caller can see.
    * `prepare` then decides what of the stored value the result keeps. `context`: as for `prepare`.

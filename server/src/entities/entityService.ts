@@ -43,6 +43,7 @@ import { isRemoved } from './softDelete.ts';
 import { REFERENCE_RULES, REFERRING_ASPECTS } from './references.ts';
 import { WriteBatcher, type WriteBatchStats } from './writeBatcher.ts';
 import { KeptReads, type KeptRead } from './keptReads.ts';
+import { WriteGuesses } from './writeGuesses.ts';
 import { jsonbText } from '../db/jsonbText.ts';
 import { StatementGroup, type Pending } from '../db/statementGroup.ts';
 import { isMissingPartition, TimeseriesPartitions } from '../timeseries/partitions.ts';
@@ -121,10 +122,10 @@ const OPTIMISTIC_ATTEMPTS = 2;
 const MAX_ATTEMPTS = 5;
 /**
  * Writes prepared without locks that found what they read changed, writes that went under locks after
- * conflicts or at a hook's asking, and writes prepared from what an earlier write left (see
- * keptReads.ts) instead of reading it (exported as metrics).
+ * conflicts or at a hook's asking, writes prepared from what an earlier write left (see keptReads.ts)
+ * instead of reading it, and writes prepared from a guess (see writeGuesses.ts; exported as metrics).
  */
-export const optimisticWrites = { stale: 0, locked: 0, kept: 0 };
+export const optimisticWrites = { stale: 0, locked: 0, kept: 0, guessed: 0 };
 /** A hook asked for its write to go under locks (see Prepared.needsLock). */
 class LockNeeded extends Error {}
 /** How the reads of concurrent optimistic writes are grouped (see db/statementGroup.ts). */
@@ -152,6 +153,10 @@ interface Change {
   patch?: { ops: PatchOperation[]; arrayPrimaryKeys: Record<string, string[]>; derive?: Derive };
   systemMetadata: Record<string, unknown>;
   conditions?: WriteConditions;
+  /** What the attempt under way was prepared from, when not from a read: a kept row or a guess. */
+  startedFrom?: 'kept' | 'guess';
+  /** A guess for this change was found wrong: its next attempts read. */
+  guessWrong?: boolean;
 }
 
 /** A change computed from an aspect's stored latest value (undefined: none stored); see {@link EntityService.update}. */
@@ -176,6 +181,8 @@ export class EntityService {
   private readonly batcher: WriteBatcher;
   /** What optimistic writes left, for the next write of the same aspect to start from (see keptReads.ts). */
   private readonly kept = new KeptReads();
+  /** Whether writes to entities nothing is kept of start from a guess (see writeGuesses.ts). */
+  private readonly guesses = new WriteGuesses();
   private readonly commitListeners: ((urns: string[]) => void)[] = [];
 
   constructor(
@@ -513,9 +520,13 @@ export class EntityService {
           await this.partitions.ensure(entries);
         } else if (!isStaleWrite(err) || attempt >= MAX_ATTEMPTS) throw err;
         else {
-          // What a write found changed is read anew, not taken from what an earlier write left; an
-          // aspect another writer changes is not kept any more (see keptReads.ts).
-          for (const c of changes) this.kept.contended(c.target.urn, c.aspect.name);
+          // What a write found changed is read anew: an aspect another writer changed behind a kept
+          // row is not kept any more (see keptReads.ts), and a wrong guess is not made again.
+          for (const c of changes) {
+            if (c.startedFrom === 'kept') this.kept.contended(c.target.urn, c.aspect.name);
+            if (c.startedFrom === 'guess') c.guessWrong = true;
+          }
+          if (changes.some((c) => c.startedFrom === 'guess')) this.guesses.wrong();
           if (unlocked) optimisticWrites.stale++;
         }
       }
@@ -564,17 +575,38 @@ export class EntityService {
     }
     const reader = hooks.find((h) => h.readForWrite);
     const intent = this.intent(c);
+    c.startedFrom = undefined;
     const kept = reader?.contextAfter ? this.kept.take(c.target.urn, c.aspect.name) : undefined;
     if (kept && reader!.servesWrite?.(intent, kept.context)) {
       try {
         const prepared = await this.prepareFrom(kept, principal, changes, c, mode, now, hooks, reader);
         optimisticWrites.kept++;
+        c.startedFrom = 'kept';
         return prepared;
       } catch (err) {
         if (err instanceof LockNeeded) throw err;
         // Refused on what was kept: decided again on what is stored now (the refusal may be of a
         // state that has changed since; the write statement checks only what goes ahead).
         this.kept.forget(c.target.urn, c.aspect.name);
+      }
+    }
+    // A lone write to an entity nothing is kept of (not even the mark of another writer): a guess,
+    // while guesses hold. (A request of several writes reads them in one statement anyway, and may
+    // create the entity it writes values of, which a guess would take to exist.)
+    const guess =
+      reader?.guessForWrite && changes.length === 1 && !c.guessWrong && c.conditions?.version === undefined && !this.kept.holds(c.target.urn, c.aspect.name) && this.guesses.allowed()
+        ? reader.guessForWrite(intent)
+        : undefined;
+    if (guess) {
+      try {
+        const prepared = await this.prepareFrom(guess, principal, changes, c, mode, now, hooks, reader);
+        this.guesses.guessed();
+        optimisticWrites.guessed++;
+        c.startedFrom = 'guess';
+        return prepared;
+      } catch (err) {
+        if (err instanceof LockNeeded) throw err;
+        // Refused on the guess: decided on what is stored (the guess may be what was wrong).
       }
     }
     const read: ReadForWrite & { context?: unknown } = reader ? await this.readGroups.get(reader)!.call(intent) : await readForWrite(this.pool, c.target.urn, c.aspect.name);

@@ -43,6 +43,11 @@ export class KeptReads {
     return kept === CONTENDED ? undefined : kept;
   }
 
+  /** Whether anything is held for the aspect: what a write left, or the mark of a contended aspect. */
+  holds(urn: string, aspect: string): boolean {
+    return this.rows.has(`${aspect} ${urn}`);
+  }
+
   keep(urn: string, aspect: string, read: KeptRead): void {
     if (this.rows.get(`${aspect} ${urn}`) === CONTENDED) return;
     this.put(urn, aspect, read);

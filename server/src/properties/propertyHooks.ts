@@ -28,6 +28,7 @@ import {
   type ReadContextRow,
   type WriteContext,
 } from './propertyStore.ts';
+import { LastReadStates } from './lastReadStates.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
 import { compareVersions, isOlder } from './versions.ts';
@@ -172,10 +173,23 @@ async function hideInHistory(aspects: StoredAspect[], db: Db): Promise<void> {
 
 /** Rules of `structuredProperties` writes (see valueRules.ts), and hiding values on read. */
 function valuesHook(): AspectHook<undefined, WriteContext> {
+  const lastRead = new LastReadStates();
   return {
     aspect: 'structuredProperties',
     optimistic: true,
-    readForWrite: (ws, db) => loadWriteContexts(db, 'structuredProperties', ws.map((w) => ({ urn: w.target.urn, keyAspect: w.target.spec.keyAspect, named: namedBy(w) }))),
+    async readForWrite(ws, db) {
+      const reads = await loadWriteContexts(db, 'structuredProperties', ws.map((w) => ({ urn: w.target.urn, keyAspect: w.target.spec.keyAspect, named: namedBy(w) })));
+      // The reads of a group share the properties' states (see loadWriteContexts).
+      if (reads[0]) lastRead.remember(reads[0].context, ws.flatMap(namedBy));
+      return reads;
+    },
+    // An entity's first value, most often: no row yet, its key as svc writes it (from the URN), no
+    // record, and the properties named as the last read found them (all of them known, or no guess).
+    guessForWrite(w) {
+      const states = lastRead.statesOf(namedBy(w));
+      if (!states) return undefined;
+      return { previous: undefined, token: null, context: { entityKey: JSON.stringify(registry.keyAspectValue(w.target)), recorded: new Map(), ...states } };
+    },
     // After a write, the record holds every property of the value stored under its definition's
     // current version (migration 028), the definition as read: the write's guards held it so.
     contextAfter: (w, context) => ({
