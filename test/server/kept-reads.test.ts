@@ -25,6 +25,12 @@ async function metric(s: TestServer, name: string): Promise<number> {
   return Number(metrics.match(new RegExp(`^${name} (\\d+)`, 'm'))?.[1] ?? NaN);
 }
 
+/** Writes the definition of number property `urn` with allowed values 1 and 2, through server `s`. */
+async function allowOneAndTwo(s: TestServer, urn: string, qualifiedName: string): Promise<void> {
+  const value = { qualifiedName, valueType: 'urn:li:dataType:datahub.number', entityTypes: ['urn:li:entityType:datahub.dataset'], allowedValues: [{ value: { double: 1 } }, { value: { double: 2 } }] };
+  await text(await s.request(`/openapi/v3/entity/structuredProperty/${enc(urn)}/propertyDefinition?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value }) }), 200);
+}
+
 const status = (s: TestServer, urn: string, removed: boolean) =>
   s.request(`/openapi/v3/entity/structuredProperty/${enc(urn)}/status?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { removed } }) });
 
@@ -81,13 +87,7 @@ test('a refusal on a kept state that has changed since is decided again on the s
   const d = await createDataset(a, 'kept_allowed');
   await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 1 }] }]), 200);
   // b allows 2 (an append, no new version); a kept the definition that did not.
-  await text(
-    await b.request(`/openapi/v3/entity/structuredProperty/${enc(p)}/propertyDefinition?createIfNotExists=false`, {
-      method: 'POST',
-      body: JSON.stringify({ value: { qualifiedName: 'kept.allowed', valueType: 'urn:li:dataType:datahub.number', entityTypes: ['urn:li:entityType:datahub.dataset'], allowedValues: [{ value: { double: 1 } }, { value: { double: 2 } }] } }),
-    }),
-    200,
-  );
+  await allowOneAndTwo(b, p, 'kept.allowed');
   await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 2 }] }]), 200);
   assert.deepEqual(await readValues(b, d), [{ propertyUrn: p, values: [{ double: 2 }] }]);
 });
@@ -166,13 +166,7 @@ test('a property changed on another server since this one last read it: the gues
   const p = await createProperty(a, 'guess.changed', { valueType: 'urn:li:dataType:datahub.number', allowedValues: [{ value: { double: 1 } }] });
   await text(await setValues(a, await createDataset(a, 'guess_changed_known'), [{ propertyUrn: p, values: [{ double: 1 }] }]), 200);
   // b allows 2 (an append, no new version): a remembers the definition without it.
-  await text(
-    await b.request(`/openapi/v3/entity/structuredProperty/${enc(p)}/propertyDefinition?createIfNotExists=false`, {
-      method: 'POST',
-      body: JSON.stringify({ value: { qualifiedName: 'guess.changed', valueType: 'urn:li:dataType:datahub.number', entityTypes: ['urn:li:entityType:datahub.dataset'], allowedValues: [{ value: { double: 1 } }, { value: { double: 2 } }] } }),
-    }),
-    200,
-  );
+  await allowOneAndTwo(b, p, 'guess.changed');
   const d = await createDataset(a, 'guess_changed');
   await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 2 }] }]), 200);
   assert.deepEqual(await readValues(b, d), [{ propertyUrn: p, values: [{ double: 2 }] }]);
