@@ -75,6 +75,9 @@ function setValue(db: pg.PoolClient, i: number, value: string) {
   });
 }
 
+/** A plan node of the index by property whose condition is on the entity (its second column). */
+const ENTITY_BY_PROPERTY_INDEX = /using assignments_by_property[^\n]*\n(?:[^\n]*\n)?\s*(?:Index Cond|Filter): \(entity_urn/;
+
 /** The latest status of a dataset, as a read returns it (for its version number). */
 const latestStatus = (urn: string): StoredAspect => ({ urn, aspect: 'status', version: 0, value: {}, systemMetadata: {}, createdOn: new Date(), createdBy: 'test' });
 
@@ -142,6 +145,8 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     assert.ok(plans.some((p) => /AS k\(urn, aspect\)/.test(p)), `the plan of the version numbers was reported:\n${plans.join('\n')}`);
     for (const p of lookups) {
       assert.doesNotMatch(p, /Seq Scan on (structured_property_assignments|aspects)/, `a plan scans a whole table:\n${p}`);
+      // A lookup by entity through the index by property reads that whole index (migration 030).
+      assert.doesNotMatch(p, ENTITY_BY_PROPERTY_INDEX, `a plan looks entities up through the index by property:\n${p}`);
     }
   } finally {
     await close();
