@@ -171,3 +171,24 @@ test('a property changed on another server since this one last read it: the gues
   await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 2 }] }]), 200);
   assert.deepEqual(await readValues(b, d), [{ propertyUrn: p, values: [{ double: 2 }] }]);
 });
+
+test('a patch adding a property the entity does not hold yet starts from the kept row, with the property as last read', async () => {
+  const p = await createProperty(a, 'kept.held', { valueType: 'urn:li:dataType:datahub.number' });
+  const q = await createProperty(a, 'kept.added', { valueType: 'urn:li:dataType:datahub.number', allowedValues: [{ value: { double: 1 } }] });
+  const d = await createDataset(a, 'kept_added');
+  await text(await setValues(a, d, [{ propertyUrn: p, values: [{ double: 1 }] }]), 200);
+  // Another entity's write reads q: a knows its state from then on.
+  await text(await setValues(a, await createDataset(a, 'kept_added_other'), [{ propertyUrn: q, values: [{ double: 1 }] }]), 200);
+  const kept = await metric(a, 'svc_write_kept_total');
+  const stale = await metric(a, 'svc_write_stale_total');
+  await text(await patchValues(a, d, [addOp(q, [{ double: 1 }])]), 200);
+  assert.equal(await metric(a, 'svc_write_kept_total'), kept + 1);
+  assert.equal(await metric(a, 'svc_write_stale_total'), stale);
+  // The rules of q hold as read: a value it does not allow is refused.
+  const refused = await patchValues(a, d, [addOp(q, [{ double: 2 }])]);
+  assert.equal(refused.status, 400);
+  assert.deepEqual(await readValues(b, d), [
+    { propertyUrn: p, values: [{ double: 1 }] },
+    { propertyUrn: q, values: [{ double: 1 }] },
+  ]);
+});

@@ -85,12 +85,17 @@ export interface AspectHook<Plan = unknown, Context = unknown> {
    * For a `readForWrite` hook: the context a read right after this write would find, were it stored as
    * prepared (`context`: what the write was prepared with). With it the core keeps what each write left
    * (see keptReads.ts), and the entity's next write is prepared from that without reading, when
-   * {@link servesWrite} says it can be. Everything `prepare` decides on must then be in its guards or
+   * {@link contextFor} can serve it. Everything `prepare` decides on must then be in its guards or
    * in the aspect's row, which the write statement checks, as it must for a context read.
    */
   contextAfter?(w: PendingWrite, context: Context): Context;
-  /** Whether a kept context holds what a new write needs (e.g. the state of every property it names). */
-  servesWrite?(w: WriteIntent, context: Context): boolean;
+  /**
+   * The context a new write is prepared from, given what the entity's last write left: that one when
+   * it holds what the write needs (e.g. the state of every property it names), or that one with what
+   * it lacks from what the hook knows otherwise (e.g. the state of a property named for the first time
+   * on this entity, as last read); undefined when the write must read.
+   */
+  contextFor?(w: WriteIntent, context: Context): Context | undefined;
   /**
    * For a `readForWrite` hook: what a read would most likely find for a write to an entity this server
    * has kept nothing of (e.g. its first value: no row yet, its key as svc writes it, the properties it

@@ -577,9 +577,10 @@ export class EntityService {
     const intent = this.intent(c);
     c.startedFrom = undefined;
     const kept = reader?.contextAfter ? this.kept.take(c.target.urn, c.aspect.name) : undefined;
-    if (kept && reader!.servesWrite?.(intent, kept.context)) {
+    const context = kept && reader!.contextFor?.(intent, kept.context);
+    if (kept && context) {
       try {
-        const prepared = await this.prepareFrom(kept, principal, changes, c, mode, now, hooks, reader);
+        const prepared = await this.prepareFrom({ ...kept, context }, principal, changes, c, mode, now, hooks, reader);
         optimisticWrites.kept++;
         c.startedFrom = 'kept';
         return prepared;

@@ -196,9 +196,17 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
       ...context,
       recorded: new Map((w.value as StructuredProperties).properties.map((a) => [a.propertyUrn, visibilityOf(context.properties.get(a.propertyUrn))?.version ?? ''])),
     }),
-    // A kept context serves a write to an entity that existed (its key is guarded) naming only
-    // properties whose state it holds (a property it does not hold is read: it may be new, or absent).
-    servesWrite: (w, context) => context.entityKey !== undefined && namedBy(w).every((urn) => context.properties.has(urn)),
+    // A kept context serves a write to an entity that existed (its key is guarded) naming properties
+    // whose state it holds, or whose state was read for another entity (e.g. a property the entity gets
+    // for the first time); otherwise the write reads (the property may be new, or absent).
+    contextFor(w, context) {
+      if (context.entityKey === undefined) return undefined;
+      const lacking = namedBy(w).filter((urn) => !context.properties.has(urn));
+      if (lacking.length === 0) return context;
+      const states = lastRead.statesOf(lacking);
+      if (!states) return undefined;
+      return { ...context, properties: new Map([...context.properties, ...states.properties]), texts: new Map([...context.texts, ...states.texts]) };
+    },
     async patchBase(target, stored, db, read?) {
       // A patch acts on the value as reads show it: a hidden assignment cannot be removed (the path
       // does not exist for the caller) nor seen by an update; prepare keeps what the caller cannot see.
