@@ -50,3 +50,13 @@ test('schema validation reports every violation', () => {
   assert.ok(problems.some((p) => /missing required field "valueType"/.test(p)));
   assert.ok(problems.some((p) => /unknown field "bogus"/.test(p)));
 });
+
+test('a URN resolved lately is not parsed again: its resolution is kept while up to 10,000 others come after it', () => {
+  const urn = (i: number) => `urn:li:dataset:(urn:li:dataPlatform:kept,t${i},PROD)`;
+  const first = registry.resolveUrn(urn(0));
+  for (let i = 1; i <= 10_000; i++) registry.resolveUrn(urn(i));
+  // Cycling over more URNs than one generation holds still finds the first, kept from the older one.
+  assert.equal(registry.resolveUrn(urn(0)), first);
+  for (let i = 1; i <= 10_000; i++) assert.equal(registry.resolveUrn(urn(i)).parts[1], `t${i}`);
+  assert.equal(registry.resolveUrn(urn(0)), first);
+});

@@ -32,7 +32,10 @@ function keySchema(spec: EntitySpec): Record<string, unknown> {
   return { type: 'object', properties, required: spec.keyFields.map((f) => f.name), additionalProperties: false };
 }
 
-/** How many resolved URNs the registry keeps (URNs are at most 512 bytes: about 15 MB at worst). */
+/**
+ * How many resolved URNs the registry keeps in each of its two generations (URNs are at most 512
+ * bytes: about 30 MB at worst).
+ */
 const RESOLVED_URNS = 10_000;
 
 class Registry {
@@ -41,8 +44,15 @@ class Registry {
   private readonly aspectByLower = new Map<string, AspectSpec>();
   private readonly aspectByPegasus = new Map<string, AspectSpec>();
   private readonly validators = new Map<string, (value: unknown) => string[]>();
-  /** URNs resolved lately (a page of search results, the entities of a batch of writes), oldest first. */
-  private readonly resolved = new Map<string, EntityUrn>();
+  /**
+   * URNs resolved lately (a page of search results, the entities of a batch of writes), in two
+   * generations: when the newer is full it becomes the older and the older is dropped, and a URN found
+   * in the older moves to the newer. Evicting one entry at a time from a Map instead (its oldest key)
+   * made a lookup that missed cost more than the parse: V8 walks the deleted entries at the front of
+   * the Map to find the first key (about 8 µs a miss against 0.6 µs for the parse).
+   */
+  private resolved = new Map<string, EntityUrn>();
+  private resolvedBefore = new Map<string, EntityUrn>();
 
   constructor() {
     for (const [name, schema] of Object.entries(ASPECT_SCHEMAS)) {
@@ -105,6 +115,8 @@ class Registry {
   resolveUrn(raw: string): EntityUrn {
     const known = this.resolved.get(raw);
     if (known) return known;
+    const before = this.resolvedBefore.get(raw);
+    if (before) return this.remember(raw, before);
     const parsed = parseUrn(raw);
     const spec = this.entityByLower.get(parsed.entityType.toLowerCase());
     if (!spec || spec.name !== parsed.entityType) throw SvcError.invalidUrn(raw, new Error('unknown entity type'));
@@ -123,7 +135,14 @@ class Registry {
     });
     // Frozen: one resolution is shared by every caller of the same URN.
     const resolved: EntityUrn = Object.freeze({ entityType: parsed.entityType, id: parsed.id, parts: Object.freeze(parsed.parts) as string[], urn: raw, spec });
-    if (this.resolved.size >= RESOLVED_URNS) this.resolved.delete(this.resolved.keys().next().value!);
+    return this.remember(raw, resolved);
+  }
+
+  private remember(raw: string, resolved: EntityUrn): EntityUrn {
+    if (this.resolved.size >= RESOLVED_URNS) {
+      this.resolvedBefore = this.resolved;
+      this.resolved = new Map();
+    }
     this.resolved.set(raw, resolved);
     return resolved;
   }
