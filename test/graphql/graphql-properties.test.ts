@@ -460,6 +460,16 @@ describe('the endpoint', () => {
     assert.deepEqual(repeated.body.errors, [
       { message: 'Validation aborted. The document repeats fields so often that checking which of them merge is too much work: select each field once', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
     ]);
+    // Validation results are cached by document: the same document sent again is refused the same way.
+    for (const [query, first] of [
+      [`{ dataset(urn: "${datasetUrn('gql.orders')}") { ${deep} } }`, tooDeep],
+      [`{ ${aliases} }`, tooMany],
+      [`{ ${Array.from({ length: 1000 }, () => '__typename').join(' ')} }`, repeated],
+    ] as const) {
+      const again = await graphql(s, query);
+      assert.equal(again.status, first.status);
+      assert.deepEqual(again.body, first.body);
+    }
   });
 
   test('a browser asking for HTML gets GraphiQL without a token', async () => {

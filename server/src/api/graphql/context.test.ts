@@ -33,7 +33,7 @@ test('an entity primed with some aspects answers those, and is read again whole 
   const { catalog, reads } = catalogReading(full);
   const ctx = createContext(catalog, { actor: 'urn:li:corpuser:test', roles: ['admin'] } as unknown as Principal);
   // As a search primes it: read with its status only.
-  primeEntity(ctx, { urn: URN, aspects: new Map([['status', full.aspects.get('status')!]]) }, ['status']);
+  primeEntity(ctx, { urn: URN, aspects: new Map([['status', full.aspects.get('status')!]]) }, new Set(['status']));
   const primed = aspectOf(ctx, URN, 'status');
   assert.ok(!(primed instanceof Promise), 'an aspect the search read is answered at once');
   assert.deepEqual(primed, { removed: false });

@@ -63,9 +63,9 @@ export function createContext(catalog: Catalog, principal: Principal): GraphQLCo
  * Gives the loader an entity already read (by a search) with the given aspects only: a field that
  * needs another of its aspects reads the entity again, whole.
  */
-export function primeEntity(ctx: GraphQLContext, record: EntityRecord, aspects: readonly string[]): void {
+export function primeEntity(ctx: GraphQLContext, record: EntityRecord, aspects: ReadonlySet<string>): void {
   ctx.entities.prime(record.urn, record);
-  ctx.primed.set(record.urn, { record, aspects: new Set(aspects) });
+  ctx.primed.set(record.urn, { record, aspects });
 }
 
 /** Drops what the loader holds of an entity, so that a read after a write of this request sees the write. */

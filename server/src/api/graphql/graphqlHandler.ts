@@ -27,6 +27,7 @@ import { entityResolvers } from './resolvers/entityResolvers.ts';
 import { propertyResolvers } from './resolvers/propertyResolvers.ts';
 import { searchResolvers } from './resolvers/searchResolvers.ts';
 import { useStringFilterFlags } from './stringFlags.ts';
+import { useValidationCache } from './validationCache.ts';
 
 export const GRAPHQL_PATH = '/api/graphql';
 
@@ -114,6 +115,8 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
     landingPage: false,
     graphiql: { title: 'svc GraphQL' },
     batching: false,
+    // Validation results are cached by document (see validationCache.ts); parsed documents by yoga.
+    parserAndValidationCache: { validationCache: false },
     // Yoga reports every error it returns; the faults among them are logged once by maskError.
     logging: { debug: (...a) => log.debug({ args: a }, 'graphql'), info: (...a) => log.debug({ args: a }, 'graphql'), warn: (...a) => log.warn({ args: a }, 'graphql'), error: (...a) => log.debug({ args: a }, 'graphql') },
     maskedErrors: { maskError: maskError(log) },
@@ -126,6 +129,7 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
       useInputLiteralRules(),
       useVariableValues(),
       useExtensionsObject(),
+      useValidationCache(),
       useReadableValidationAbort(),
       useStringFilterFlags(),
       useGraphQlJit(),

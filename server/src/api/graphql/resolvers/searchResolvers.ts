@@ -3,7 +3,7 @@
  * `aggregateAcrossEntities`): inputs turned into the search module's terms; field names, filter rules
  * (a soft-deleted property's field is refused) and facet values are the search module's.
  */
-import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
+import type { FieldNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { EntityRecord } from '../../../entities/entityService.ts';
 import { SvcError } from '../../../errors.ts';
 import { MAX_SEARCH_PAGE, type SearchInput } from '../../../search/searchService.ts';
@@ -59,6 +59,31 @@ const FIELD_ASPECTS: Record<string, string[]> = {
   name: ['dataHubIngestionSourceInfo'],
 };
 
+/** What a search field's selection asks of the search: the aspects to read its entities with (none: URNs only), and the total. */
+interface Selection {
+  aspects: string[] | undefined;
+  total: boolean;
+}
+
+/**
+ * The selection of each search field of a parsed document: the same on every execution of the
+ * document (parsed documents are cached, see validationCache.ts), so it is worked out once.
+ */
+const selections = new WeakMap<FieldNode, Selection>();
+
+function selectionOf(info: GraphQLResolveInfo): Selection {
+  const node = info.fieldNodes[0]!;
+  let known = selections.get(node);
+  if (!known) {
+    const entityFields = [...fieldsAt(info, ['searchResults', 'entity'])];
+    const aspects = entityFields.some((f) => !URN_FIELDS.has(f)) ? [...new Set(entityFields.flatMap((f) => FIELD_ASPECTS[f] ?? []))] : undefined;
+    known = { aspects, total: fieldsAt(info, []).has('total') };
+    // A field merged from several nodes (the same response key twice) is worked out each time.
+    if (info.fieldNodes.length === 1) selections.set(node, known);
+  }
+  return known;
+}
+
 /**
  * What every search input has, as the search module's terms. When the query asks for more of the
  * entities than their URN, they are read with the aspects its fields need (and put in the request's
@@ -70,8 +95,7 @@ function searchInput(ctx: GraphQLContext, input: CommonInput, info: GraphQLResol
   if (ctx.searchResultsLeft < 0) {
     throw SvcError.validation([`A request may ask for ${MAX_SEARCH_RESULTS_PER_REQUEST} search results in all, and this search takes it past that: ask for the rest in another request`]);
   }
-  const entityFields = [...fieldsAt(info, ['searchResults', 'entity'])];
-  const primed = entityFields.some((f) => !URN_FIELDS.has(f)) ? [...new Set(entityFields.flatMap((f) => FIELD_ASPECTS[f] ?? []))] : undefined;
+  const { aspects: primed, total } = selectionOf(info);
   const search: SearchInput = {
     entityTypes: entityNamesOf(input.types),
     query: input.query,
@@ -80,15 +104,16 @@ function searchInput(ctx: GraphQLContext, input: CommonInput, info: GraphQLResol
     descending: descending(input.sortInput),
     includeSoftDeleted: input.searchFlags?.includeSoftDeleted ?? false,
     aspects: primed ?? [],
-    total: fieldsAt(info, []).has('total'),
+    total,
   };
   return { search, primed };
 }
 
 /** The page's entities as results; read with the aspects the query needs, they are the loader's answer for their URNs. */
 function results(ctx: GraphQLContext, entities: EntityRecord[], primed: string[] | undefined) {
+  const aspects = primed && new Set(primed);
   return entities.map((e) => {
-    if (primed) primeEntity(ctx, e, primed);
+    if (aspects) primeEntity(ctx, e, aspects);
     return { entity: entityRef(e.urn), matchedFields: [] };
   });
 }
