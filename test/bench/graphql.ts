@@ -6,7 +6,7 @@
  * `scrollAcrossEntities` against the REST listing with the same query (`GET ...?query=`), both
  * returning the entities' structured properties.
  *
- *   npm run bench:graphql -- [--entities 5000] [--seconds 3] [--rounds 4] [--concurrency 16] [--iterations 1000] [--warm-up 200]
+ *   npm run bench:graphql -- [--entities 5000] [--seconds 3] [--rounds 4] [--concurrency 16] [--iterations 1000] [--warm-up 1000]
  *
  * Writes run in alternating rounds (REST PATCH, GraphQL, REST POST) of the given length, reads
  * alternate one request each after an untimed warm-up; the ratios are GraphQL over REST. Needs wrk
@@ -23,7 +23,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '4' },
     concurrency: { type: 'string', default: '16' },
     iterations: { type: 'string', default: '1000' },
-    'warm-up': { type: 'string', default: '200' },
+    'warm-up': { type: 'string', default: '1000' },
   },
 });
 const N = Number(args.entities);
@@ -84,9 +84,10 @@ try {
   await admin.end();
 
   // Reads: one request at a time, alternating, each side following its own scroll for 5 pages, on
-  // one kept-alive connection (see keptAliveClient), after as many untimed requests as warm the
-  // server's code up (a first few hundred requests run slower while V8 compiles). The server's CPU
-  // is counted per side too: latency also holds the client's and Postgres' time.
+  // one kept-alive connection (see keptAliveClient), after untimed pairs that warm the server's code
+  // up: GraphQL's path (yoga, the compiled query) takes longer to reach its steady speed than REST's,
+  // the ratio of pairs 1-500 was 0.84 and of pairs 3,000-4,000 0.88-0.90 on one server. The server's
+  // CPU is counted per side too: latency also holds the client's and Postgres' time.
   const client = keptAliveClient(server.base);
   const graphqlMs: number[] = [];
   const restMs: number[] = [];
