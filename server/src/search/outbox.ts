@@ -67,6 +67,8 @@ export class SearchOutbox {
   readonly stats: OutboxStats = { delivered: 0, steps: 0, failures: 0 };
   /** Rows and entries the last step delivered. */
   private lastDelivered = 0;
+  /** Entities whose documents the last step applied or removed. */
+  private lastEntities = 0;
   private stopping = false;
   private woken = false;
   private wake: (() => void) | undefined;
@@ -155,11 +157,24 @@ export class SearchOutbox {
       }
       if (result === 'more') {
         this.stats.steps++;
+        await this.afterStep();
         const linger = lingerAfter(this.lastDelivered, this.lingerMs);
         if (linger > 0) await this.pause(linger, false);
         continue;
       }
       if (!this.woken) await this.pause(POLL_MS, true);
+    }
+  }
+
+  /** Tells the backend what the step delivered (see SearchBackend.delivered); a failure there is the backend's, not the step's. */
+  private async afterStep(): Promise<void> {
+    const entities = this.lastEntities;
+    this.lastEntities = 0;
+    if (entities === 0 || !this.backend.delivered) return;
+    try {
+      await this.backend.delivered(entities);
+    } catch (err) {
+      this.log.warn({ err }, 'search backend: could not refresh after a step');
     }
   }
 
@@ -198,6 +213,7 @@ export class SearchOutbox {
       await this.backend.apply(docs, gone, tx);
       await query(tx, 'DELETE FROM search_outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
       this.stats.delivered += urns.length;
+      this.lastEntities = urns.length;
       // Rows were delivered: look again (a property's holders may have been queued by this step).
       return 'more';
     });

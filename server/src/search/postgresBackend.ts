@@ -104,10 +104,34 @@ function selection(req: { entityTypes: string[]; where: Resolved; includeRemoved
   return `d.entity_type ${types}${req.includeRemoved ? '' : ' AND NOT d.removed'} AND ${condition(req.where, p, types)}`;
 }
 
+/** The fewest documents changed before the planner's statistics are refreshed (see PostgresBackend.delivered). */
+export const ANALYZE_AFTER = 500;
+
 export class PostgresBackend implements SearchBackend {
   readonly kind = 'postgres' as const;
+  /** Documents changed since this process last refreshed the statistics, and how many there were then. */
+  private changedSinceAnalyze = 0;
+  private documentsAtAnalyze = 0;
 
   constructor(private readonly pool: Pool) {}
+
+  /**
+   * Refreshes the planner's statistics of the search tables (`ANALYZE`) once the documents changed
+   * since the last refresh number as many as the table held then, and at least {@link ANALYZE_AFTER}.
+   * Autovacuum does it too, but only on its round (a minute apart by default): after the first load
+   * of a catalog, searches were planned on the statistics of empty tables until then, 14-20 ms a
+   * filtered page of 10 over 5,000 datasets against 2-5 ms once analysed, for about 80 s. While a
+   * catalog grows this refreshes at each doubling; under updates alone, once per table's worth of
+   * changes. A failure is left to the next step's try: the documents are committed already.
+   */
+  async delivered(entities: number): Promise<void> {
+    this.changedSinceAnalyze += entities;
+    if (this.changedSinceAnalyze < Math.max(ANALYZE_AFTER, this.documentsAtAnalyze)) return;
+    this.changedSinceAnalyze = 0;
+    await query(this.pool, 'ANALYZE search_documents, search_values', []);
+    const [r] = await query<{ n: number }>(this.pool, "SELECT reltuples::float8 AS n FROM pg_class WHERE oid = 'search_documents'::regclass", []);
+    this.documentsAtAnalyze = Math.max(0, r?.n ?? 0);
+  }
 
   async prepare(): Promise<void> {}
 
