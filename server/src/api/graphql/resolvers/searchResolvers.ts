@@ -67,7 +67,7 @@ interface Selection {
 
 /**
  * The selection of each search field of a parsed document: the same on every execution of the
- * document (parsed documents are cached, see validationCache.ts), so it is worked out once.
+ * document (yoga caches parsed documents by their text), so it is worked out once.
  */
 const selections = new WeakMap<FieldNode, Selection>();
 
