@@ -140,6 +140,8 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     assert.ok(lookups.filter((p) => /unnest\(p_urns, p_aspects/.test(p)).length >= 2, `plans of the set-wise write were reported:\n${plans.join('\n')}`);
     // The check of the record when a value is given again unchanged (migration 028).
     assert.ok(lookups.some((p) => /OLD\.metadata::text = NEW\.metadata::text/.test(p)), `the plan of the record's check was reported:\n${plans.join('\n')}`);
+    // The record of the rows a write statement inserted, made once for all of them (migration 031).
+    assert.ok(lookups.some((p) => /FROM latest l, json_array_elements/.test(p)), `the plan of the record of inserted rows was reported:\n${plans.join('\n')}`);
     // The version numbers shown with system metadata.
     lookups.push(...plans.filter((p) => /AS k\(urn, aspect\)/.test(p)));
     assert.ok(plans.some((p) => /AS k\(urn, aspect\)/.test(p)), `the plan of the version numbers was reported:\n${plans.join('\n')}`);
