@@ -37,3 +37,14 @@ test('with keys that no other field has, rewrites the numbers under them in the 
     '{"data":{"a":[{"f":30.0,"g":30,"s":"say \\"f\\":3"},{"f":1.0E21,"g":-2,"n":0},{"f":-4.0,"t":"x\\\\"}]}}',
   );
 });
+
+test('typed values read the same whether their numbers are rewritten in the native text or the value is written anew', () => {
+  // Rewritten in the text: no -0 can hide behind a 0, no list under the key.
+  assert.equal(stringifyJson({ values: [{ double: 0.5 }, { double: 10 }, { double: -1e-7 }, { double: 123456789012345680000 }] }), '{"values":[{"double":0.5},{"double":10.0},{"double":-1.0E-7},{"double":123456789012345680000.0}]}');
+  assert.equal(stringifyJson({ double: { nested: 3 }, other: { double: 4 } }), '{"double":{"nested":3},"other":{"double":4.0}}');
+  assert.equal(stringifyJson({ s: 'a "double": 5 in text', t: 'ends in \\', v: [{ double: 7 }], n: 8 }), '{"s":"a \\"double\\": 5 in text","t":"ends in \\\\","v":[{"double":7.0}],"n":8}');
+  assert.equal(stringifyJson({ double: Number.NaN, x: { double: Infinity } }), '{"double":null,"x":{"double":null}}');
+  // Written anew: a zero (which may be -0), a list under the key.
+  assert.equal(stringifyJson({ values: [{ double: 0 }, { double: -0 }, { double: 10 }] }), '{"values":[{"double":0.0},{"double":-0.0},{"double":10.0}]}');
+  assert.equal(stringifyJson({ double: [1, 2.5, -0] }), '{"double":[1.0,2.5,-0.0]}');
+});

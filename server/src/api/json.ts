@@ -23,8 +23,16 @@ export function stringifyJson(value: unknown): string {
   const plain = JSON.stringify(value) as string | undefined;
   if (plain === undefined) return 'null';
   if (!plain.includes('"double":')) return plain;
+  // The numbers under the key are rewritten in that text, unless one may be -0 (written 0 there) or
+  // a list is under the key (each of its numbers is a double): then the value is written anew.
+  if (!MAY_NEED_WALK.test(plain)) return plain.replace(DOUBLE_NUMBER, (_m, n: string) => `"double":${doubleText(Number(n))}`);
   return write(value, undefined, '', TYPED_VALUES) ?? 'null';
 }
+
+/** A number under a `double` key in JSON text (a quote inside a string is escaped, so this is a key). */
+const DOUBLE_NUMBER = /"double":(-?[0-9][0-9.eE+-]*)/g;
+/** A `double` key whose number may be -0, or that holds a list. */
+const MAY_NEED_WALK = /"double":(?:0(?![0-9.eE])|\[)/;
 
 /** Where a GraphQL answer's Floats are (see api/graphql/floatPaths.ts). */
 export interface DoublePlaces {
