@@ -27,8 +27,10 @@ BEGIN
     SELECT DISTINCT l.urn AS entity_urn, e ->> 'propertyUrn' AS property_urn
       FROM latest l, json_array_elements(l.metadata -> 'properties') e
   ), unnamed AS (
-    DELETE FROM structured_property_assignments a USING latest l
-     WHERE a.entity_urn = l.urn
+    -- The entities as an array: a join with the transition table (estimated at one row) was planned
+    -- as a walk of the whole record.
+    DELETE FROM structured_property_assignments a
+     WHERE a.entity_urn = ANY (ARRAY(SELECT urn FROM latest))
        AND NOT EXISTS (SELECT FROM named n WHERE n.entity_urn = a.entity_urn AND n.property_urn = a.property_urn)
   )
   INSERT INTO structured_property_assignments (entity_urn, property_urn, definition_version)
