@@ -154,9 +154,15 @@ export class PostgresBackend implements SearchBackend {
         }
       }
     }
+    // One probe of the index by URN per entity (the fence keeps the subquery a probe): as `urn = ANY`,
+    // a step's few hundred URNs were planned as a scan of the whole table, each row compared with
+    // every URN, while the table was small enough for the planner to price that lower (4.5 ms a step
+    // at 12,000 values, against 0.2 ms through the index).
     const stored = await query<{ entity_type: string; urn: string; field: string; str_value: string; num_value: number | null }>(
       tx,
-      'SELECT entity_type, urn, field, str_value, num_value FROM search_values WHERE urn = ANY($1::text[])',
+      `SELECT v.entity_type, v.urn, v.field, v.str_value, v.num_value
+         FROM unnest($1::text[]) AS u(urn)
+        CROSS JOIN LATERAL (SELECT * FROM search_values s WHERE s.urn = u.urn OFFSET 0) v`,
       [urns],
     );
     const kept = new Set<string>();
