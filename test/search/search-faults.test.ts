@@ -46,7 +46,11 @@ describe('search faults on opensearch', () => {
   test('OpenSearch stopped while writes go on: writes succeed, /ready says so, and every write is searchable once it is started again', async () => {
     // An OpenSearch of this test's own, whose process is stopped and started again on its data.
     const node = await startOpenSearch();
-    const s = await startTestServer({ SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: node.env.OPENSEARCH_URL!, DATABASE_URL: await createTestDatabase() });
+    // Stopped however the test ends, a server that fails to start included (it was left running then).
+    const s = await startTestServer({ SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: node.env.OPENSEARCH_URL!, DATABASE_URL: await createTestDatabase() }).catch(async (err: unknown) => {
+      await node.stop();
+      throw err;
+    });
     try {
       await text(await writeDefinition(s, TIER, { qualifiedName: 'faults.tier', valueType: 'urn:li:dataType:svc.string', entityTypes: ['urn:li:entityType:svc.dataset'] }), 200);
       const urns: string[] = [];
