@@ -196,6 +196,35 @@ export async function drive(n: number, concurrency: number, task: (i: number) =>
   return n / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
+/**
+ * Waits until an svc server has nothing left in the background on its database: its search outbox
+ * delivered, and none of its sessions running a statement (e.g. the dispatcher's `ANALYZE` of the
+ * search tables after a large delivery), seen three times in a row 100 ms apart. A pass calls it
+ * before its first round and between each svc round and the raw one after it, so that neither side is
+ * timed while the other's writes are still being delivered: the search delivery of a bulk load made
+ * before the pass (4,000 of its 10,000 entities were still queued when the first set round began),
+ * nor the last step of an svc round, which ran into the raw round after it.
+ */
+export async function untilSettled(databaseUrl: string, timeoutMs = 120_000): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (let quiet = 0; quiet < 3; ) {
+      if (Date.now() > deadline) throw new Error(`the server's background work on ${databaseUrl} did not settle within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+      const { rows } = await client.query<{ queued: number; busy: number }>(
+        `SELECT (SELECT count(*)::int FROM search_outbox) AS queued,
+                (SELECT count(*)::int FROM pg_stat_activity
+                  WHERE datname = current_database() AND backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()) AS busy`,
+      );
+      quiet = rows[0]!.queued === 0 && rows[0]!.busy === 0 ? quiet + 1 : 0;
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 /** The raw side: single-statement upserts of aspect rows through `pg`, into the same table shape as svc's. */
 export async function rawUpserts(databaseUrl: string, n: number, concurrency: number, row: (i: number) => { urn: string; aspect: string; value: unknown }): Promise<number> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: concurrency });

@@ -8,11 +8,12 @@
  * over the entities, then patches (PATCH add of a second property); then definition updates (POST
  * propertyDefinition, a new description each time) cycling over 100 properties. Each pass alternates
  * svc and raw in rounds (see alternatingRounds): the raw side upserts exactly as many aspect rows as
- * svc wrote in the round before it. Needs wrk (Debian's package).
+ * svc wrote in the round before it. Neither side is timed while svc still delivers earlier writes to
+ * search (see untilSettled). Needs wrk (Debian's package).
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { alternatingRounds, benchPostgres, call, createDb, printTable, rawUpserts, runWrk, startBenchServer } from './benchSupport.ts';
+import { alternatingRounds, benchPostgres, call, createDb, printTable, rawUpserts, runWrk, startBenchServer, untilSettled } from './benchSupport.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -51,7 +52,8 @@ try {
     const batch = Array.from({ length: Math.min(1000, N - start) }, (_, k) => ({ urn: urnOf(start + k), status: { value: { removed: false } } }));
     await call(server.base, 'POST', '/openapi/v3/entity/dataset?async=false', batch);
   }
-  // Measure the steady state, not the autovacuum and checkpoint that follow a bulk load.
+  // Measure the steady state, not the search delivery, autovacuum and checkpoint that follow a bulk load.
+  await untilSettled(svcDb);
   const admin = new pg.Client({ connectionString: svcDb });
   await admin.connect();
   await admin.query('VACUUM ANALYZE');
@@ -72,6 +74,7 @@ try {
       CONCURRENCY,
       offset,
     );
+    await untilSettled(svcDb);
     const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
       const i = (offset + k) % N;
       return { urn: urnOf(i), aspect: 'structuredProperties', value: { properties: [{ propertyUrn: RETENTION, values: [{ double: DAYS[i % 4] }] }] } };
@@ -92,6 +95,7 @@ try {
       CONCURRENCY,
       offset,
     );
+    await untilSettled(svcDb);
     const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
       const i = (offset + k) % N;
       return {
@@ -108,6 +112,7 @@ try {
   for (let k = 0; k < DEFINITIONS; k++) {
     await call(server.base, 'POST', `/openapi/v3/entity/structuredProperty/${encodeURIComponent(`urn:li:structuredProperty:bench.def${k}`)}/propertyDefinition`, { value: definitionOf(k, 'first') });
   }
+  await untilSettled(svcDb);
   const definitions = await alternatingRounds('definition update (POST propertyDefinition)', ROUNDS, async (_round, offset) => {
     const http = runWrk(
       server.base,
@@ -121,6 +126,7 @@ try {
       CONCURRENCY,
       offset,
     );
+    await untilSettled(svcDb);
     const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
       const i = offset + k;
       return { urn: `urn:li:structuredProperty:bench.def${i % DEFINITIONS}`, aspect: 'propertyDefinition', value: definitionOf(i % DEFINITIONS, `update ${i}`) };

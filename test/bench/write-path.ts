@@ -7,12 +7,13 @@
  * Two passes: inserts (a new entity per request), then updates of the aspects the inserts created.
  * Each pass runs in interleaved rounds (svc for seconds/rounds, then the raw side for as many rows,
  * and again), so a machine whose speed drifts during the run affects both sides alike; the ratio is
- * of the totals, and each round's ratio is printed beside it.
+ * of the totals, and each round's ratio is printed beside it. The raw side is not timed while svc still
+ * delivers its round's new entities to search (see untilSettled).
  * Uses DATABASE_URL when set (a cluster's admin URL), else starts Debian's PostgreSQL 15 through the
  * test harness. Needs wrk (Debian's package).
  */
 import { parseArgs } from 'node:util';
-import { alternatingRounds, benchPostgres, createDb, printTable, rawUpserts, runWrk, startBenchServer, type BenchRow } from './benchSupport.ts';
+import { alternatingRounds, benchPostgres, createDb, printTable, rawUpserts, runWrk, startBenchServer, untilSettled, type BenchRow } from './benchSupport.ts';
 
 const { values: args } = parseArgs({
   options: { seconds: { type: 'string', default: '12' }, rounds: { type: 'string', default: '6' }, concurrency: { type: 'string', default: '16' } },
@@ -26,7 +27,8 @@ const description = (i: number, pass: number) => `row ${i} pass ${pass} ${'lorem
 const urnOf = (i: number) => `urn:li:dataset:(urn:li:dataPlatform:bench,db.table_${i},PROD)`;
 
 const pg = await benchPostgres();
-const server = await startBenchServer(await createDb(pg.adminUrl), CONCURRENCY);
+const svcDb = await createDb(pg.adminUrl);
+const server = await startBenchServer(svcDb, CONCURRENCY);
 const rawDb = await createDb(pg.adminUrl);
 try {
   const results: BenchRow[] = [];
@@ -47,6 +49,7 @@ try {
         CONCURRENCY,
         offset,
       );
+      await untilSettled(svcDb);
       const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
         const i = (offset + k) % modulo;
         return { urn: urnOf(i), aspect: 'datasetProperties', value: { description: description(i, pass), customProperties: { owner: `team-${i % 17}` } } };
