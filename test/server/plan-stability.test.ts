@@ -207,7 +207,7 @@ test('lookups of a few entities among many, planned before any ANALYZE, read onl
   }
 });
 
-test("a search delivery step reads the stored values of its entities by key, not by scanning the table", async () => {
+test("a search delivery step reads and deletes the stored values of its entities by key, not by scanning the table", async () => {
   // On a table of a few thousand values, the step's few hundred URNs as `urn = ANY (…)` were priced
   // below the index and planned as a scan comparing every row with every URN (4.5 ms a step at
   // 12,000 values, against 0.2 ms through the index).
@@ -231,8 +231,14 @@ test("a search delivery step reads the stored values of its entities by key, not
       const read = plans.filter((p) => /FROM search_values s WHERE s\.urn = u\.urn|FROM search_values WHERE urn/.test(p));
       assert.equal(read.length, 1, `the read of the stored values was reported:\n${plans.join('\n')}`);
       assert.doesNotMatch(read[0]!, /Seq Scan on search_values/, `the read scans the whole table:\n${read[0]}`);
+      // The step's entities had tier v, and now have w: their v rows were deleted, by key too.
+      const drop = plans.filter((p) => /Delete on search_values/.test(p));
+      assert.equal(drop.length, 1, `the delete of the values that went was reported:\n${plans.join('\n')}`);
+      assert.doesNotMatch(drop[0]!, /Seq Scan on search_values/, `the delete scans the whole table:\n${drop[0]}`);
       const values = await db.query("SELECT count(*)::int AS n FROM search_values WHERE field = 'plan_tier' AND str_value = 'w'");
       assert.equal(values.rows[0].n, 300);
+      const before = await db.query("SELECT count(*)::int AS n FROM search_values WHERE field = 'plan_tier' AND str_value = 'v'");
+      assert.equal(before.rows[0].n, 5700);
     } finally {
       await close();
     }

@@ -174,10 +174,16 @@ export class PostgresBackend implements SearchBackend {
       else drop.push(row);
     }
     if (drop.length) {
+      // Found as the read finds them (one probe by URN per row), then deleted by their row ids: as a
+      // join with `urn = ANY`, the delete was planned as the same scan of the whole table.
       await query(
         tx,
-        `DELETE FROM search_values v USING unnest($1::text[], $2::text[], $3::text[], $4::float8[]) AS d(urn, field, str, num)
-          WHERE v.urn = ANY($1::text[]) AND v.urn = d.urn AND v.field = d.field AND v.str_value = d.str AND v.num_value IS NOT DISTINCT FROM d.num`,
+        `DELETE FROM search_values v
+          USING (SELECT s.ctid FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[]) AS d(urn, field, str, num)
+                  CROSS JOIN LATERAL (SELECT ctid FROM search_values s
+                                       WHERE s.urn = d.urn AND s.field = d.field AND s.str_value = d.str AND s.num_value IS NOT DISTINCT FROM d.num
+                                      OFFSET 0) s) found
+          WHERE v.ctid = found.ctid`,
         [drop.map((r) => r.urn), drop.map((r) => r.field), drop.map((r) => r.str), drop.map((r) => r.num)],
       );
     }
