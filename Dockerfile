@@ -1,6 +1,6 @@
 # The one image of svc: the server (default command), system update and the operator, as the Helm chart
 # runs them:
-#   server         node --import tsx server/src/main.ts
+#   server         node --max-semi-space-size=64 --import tsx server/src/main.ts (see the README: garbage collection)
 #   system update  node --import tsx server/src/systemUpdate.ts
 #   operator       node --import tsx operator/src/main.ts
 # Build: docker build -t <registry>/svc:<version> .   (the chart's image.repository and image.tag)
@@ -22,4 +22,4 @@ COPY operator ./operator
 # The image's `node` user (uid 1000); the chart runs it with a read-only root and a writable /tmp.
 USER 1000:1000
 EXPOSE 8080 8081
-CMD ["node", "--import", "tsx", "server/src/main.ts"]
+CMD ["node", "--max-semi-space-size=64", "--import", "tsx", "server/src/main.ts"]

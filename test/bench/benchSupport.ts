@@ -57,15 +57,18 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
+/** The server's Node options, as `npm start` and the image give them (see the README: garbage collection). */
+export const SERVER_NODE_ARGS = ['--max-semi-space-size=64'];
+
 /**
  * Starts `server/src/main.ts` on `databaseUrl` in its own process, as in production (`env` adds to its
- * environment, e.g. `SEARCH_BACKEND`). Node options for
- * the server (e.g. `--cpu-prof` to profile it) come from `SVC_BENCH_SERVER_NODE_ARGS`.
+ * environment, e.g. `SEARCH_BACKEND`). Node options for the server beyond {@link SERVER_NODE_ARGS}
+ * (e.g. `--cpu-prof` to profile it, or another `--max-semi-space-size`) come from `SVC_BENCH_SERVER_NODE_ARGS`.
  */
 export async function startBenchServer(databaseUrl: string, poolSize: number, env: Record<string, string> = {}): Promise<BenchServer> {
   const port = await freePort();
   const nodeArgs = (process.env.SVC_BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, '--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SVC_ADMIN_TOKEN: BENCH_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_DB_POOL_SIZE: String(poolSize), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
