@@ -9,26 +9,11 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { freePort } from '../harness/component.ts';
 import { alternatingRounds, benchPostgres, createDb, printTable, rawUpserts, runWrk } from './benchSupport.ts';
+import { passOptions, setRequest, setRow } from './setPass.ts';
 
-const { values: args } = parseArgs({
-  options: {
-    entities: { type: 'string', default: '10000' },
-    seconds: { type: 'string', default: '12' },
-    rounds: { type: 'string', default: '6' },
-    concurrency: { type: 'string', default: '16' },
-  },
-});
-const ROUNDS = Number(args.rounds);
-const ROUND_SECONDS = Math.max(1, Math.round(Number(args.seconds) / ROUNDS));
-const N = Number(args.entities);
-const CONCURRENCY = Number(args.concurrency);
-const RETENTION = 'urn:li:structuredProperty:bench.retention';
-const DAYS = [30, 60, 90, 365];
-const urnOf = (i: number) => `urn:li:dataset:(urn:li:dataPlatform:bench,db.t${i},PROD)`;
-const encUrnLua = `"urn%3Ali%3Adataset%3A%28urn%3Ali%3AdataPlatform%3Abench%2Cdb.t" .. i .. "%2CPROD%29"`;
+const { entities: N, rounds: ROUNDS, roundSeconds: ROUND_SECONDS, concurrency: CONCURRENCY } = passOptions();
 
 const pgc = await benchPostgres();
 const floorDb = await createDb(pgc.adminUrl);
@@ -45,22 +30,8 @@ try {
   });
   const base = `http://127.0.0.1:${port}`;
   const set = await alternatingRounds('bare node:http + one pg upsert per request', ROUNDS, async (_round, offset) => {
-    const http = runWrk(
-      base,
-      {
-        method: 'POST',
-        pathLua: `"/openapi/v3/entity/dataset/" .. ${encUrnLua} .. "/structuredProperties"`,
-        bodyLua: `'{"value":{"properties":[{"propertyUrn":"${RETENTION}","values":[{"double":' .. ({30, 60, 90, 365})[i % 4 + 1] .. '}]}]}}'`,
-      },
-      N,
-      ROUND_SECONDS,
-      CONCURRENCY,
-      offset,
-    );
-    const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
-      const i = (offset + k) % N;
-      return { urn: urnOf(i), aspect: 'structuredProperties', value: { properties: [{ propertyUrn: RETENTION, values: [{ double: DAYS[i % 4] }] }] } };
-    });
+    const http = runWrk(base, setRequest(), N, ROUND_SECONDS, CONCURRENCY, offset);
+    const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => setRow((offset + k) % N));
     return { http, raw };
   });
   printTable(`HTTP floor: ${N} entities, concurrency ${CONCURRENCY}, ${ROUNDS} rounds of ${ROUND_SECONDS} s, Postgres ${pgc.label}`, [set]);

@@ -11,27 +11,12 @@
  * svc wrote in the round before it. Neither side is timed while svc still delivers earlier writes to
  * search (see untilSettled). Needs wrk (Debian's package).
  */
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { alternatingRounds, benchPostgres, call, createDb, printTable, rawUpserts, runWrk, startBenchServer, untilSettled } from './benchSupport.ts';
+import { BENCH_URN_LUA, benchUrn, DAYS, passOptions, RETENTION, setRequest, setRow } from './setPass.ts';
 
-const { values: args } = parseArgs({
-  options: {
-    entities: { type: 'string', default: '10000' },
-    seconds: { type: 'string', default: '12' },
-    rounds: { type: 'string', default: '6' },
-    concurrency: { type: 'string', default: '16' },
-  },
-});
-const ROUNDS = Number(args.rounds);
-/** Seconds of one svc round (wrk takes whole seconds). */
-const ROUND_SECONDS = Math.max(1, Math.round(Number(args.seconds) / ROUNDS));
-const N = Number(args.entities);
-const CONCURRENCY = Number(args.concurrency);
-const RETENTION = 'urn:li:structuredProperty:bench.retention';
+const { entities: N, rounds: ROUNDS, roundSeconds: ROUND_SECONDS, concurrency: CONCURRENCY } = passOptions();
 const TIER = 'urn:li:structuredProperty:bench.tier';
-const urnOf = (i: number) => `urn:li:dataset:(urn:li:dataPlatform:bench,db.t${i},PROD)`;
-const encUrnLua = `"urn%3Ali%3Adataset%3A%28urn%3Ali%3AdataPlatform%3Abench%2Cdb.t" .. i .. "%2CPROD%29"`;
 
 const pgc = await benchPostgres();
 const svcDb = await createDb(pgc.adminUrl);
@@ -49,7 +34,7 @@ try {
   await call(server.base, 'POST', `/openapi/v3/entity/structuredProperty/${encodeURIComponent(RETENTION)}/propertyDefinition`, { value: retention });
   await call(server.base, 'POST', `/openapi/v3/entity/structuredProperty/${encodeURIComponent(TIER)}/propertyDefinition`, { value: tier });
   for (let start = 0; start < N; start += 1000) {
-    const batch = Array.from({ length: Math.min(1000, N - start) }, (_, k) => ({ urn: urnOf(start + k), status: { value: { removed: false } } }));
+    const batch = Array.from({ length: Math.min(1000, N - start) }, (_, k) => ({ urn: benchUrn(start + k), status: { value: { removed: false } } }));
     await call(server.base, 'POST', '/openapi/v3/entity/dataset?async=false', batch);
   }
   // Measure the steady state, not the search delivery, autovacuum and checkpoint that follow a bulk load.
@@ -60,25 +45,10 @@ try {
   await admin.query('CHECKPOINT');
   await admin.end();
 
-  const DAYS = [30, 60, 90, 365];
   const set = await alternatingRounds('set (POST structuredProperties)', ROUNDS, async (_round, offset) => {
-    const http = runWrk(
-      server.base,
-      {
-        method: 'POST',
-        pathLua: `"/openapi/v3/entity/dataset/" .. ${encUrnLua} .. "/structuredProperties?createIfNotExists=false"`,
-        bodyLua: `'{"value":{"properties":[{"propertyUrn":"${RETENTION}","values":[{"double":' .. ({30, 60, 90, 365})[i % 4 + 1] .. '}]}]}}'`,
-      },
-      N,
-      ROUND_SECONDS,
-      CONCURRENCY,
-      offset,
-    );
+    const http = runWrk(server.base, setRequest('?createIfNotExists=false'), N, ROUND_SECONDS, CONCURRENCY, offset);
     await untilSettled(svcDb);
-    const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
-      const i = (offset + k) % N;
-      return { urn: urnOf(i), aspect: 'structuredProperties', value: { properties: [{ propertyUrn: RETENTION, values: [{ double: DAYS[i % 4] }] }] } };
-    });
+    const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => setRow((offset + k) % N));
     return { http, raw };
   });
   const patch = await alternatingRounds('patch add (PATCH structuredProperties)', ROUNDS, async (_round, offset) => {
@@ -86,7 +56,7 @@ try {
       server.base,
       {
         method: 'PATCH',
-        pathLua: `"/openapi/v3/entity/dataset/" .. ${encUrnLua} .. "/structuredProperties"`,
+        pathLua: `"/openapi/v3/entity/dataset/" .. ${BENCH_URN_LUA} .. "/structuredProperties"`,
         bodyLua: `'{"patch":[{"op":"add","path":"/properties/${TIER}","value":{"propertyUrn":"${TIER}","values":[{"string":"tier-' .. (i % 3) .. '"}]}}],"arrayPrimaryKeys":{"properties":["propertyUrn"]}}'`,
         contentType: 'application/json-patch+json',
       },
@@ -99,7 +69,7 @@ try {
     const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
       const i = (offset + k) % N;
       return {
-        urn: urnOf(i),
+        urn: benchUrn(i),
         aspect: 'structuredProperties',
         value: { properties: [{ propertyUrn: RETENTION, values: [{ double: DAYS[i % 4] }] }, { propertyUrn: TIER, values: [{ string: `tier-${i % 3}` }] }] },
       };
