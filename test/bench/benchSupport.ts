@@ -57,8 +57,17 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** The server's Node options, as `npm start` and the image give them (see the README: garbage collection). */
-export const SERVER_NODE_ARGS = ['--max-semi-space-size=64'];
+/**
+ * The server's Node options as `npm start` gives them (the options between `node` and `--import` in
+ * its script; the image runs the same command, see embedded-default.test.ts), so that a benchmark
+ * measures the server as it ships.
+ */
+export const SERVER_NODE_ARGS: string[] = (() => {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const m = start.match(/\bnode((?:\s+-\S+)*?)\s+--import\b/);
+  if (!m) throw new Error(`npm start does not run node --import tsx: ${start}`);
+  return m[1]!.split(/\s+/).filter(Boolean);
+})();
 
 /**
  * Starts `server/src/main.ts` on `databaseUrl` in its own process, as in production (`env` adds to its
@@ -228,20 +237,23 @@ export async function untilSettled(databaseUrl: string, timeoutMs = 120_000): Pr
   }
 }
 
+/** The raw side's table: the shape of svc's `aspects` (migration 001), without its triggers and other indexes. */
+export const RAW_TABLE = `CREATE TABLE IF NOT EXISTS aspects (
+    urn text COLLATE "C" NOT NULL, aspect text NOT NULL, version bigint NOT NULL, metadata json NOT NULL,
+    system_metadata jsonb NOT NULL DEFAULT '{}', created_on timestamptz NOT NULL DEFAULT now(), created_by text NOT NULL,
+    PRIMARY KEY (urn, aspect, version))`;
+
+/** The raw side's write of one row: $1 urn, $2 aspect, $3 value (JSON text), $4 system metadata (JSON text). */
+export const RAW_UPSERT = `INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by) VALUES ($1, $2, 0, $3, $4, 'urn:li:corpuser:bench')
+   ON CONFLICT (urn, aspect, version) DO UPDATE SET metadata = excluded.metadata, system_metadata = excluded.system_metadata`;
+
 /** The raw side: single-statement upserts of aspect rows through `pg`, into the same table shape as svc's. */
 export async function rawUpserts(databaseUrl: string, n: number, concurrency: number, row: (i: number) => { urn: string; aspect: string; value: unknown }): Promise<number> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: concurrency });
-  await pool.query(`CREATE TABLE IF NOT EXISTS aspects (
-      urn text COLLATE "C" NOT NULL, aspect text NOT NULL, version bigint NOT NULL, metadata json NOT NULL,
-      system_metadata jsonb NOT NULL DEFAULT '{}', created_on timestamptz NOT NULL DEFAULT now(), created_by text NOT NULL,
-      PRIMARY KEY (urn, aspect, version))`);
+  await pool.query(RAW_TABLE);
   const rate = await drive(n, concurrency, async (i) => {
     const r = row(i);
-    await pool.query(
-      `INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by) VALUES ($1, $2, 0, $3, $4, 'urn:li:corpuser:bench')
-       ON CONFLICT (urn, aspect, version) DO UPDATE SET metadata = excluded.metadata, system_metadata = excluded.system_metadata`,
-      [r.urn, r.aspect, JSON.stringify(r.value), JSON.stringify({ lastObserved: Date.now(), runId: 'bench' })],
-    );
+    await pool.query(RAW_UPSERT, [r.urn, r.aspect, JSON.stringify(r.value), JSON.stringify({ lastObserved: Date.now(), runId: 'bench' })]);
   });
   await pool.end();
   return rate;

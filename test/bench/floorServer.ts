@@ -1,16 +1,15 @@
 /**
  * The bare HTTP server of `bench:http-floor`: Node's `http`, one `JSON.parse` of the body and one upsert
- * of the aspect row through `pg` per request, no rule, history, record or search, and a JSON answer.
+ * of the aspect row through `pg` per request (the raw side's statement), no rule, history, record or
+ * search, and a JSON answer.
  * DATABASE_URL, PORT and POOL_SIZE come from the environment; it prints `ready` once it listens.
  */
 import http from 'node:http';
 import pg from 'pg';
+import { RAW_TABLE, RAW_UPSERT } from './benchSupport.ts';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE ?? 16) });
-await pool.query(`CREATE TABLE IF NOT EXISTS aspects (
-    urn text COLLATE "C" NOT NULL, aspect text NOT NULL, version bigint NOT NULL, metadata json NOT NULL,
-    system_metadata jsonb NOT NULL DEFAULT '{}', created_on timestamptz NOT NULL DEFAULT now(), created_by text NOT NULL,
-    PRIMARY KEY (urn, aspect, version))`);
+await pool.query(RAW_TABLE);
 
 http
   .createServer((req, res) => {
@@ -20,13 +19,9 @@ http
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { value: unknown };
       // /openapi/v3/entity/<type>/<urn>/<aspect>
       const [, , , , , urn, aspect] = (req.url ?? '').split('?')[0]!.split('/');
-      const systemMetadata = { lastObserved: Date.now(), runId: 'no-run-id-provided' };
+      const systemMetadata = { lastObserved: Date.now(), runId: 'bench' };
       pool
-        .query(
-          `INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by) VALUES ($1, $2, 0, $3, $4, 'urn:li:corpuser:bench')
-           ON CONFLICT (urn, aspect, version) DO UPDATE SET metadata = excluded.metadata, system_metadata = excluded.system_metadata`,
-          [decodeURIComponent(urn!), aspect, JSON.stringify(body.value), JSON.stringify(systemMetadata)],
-        )
+        .query(RAW_UPSERT, [decodeURIComponent(urn!), aspect, JSON.stringify(body.value), JSON.stringify(systemMetadata)])
         .then(() => {
           const out = JSON.stringify({ urn: decodeURIComponent(urn!), [aspect!]: { value: body.value, systemMetadata } });
           res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });

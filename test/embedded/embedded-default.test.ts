@@ -123,6 +123,13 @@ test('SIGTERM to the `npm start` process stops the server and its Postgres (npm 
   assert.match(running.output(), /shutting down: finishing in-flight requests/);
 });
 
+test('the image runs the server with the command `npm start` runs (the same Node options)', () => {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const cmd = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').match(/^CMD (\[.*\])$/m);
+  assert.ok(cmd, 'the Dockerfile has a CMD in exec form');
+  assert.deepEqual(JSON.parse(cmd[1]!), start.replace(/^exec /, '').split(/\s+/));
+});
+
 test('a second server on the same data directory refuses to start with a clear message', async () => {
   const first = await startServer(await freePort());
   try {
