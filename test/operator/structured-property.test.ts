@@ -97,11 +97,17 @@ class SoftDeleteDeadlock {
     return d;
   }
 
-  /** Lets the soft delete (its first attempt, or the retry waiting for the entity lock) into a deadlock; resolves once Postgres aborted it. */
-  async deadlock(): Promise<void> {
+  /**
+   * Lets the soft delete (its first attempt, or the retry waiting for the entity lock) into a deadlock;
+   * resolves once Postgres aborted it. The first time, `start` makes the soft delete happen once the
+   * table is held: a statement already writing the table when the test asks for it would hold it off,
+   * waiting for `rows` in turn, and no deadlock check ends that.
+   */
+  async deadlock(start?: () => Promise<unknown>): Promise<void> {
     await this.table.query('BEGIN');
     await this.table.query("SET LOCAL lock_timeout = '10s'");
     await this.table.query('LOCK TABLE aspects IN SHARE MODE');
+    await start?.();
     if (this.holdsEntityLock) {
       await this.retried();
       await this.rows.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [this.urn]);
@@ -402,9 +408,8 @@ describe('StructuredProperty, one object at a time', () => {
     assert.equal(status.status, 200, await status.text());
     const deadlocks = await SoftDeleteDeadlock.open(server.databaseUrl, urn);
     try {
-      await deleteObject(ns2, SP, 'finalizing');
       // Two 409s in a row: the second must not record the event again.
-      await deadlocks.deadlock();
+      await deadlocks.deadlock(() => deleteObject(ns2, SP, 'finalizing'));
       await deadlocks.deadlock();
       // The third attempt waits: the operator has dealt with the second 409.
       await deadlocks.retried();
