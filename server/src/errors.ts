@@ -24,6 +24,13 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** The most violations one error lists; the rest are counted (an error body stays small whatever was sent). */
+export const MAX_LISTED_VIOLATIONS = 20;
+/** The longest one violation is shown (a violation quoting a 4 MB value quotes its start). */
+export const MAX_VIOLATION_CHARS = 500;
+/** The longest message of an error (the violations listed, or a message quoting the input). */
+export const MAX_MESSAGE_CHARS = 16 * 1024;
+
 /** Why something was not found, sent as the `Not-Found-Reason` header (DataHub's values). */
 /** DataHub's reason header: a missing entity and a missing aspect are both `ENTITY`. */
 export type NotFoundReason = 'ENTITY';
@@ -45,7 +52,8 @@ export class SvcError extends Error {
   readonly detail: string | undefined;
 
   constructor(code: ErrorCode, message: string, opts: SvcErrorOptions = {}) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    // A message may quote what was sent (a URN of 350 KB, say): it is cut, so an answer stays small.
+    super(message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS - 1)}…` : message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'SvcError';
     this.code = code;
     this.violations = opts.violations ?? [];
@@ -62,9 +70,17 @@ export class SvcError extends Error {
     return ERROR_CODES[this.code].title;
   }
 
-  /** A VALIDATION error carrying every violation; the message lists them all, joined by "; ". */
-  static validation(violations: string[]): SvcError {
-    return new SvcError('VALIDATION', violations.join('; '), { violations });
+  /**
+   * A VALIDATION error carrying the violations found; the message lists them, joined by "; ". However
+   * many a request has (a body of 500,000 unknown fields has as many), the error holds the first
+   * {@link MAX_LISTED_VIOLATIONS}, each cut at {@link MAX_VIOLATION_CHARS}, and says how many more
+   * there were: `a; b; … and 499,980 more problems`.
+   */
+  static validation(violations: string[], total = violations.length): SvcError {
+    const listed = violations.slice(0, MAX_LISTED_VIOLATIONS).map((v) => (v.length > MAX_VIOLATION_CHARS ? `${v.slice(0, MAX_VIOLATION_CHARS - 1)}…` : v));
+    const more = Math.max(total - listed.length, 0);
+    const message = more > 0 ? `${listed.join('; ')}; … and ${more.toLocaleString('en-US')} more problem${more === 1 ? '' : 's'}` : listed.join('; ');
+    return new SvcError('VALIDATION', message, { violations: listed });
   }
 
   static invalidUrn(urn: string, cause?: unknown): SvcError {
@@ -96,14 +112,17 @@ export function toSvcError(err: unknown): SvcError {
  * `throwIfAny` raises one VALIDATION error carrying all of them.
  */
 export class Violations {
+  /** The first violations (as many as an error lists); {@link count} counts them all. */
   readonly items: string[] = [];
+  count = 0;
   add(message: string): void {
-    this.items.push(message);
+    if (this.items.length < MAX_LISTED_VIOLATIONS) this.items.push(message);
+    this.count++;
   }
   get empty(): boolean {
-    return this.items.length === 0;
+    return this.count === 0;
   }
   throwIfAny(): void {
-    if (this.items.length > 0) throw SvcError.validation(this.items);
+    if (this.count > 0) throw SvcError.validation(this.items, this.count);
   }
 }

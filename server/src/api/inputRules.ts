@@ -33,7 +33,7 @@ export function jsonProblems(value: unknown, raw: string): string[] {
   if (!acceptable(value, 0)) walk(value, 'body', 0, out);
   // A run of 16 digits is needed to write an integer beyond 2^53; only then is the text read again
   // with the numbers kept as written.
-  if (/\d{16}/.test(raw)) out.push(...inexactIntegers(raw));
+  if (/\d{16}/.test(raw)) inexactIntegers(raw, out);
   return out.slice(0, MAX_REPORTED);
 }
 
@@ -112,18 +112,21 @@ export function numberTextProblem(text: string): string | undefined {
   return undefined;
 }
 
-/** The integers of a JSON text that a JavaScript number would round, as messages. */
-function inexactIntegers(raw: string): string[] {
-  const out: string[] = [];
+/**
+ * Adds to `out` the integers of a JSON text that a JavaScript number would round, as messages, until
+ * `out` holds {@link MAX_REPORTED}: a body of a million such integers costs one pass, not a million
+ * messages.
+ */
+function inexactIntegers(raw: string, out: string[]): void {
   try {
     parseLossless(raw, null, (text: string) => {
       // Numbers out of range are reported where they are by walk(): JSON.parse made them Infinity.
-      if (Number.isFinite(Number(text)) && getUnsafeNumberReason(text) === 'truncate_integer') out.push(`body: ${numberTextProblem(text)}`);
+      if (out.length < MAX_REPORTED && Number.isFinite(Number(text)) && getUnsafeNumberReason(text) === 'truncate_integer') out.push(`body: ${numberTextProblem(text)}`);
       return 0;
     });
   } catch {
-    // lossless-json refuses some texts JSON.parse takes (a key repeated with another value); the
-    // numbers found before that are still reported.
+    // lossless-json refuses some texts JSON.parse takes (a key repeated with another value), and
+    // its parser recurses (a text nested thousands deep overflows it: walk() reported that depth
+    // already); the numbers found before that are still reported.
   }
-  return out;
 }

@@ -53,7 +53,7 @@ export function jsonBody(limit: number) {
       throw new SvcError('UNSUPPORTED_MEDIA_TYPE', `The request body must be sent uncompressed; got Content-Encoding "${encoding.slice(0, 40)}"`);
     }
     if (length !== undefined && Number(length) > limit) throw tooLarge(res, limit);
-    getRawBody(req, { length, limit }, (err, bytes) => {
+    const readBody = (err: (Error & { type?: string }) | null, bytes: Buffer): void => {
       if (err) {
         if (err.type === 'entity.too.large') return next(tooLarge(res, limit));
         return next(new SvcError('BAD_REQUEST', `The request body could not be read: ${err.message}`, { cause: err }));
@@ -74,6 +74,15 @@ export function jsonBody(limit: number) {
       if (problems.length > 0) return next(SvcError.validation(problems));
       req.body = body;
       next();
+    };
+    // The callback runs outside Express' promise chain: whatever it throws would end the process, so
+    // every failure of reading, decoding or checking the body is passed on as the request's error.
+    getRawBody(req, { length, limit }, (err, bytes) => {
+      try {
+        readBody(err, bytes);
+      } catch (fault) {
+        next(fault);
+      }
     });
   };
 }

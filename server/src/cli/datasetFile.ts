@@ -107,11 +107,11 @@ export function readDatasetFile(path: string, warn: (line: string) => void): Dat
       problems.push(`${at}: dataset ${i + 1} must be a mapping of keys (id, platform, …)`);
       return undefined;
     }
-    problems.push(...unknownKeys(item as YAMLMap, KEYS, `dataset ${i + 1}`));
+    unknownKeys(item as YAMLMap, KEYS, `dataset ${i + 1}`, problems);
     const schemaNode = (item as YAMLMap).get('schema', true);
-    if (isMap(schemaNode)) problems.push(...unknownKeys(schemaNode as YAMLMap, SCHEMA_KEYS, `schema of dataset ${i + 1}`));
+    if (isMap(schemaNode)) unknownKeys(schemaNode as YAMLMap, SCHEMA_KEYS, `schema of dataset ${i + 1}`, problems);
     const fieldsNode = isMap(schemaNode) ? (schemaNode as YAMLMap).get('fields', true) : undefined;
-    if (isSeq(fieldsNode)) fieldsNode.items.forEach((f, j) => isMap(f) && problems.push(...unknownKeys(f as YAMLMap, FIELD_KEYS, `field ${j + 1} of dataset ${i + 1}`)));
+    if (isSeq(fieldsNode)) fieldsNode.items.forEach((f, j) => isMap(f) && unknownKeys(f as YAMLMap, FIELD_KEYS, `field ${j + 1} of dataset ${i + 1}`, problems));
     const d = (item as YAMLMap).toJSON() as Record<string, any>;
     // A problem at the key (and list index) `where` names, or at the dataset's first line.
     const problem = (m: string, ...where: (string | number)[]) => problems.push(`${path}:${lineAt(item, ...where)}: ${m}`);
@@ -164,7 +164,7 @@ export function readDatasetFile(path: string, warn: (line: string) => void): Dat
       const amends = ['description', 'type'].filter((k) => f[k] !== undefined);
       if (!amends.length || (f.id === undefined && f.urn === undefined)) return;
       const why = d.schema?.file === undefined ? 'there is no schema.file to amend' : schema && !schema.fields.some((s) => s.fieldPath === String(f.id)) ? `schema.file ${d.schema.file} has no field ${f.id ?? f.urn}` : undefined;
-      if (why) warn(`${path}:${Math.min(...amends.map((k) => lineAt(item, 'schema', 'fields', j, k)))}: field ${f.id ?? f.urn} of dataset ${i + 1}: ${amends.join(' and ')} not written: ${why}`);
+      if (why) warn(`${path}:${amends.map((k) => lineAt(item, 'schema', 'fields', j, k)).reduce((a, b) => Math.min(a, b))}: field ${f.id ?? f.urn} of dataset ${i + 1}: ${amends.join(' and ')} not written: ${why}`);
     });
     let downstreams: string[] = [];
     if (d.downstreams !== undefined) {

@@ -80,7 +80,7 @@ export function readPropertyFile(path: string, warn: (line: string) => void): Pr
       problems.push(`${path}:${line}: property ${i + 1} must be a mapping of keys (id, type, …)`);
       return;
     }
-    problems.push(...unknownKeys(item as YAMLMap, KEYS, `property ${i + 1}`));
+    unknownKeys(item as YAMLMap, KEYS, `property ${i + 1}`, problems);
     const p = (item as YAMLMap).toJSON() as Json;
     const before = problems.length;
     const spec = toSpec(p, i, line, (m, ...where) => problems.push(`${path}:${lineAt(item, ...where)}: ${m}`), warn);

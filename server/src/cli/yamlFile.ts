@@ -15,8 +15,8 @@ export interface YamlFile {
    * the line of the `file:` key), or of the deepest part of the path the file has.
    */
   lineAt(node: unknown, ...keys: (string | number)[]): number;
-  /** A problem line (`<file>:<line>: unknown key "x" in <what>; the keys are …`) for each key of `map` not in `known`. */
-  unknownKeys(map: YAMLMap, known: string[], what: string): string[];
+  /** Adds to `problems` a line (`<file>:<line>: unknown key "x" in <what>; the keys are …`) for each key of `map` not in `known`. */
+  unknownKeys(map: YAMLMap, known: string[], what: string, problems: string[]): void;
 }
 
 export function readYamlFile(path: string): YamlFile {
@@ -58,10 +58,11 @@ export function readYamlFile(path: string): YamlFile {
     contents: doc.contents,
     lineOf,
     lineAt,
-    unknownKeys: (map, known, what) =>
-      map.items.flatMap((pair) => {
+    unknownKeys: (map, known, what, problems) => {
+      for (const pair of map.items) {
         const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-        return known.includes(key) ? [] : [`${path}:${lineOf(pair.key)}: unknown key "${key}" in ${what}; the keys are ${known.join(', ')}`];
-      }),
+        if (!known.includes(key)) problems.push(`${path}:${lineOf(pair.key)}: unknown key "${key}" in ${what}; the keys are ${known.join(', ')}`);
+      }
+    },
   };
 }

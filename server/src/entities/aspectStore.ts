@@ -211,7 +211,7 @@ export async function writeAspectsAtomically(pool: Pool, ws: AspectWrite[]): Pro
   if (ws.length <= MAX_ROWS_PER_STATEMENT) return (await chunk(pool, 0)).map(parseWritten);
   const outcomes = await inTransaction(pool, async (tx) => {
     const out: BatchOutcome[] = [];
-    for (let from = 0; from < ws.length; from += MAX_ROWS_PER_STATEMENT) out.push(...(await chunk(tx, from)));
+    for (let from = 0; from < ws.length; from += MAX_ROWS_PER_STATEMENT) for (const o of await chunk(tx, from)) out.push(o);
     return out;
   });
   return outcomes.map(parseWritten);

@@ -324,7 +324,7 @@ export class EntityService {
     const out: EntityRecord[] = [];
     for (const [spec, urns] of bySpec) {
       const names = aspectNames?.filter((n) => n === spec.keyAspect || spec.aspects.includes(n));
-      out.push(...(await this.getEntities(spec, urns, names)));
+      for (const record of await this.getEntities(spec, urns, names)) out.push(record);
     }
     const order = new Map(targets.map((t, i) => [t.urn, i]));
     return out.sort((a, b) => order.get(a.urn)! - order.get(b.urn)!);
@@ -638,7 +638,7 @@ export class EntityService {
       const p = await h.prepare(pending, this.pool, h === reader ? read.context : undefined);
       if (p.needsLock) throw new LockNeeded();
       pending.value = p.value;
-      guards.push(...(p.guards ?? []));
+      for (const g of p.guards ?? []) guards.push(g);
       shown = p.shown;
     }
     const write = { ...this.aspectWrite(c.target, c.aspect.name, pending.value, systemMetadata, principal, mode), expected: read.token, guards };
@@ -782,7 +782,7 @@ export class EntityService {
       const prepared = await h.prepare(pending, tx, h === reader ? context : undefined);
       pending.value = prepared.value;
       plans.push(prepared.plan);
-      guards.push(...(prepared.guards ?? []));
+      for (const g of prepared.guards ?? []) guards.push(g);
       shown = prepared.shown;
     }
     const result = await writeAspect(tx, { ...this.aspectWrite(c.target, c.aspect.name, pending.value, systemMetadata, principal, mode), guards });

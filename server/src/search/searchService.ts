@@ -174,7 +174,7 @@ export class SearchService {
     if (query !== undefined) parts.push({ expr: this.parse(query), byProperty: false, leaves: [] });
     if (filters?.length) parts.push({ expr: filtersExpr(filters), byProperty: true, leaves: [] });
     // A part matching everything (`*`, DataHub clients' usual query beside filters) adds nothing to the other.
-    if (parts.length === 2) parts.splice(0, parts.length, ...parts.filter((p) => p.expr.kind !== 'all'));
+    if (parts.length === 2 && parts.some((p) => p.expr.kind === 'all')) parts.splice(parts.findIndex((p) => p.expr.kind === 'all'), 1);
     for (const p of parts) p.leaves = leaves(p.expr);
     const conditions = parts.reduce((n, p) => n + p.leaves.length, 0);
     if (conditions > MAX_SEARCH_CONDITIONS) {

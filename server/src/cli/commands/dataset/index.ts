@@ -45,7 +45,7 @@ function schemaOf(metadata: { fields: { fieldPath: string; nativeDataType: strin
     byId.delete(c.fieldPath);
     return { id: c.fieldPath, type: c.nativeDataType, ...(c.description !== undefined ? { description: c.description } : {}), ...(p ? { urn: p.urn, structured_properties: p.structured_properties } : {}) };
   });
-  fields.push(...byId.values());
+  for (const f of byId.values()) fields.push(f);
   return fields.length ? { fields } : undefined;
 }
 

@@ -23,7 +23,7 @@ export function listCommand(): Command {
       let scrollId: string | null = null;
       do {
         const page = (await client.ok('GET', `/openapi/v3/entity/structuredProperty?count=1000&aspects=propertyDefinition${scrollId ? `&scrollId=${encodeURIComponent(scrollId)}` : ''}`)) as Page;
-        all.push(...page.entities.filter((e) => e.propertyDefinition));
+        for (const e of page.entities) if (e.propertyDefinition) all.push(e);
         scrollId = page.scrollId;
       } while (scrollId);
       const models = all.map((e) => snakeCase(e.urn, e.propertyDefinition!.value));
