@@ -91,7 +91,9 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
     runner.register(STALE_VALUES_TASK, staleValuesCleanup(pool, entities));
     runner.register(TRUNCATE_TASK, timeseries.taskHandler());
     if (backend instanceof OpenSearchBackend) runner.register(INDEX_REBUILD_TASK, indexRebuild(pool, backend, log));
-    await entities.write(SYSTEM, bootstrapAspects(), 'upsert');
+    const builtIn = bootstrapAspects();
+    await entities.write(SYSTEM, builtIn, 'upsert');
+    entities.protectBuiltIn(builtIn.map((a) => a.urn));
     definitions.start();
     if (opts.background !== false) {
       runner.start();

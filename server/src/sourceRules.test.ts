@@ -60,6 +60,31 @@ test('no call in the server or the operator spreads an argument whose length fol
   assert.deepEqual(found, [], `write these as loops (push each element) or reduce():\n${found.join('\n')}`);
 });
 
+/**
+ * Every `name in object` whose name is not written in the source: `'__proto__' in specs` and
+ * `'constructor' in specs` are true of any object, so a parameter named so passed a check of known
+ * names (the truncation action took `{"constructor": …}` as one of its own). A name from the input is
+ * tested with `Object.hasOwn`.
+ */
+export function computedInTests(file: string, text: string): string[] {
+  const src = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.InKeyword && !ts.isStringLiteralLike(node.left) && !node.left.getText().startsWith('Symbol.')) {
+      found.push(`${relative(ROOT, file)}:${src.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.getText().slice(0, 100)}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(src);
+  return found;
+}
+
+test('no membership test in the server or the operator takes a name that is not written in the source', () => {
+  const found = [...sources(join(ROOT, 'server/src')), ...sources(join(ROOT, 'operator/src'))].flatMap((f) => computedInTests(f, readFileSync(f, 'utf8')));
+  assert.deepEqual(found, [], `test a name from the input with Object.hasOwn(object, name):\n${found.join('\n')}`);
+  assert.deepEqual(computedInTests(join(ROOT, 'x.ts'), "if (name in specs) f(); if ('entry' in it) g();").map((f) => f.replace(/^x\.ts:\d+: /, '')), ['name in specs']);
+});
+
 test('the rule finds the spreads it forbids and lets a rest parameter through', () => {
   const found = inputSizedSpreads(
     join(ROOT, 'x.ts'),

@@ -387,6 +387,24 @@ export async function latestTimeseries(db: Db, urns: string[], aspects: string[]
   return rows.map(toAspect);
 }
 
+/** A span of time, both ends included; an absent end is open. */
+export interface TimeRange {
+  startTimeMillis?: number;
+  endTimeMillis?: number;
+}
+
+/** Deletes the entries of a time series aspect of an entity within `range` (ends included); how many there were. */
+export async function deleteTimeseriesRange(db: Db, urn: string, aspect: string, range: TimeRange): Promise<number> {
+  const rows = await q<{ n: number }>(
+    db,
+    `WITH d AS (DELETE FROM timeseries_entries
+                 WHERE urn = $1 AND aspect = $2 AND timestamp_millis >= coalesce($3::bigint, timestamp_millis) AND timestamp_millis <= coalesce($4::bigint, timestamp_millis)
+             RETURNING 1) SELECT count(*)::int AS n FROM d`,
+    [urn, aspect, range.startTimeMillis ?? null, range.endTimeMillis ?? null],
+  );
+  return rows[0]!.n;
+}
+
 /** Deletes the latest entry of a time series aspect of an entity (DataHub's DELETE of a timeseries aspect). */
 export async function deleteLatestTimeseries(db: Db, urn: string, aspect: string): Promise<number> {
   const rows = await q<{ n: number }>(

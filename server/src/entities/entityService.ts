@@ -10,7 +10,7 @@
 import { SvcError, Violations } from '../errors.ts';
 import { inTransaction, isStaleWrite, staleWrite, type Db, type Pool } from '../db/pool.ts';
 import { compareUrns, inLockOrder, lockEntity } from '../db/locks.ts';
-import { authorize } from '../auth/authorize.ts';
+import { authorize, SYSTEM } from '../auth/authorize.ts';
 import type { Principal } from '../auth/authorize.ts';
 import { registry, type AspectSpec, type EntityUrn, type EntitySpec } from '../registry/registry.ts';
 import {
@@ -34,6 +34,7 @@ import {
   type ReadForWrite,
   type Guard,
   type StoredAspect,
+  type TimeRange,
   type WriteMode,
   type WriteOutcome,
   type Written,
@@ -184,6 +185,8 @@ export class EntityService {
   /** Whether writes to entities nothing is kept of start from a guess (see writeGuesses.ts). */
   private readonly guesses = new WriteGuesses();
   private readonly commitListeners: ((urns: string[]) => void)[] = [];
+  /** Entities svc keeps itself (its data and entity types): no client writes or deletes them. */
+  private readonly builtIn = new Set<string>();
 
   constructor(
     private readonly pool: Pool,
@@ -193,6 +196,21 @@ export class EntityService {
   ) {
     this.batcher = new WriteBatcher(pool);
     this.partitions = new TimeseriesPartitions(pool);
+  }
+
+  /** Marks entities as svc's own: from then on only svc itself ({@link SYSTEM}) writes or deletes them. */
+  protectBuiltIn(urns: Iterable<string>): void {
+    for (const urn of urns) this.builtIn.add(urn);
+  }
+
+  /** FORBIDDEN when a client's change would reach one of svc's own entities (a data or entity type). */
+  private refuseBuiltIn(principal: Principal, urns: Iterable<string>): void {
+    if (principal === SYSTEM || this.builtIn.size === 0) return;
+    for (const urn of urns) {
+      if (this.builtIn.has(urn)) {
+        throw new SvcError('FORBIDDEN', `${urn} is built into svc (its data and entity types are part of every catalog): no client writes or deletes it`);
+      }
+    }
   }
 
   /** Resolves once the single-aspect writes queued so far have settled (see {@link WriteBatcher.drain}). */
@@ -392,6 +410,7 @@ export class EntityService {
   async write(principal: Principal, inputs: AspectInput[], mode: WriteMode): Promise<WrittenAspect[]> {
     authorize(principal, 'UPDATE', inputs.length === 1 ? inputs[0]!.urn : undefined);
     const changes = this.check(inputs);
+    this.refuseBuiltIn(principal, changes.map((c) => c.target.urn));
     const [only] = changes;
     if (!only?.conditions?.unlessExists) return this.commitWrites(principal, changes, mode);
     // If-None-Match: * (a lone write, see check): a CREATE, dropped when what it would create is there.
@@ -413,6 +432,7 @@ export class EntityService {
    */
   async patch(principal: Principal, target: EntityUrn, aspectName: string, body: unknown): Promise<WrittenAspect> {
     authorize(principal, 'UPDATE', target.urn);
+    this.refuseBuiltIn(principal, [target.urn]);
     const aspect = registry.aspect(target.spec, aspectName);
     if (aspect.timeseries || aspect.keyOf) throw SvcError.validation([`${aspect.name} cannot be patched`]);
     const { ops, arrayPrimaryKeys } = parsePatchBody(body);
@@ -429,6 +449,7 @@ export class EntityService {
    */
   async update(principal: Principal, target: EntityUrn, aspectName: string, derive: Derive, addressed: PatchOperation[] = []): Promise<WrittenAspect> {
     authorize(principal, 'UPDATE', target.urn);
+    this.refuseBuiltIn(principal, [target.urn]);
     const aspect = registry.aspect(target.spec, aspectName);
     if (aspect.timeseries || aspect.keyOf) throw SvcError.validation([`${aspect.name} cannot be patched`]);
     const [written] = await this.commitWrites(principal, [{ target, aspect, kind: 'patch', value: undefined, patch: { ops: addressed, arrayPrimaryKeys: {}, derive }, systemMetadata: { runId: NO_RUN_ID } }], 'upsert');
@@ -442,6 +463,7 @@ export class EntityService {
    */
   async refresh(principal: Principal, targets: EntityUrn[], aspectName: string, runId: string): Promise<WriteResult[]> {
     authorize(principal, 'UPDATE', targets.length === 1 ? targets[0]!.urn : undefined);
+    this.refuseBuiltIn(principal, targets.map((t) => t.urn));
     const changes = targets.map((target): Change => ({ target, aspect: registry.aspect(target.spec, aspectName), kind: 'refresh', value: undefined, systemMetadata: { runId } }));
     return (await this.commitWrites(principal, changes, 'upsert')).map(({ stored: _stored, ...result }) => result);
   }
@@ -836,6 +858,7 @@ export class EntityService {
   /** Hard-deletes an entity: every aspect, every version, every time series entry. Missing is fine. */
   async deleteEntity(principal: Principal, target: EntityUrn): Promise<WriteResult[]> {
     authorize(principal, 'HARD_DELETE', target.urn);
+    this.refuseBuiltIn(principal, [target.urn]);
     const results = await inTransaction(this.pool, async (tx) => {
       await lockEntity(tx, target.urn);
       for (const aspect of registry.aspectsOf(target.spec)) {
@@ -859,6 +882,7 @@ export class EntityService {
    */
   async deleteReferences(principal: Principal, target: EntityUrn, dryRun: boolean, sample = 10): Promise<{ total: number; related: { relationship: string; entity: string; aspect: string }[] }> {
     authorize(principal, 'HARD_DELETE', target.urn);
+    this.refuseBuiltIn(principal, [target.urn]);
     const related: { relationship: string; entity: string; aspect: string }[] = [];
     for (const row of await latestMentioning(this.pool, REFERRING_ASPECTS, JSON.stringify(target.urn))) {
       const holder = registry.resolveUrn(row.urn);
@@ -880,6 +904,7 @@ export class EntityService {
   async deleteAspects(principal: Principal, target: EntityUrn, aspectNames: string[]): Promise<WriteResult[]> {
     const aspects = aspectNames.map((n) => registry.aspect(target.spec, n));
     authorize(principal, this.isHardDelete(target, aspectNames) ? 'HARD_DELETE' : 'DELETE', target.urn);
+    this.refuseBuiltIn(principal, [target.urn]);
     if (aspects.some((a) => a.keyOf)) return this.deleteEntity(principal, target);
     const deleted = await inTransaction(this.pool, async (tx) => {
       await lockEntity(tx, target.urn);
@@ -897,6 +922,22 @@ export class EntityService {
     this.forgetKept(target.urn);
     this.committed([target.urn]);
     return deleted;
+  }
+
+  /**
+   * Deletes the entries of a time series aspect of an entity within `range` (both ends included, an
+   * absent end open; DataHub's `/entities?action=delete` with an `aspectName`); how many there were.
+   * The entity and its other aspects stay.
+   */
+  async deleteTimeseriesRange(principal: Principal, target: EntityUrn, aspectName: string, range: TimeRange): Promise<number> {
+    const aspect = registry.aspect(target.spec, aspectName);
+    if (!aspect.timeseries) throw SvcError.validation([`${aspect.name} is not a time series aspect of ${target.spec.name}: a time range selects entries of a time series aspect`]);
+    authorize(principal, 'HARD_DELETE', target.urn);
+    this.refuseBuiltIn(principal, [target.urn]);
+    return inTransaction(this.pool, async (tx) => {
+      await lockEntity(tx, target.urn);
+      return this.timeseries.deleteRange(tx, target.spec.name, target.urn, aspect.name, range);
+    });
   }
 }
 

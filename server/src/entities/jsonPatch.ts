@@ -151,7 +151,7 @@ function translate(doc: Json, op: PatchOperation, keys: ArrayPrimaryKeys): Opera
     // naming another key would land in the path's place under a key the path does not name.
     const value: Record<string, Json> = structuredClone(op.value);
     target.key.fields.forEach((f, j) => {
-      if (!(f in value)) value[f] = target.key!.values[j];
+      if (!Object.hasOwn(value, f)) value[f] = target.key!.values[j];
       else if (String(value[f]) !== target.key!.values[j]) throw new PatchError(`the path names ${f} ${target.key!.values[j]}, but the value's ${f} is ${JSON.stringify(value[f])}`);
     });
     return target.exists ? { op: 'replace', path, value } : { op: 'add', path, value };

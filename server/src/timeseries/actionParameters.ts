@@ -63,7 +63,7 @@ export function readParameters(action: string, specs: Record<string, ParameterSp
   const given = body as Record<string, unknown>;
   const problems: string[] = [];
   for (const name of Object.keys(given)) {
-    if (!(name in specs)) problems.push(`Parameter '${name}' is not a parameter of ${action} (${names.length ? `they are ${names.join(', ')}` : 'it takes none'})`);
+    if (!Object.hasOwn(specs, name)) problems.push(`Parameter '${name}' is not a parameter of ${action} (${names.length ? `they are ${names.join(', ')}` : 'it takes none'})`);
   }
   const out: Record<string, unknown> = {};
   for (const [name, p] of Object.entries(specs)) {

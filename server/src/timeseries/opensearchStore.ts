@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@opensearch-project/opensearch';
 import pg from 'pg';
 import { inTransaction, query, type Db, type Pool } from '../db/pool.ts';
-import type { StoredAspect } from '../entities/aspectStore.ts';
+import { deleteTimeseriesRange, type StoredAspect, type TimeRange } from '../entities/aspectStore.ts';
 import { SvcError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { registry } from '../registry/registry.ts';
@@ -99,10 +99,22 @@ interface StagedRow {
 
 interface DeleteRow {
   id: string;
-  kind: 'entry' | 'entity';
+  kind: 'entry' | 'entity' | 'range';
   index_name: string | null;
   urn: string;
   entry_ids: string[];
+  start_millis: string | null;
+  end_millis: string | null;
+}
+
+const DELETE_COLUMNS = 'id, kind, index_name, urn, entry_ids, start_millis, end_millis';
+
+/** The shipped entries a waiting deletion takes (those of its entity written before it, for `entity` and `range`). */
+function deletedBy(d: DeleteRow, id = Number(d.id)): Record<string, unknown> {
+  if (d.kind === 'entry') return { terms: { entryId: d.entry_ids.map(Number) } };
+  const filter: unknown[] = [{ term: { urn: d.urn } }, { range: { entryId: { lt: id } } }];
+  if (d.kind === 'range') filter.push({ range: { timestampMillis: { ...(d.start_millis === null ? {} : { gte: Number(d.start_millis) }), ...(d.end_millis === null ? {} : { lte: Number(d.end_millis) }) } } });
+  return { bool: { filter } };
 }
 
 
@@ -178,11 +190,9 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
   private async pending(db: Db, where: { urns: string[] } | { index: string }): Promise<unknown[]> {
     const rows =
       'urns' in where
-        ? await query<DeleteRow>(db, 'SELECT id, kind, index_name, urn, entry_ids FROM timeseries_deletes WHERE urn = ANY($1::text[])', [where.urns])
-        : await query<DeleteRow>(db, "SELECT id, kind, index_name, urn, entry_ids FROM timeseries_deletes WHERE index_name = $1 OR kind = 'entity'", [where.index]);
-    return rows.map((d) =>
-      d.kind === 'entry' ? { terms: { entryId: d.entry_ids.map(Number) } } : { bool: { filter: [{ term: { urn: d.urn } }, { range: { entryId: { lt: Number(d.id) } } }] } },
-    );
+        ? await query<DeleteRow>(db, `SELECT ${DELETE_COLUMNS} FROM timeseries_deletes WHERE urn = ANY($1::text[])`, [where.urns])
+        : await query<DeleteRow>(db, `SELECT ${DELETE_COLUMNS} FROM timeseries_deletes WHERE index_name = $1 OR kind = 'entity'`, [where.index]);
+    return rows.map((d) => deletedBy(d));
   }
 
   /** The latest shipped entry of each aspect (by index) of each entity, keyed `urn\0aspect`. */
@@ -243,6 +253,31 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
     if (staged) await query(tx, 'DELETE FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis = $2 AND id = $3', [s.index_name, s.timestamp_millis, s.id]);
     await query(tx, "INSERT INTO timeseries_deletes (kind, index_name, urn, entry_ids) VALUES ('entry', $1, $2, $3)", [timeseriesIndexName(entityType, aspect), urn, [staged ? Number(s.id) : d!.entryId]]);
     return true;
+  }
+
+  /**
+   * The staged entries in the range are deleted from the outbox; the shipped ones are counted (those
+   * no earlier deletion takes) and a `range` deletion waits for the dispatcher, which applies it after
+   * what was shipped before it.
+   */
+  async deleteRange(tx: Db, entityType: string, urn: string, aspect: string, range: TimeRange): Promise<number> {
+    const index = timeseriesIndexName(entityType, aspect);
+    // Under the dispatcher's lock, so that no entry is counted in both places (in a shipping step,
+    // between its bulk and its commit).
+    await query(tx, DISPATCHER_LOCK, []);
+    await refuseWhileReindexing(tx, index, 'its entries can be deleted');
+    const staged = await deleteTimeseriesRange(tx, urn, aspect, range);
+    if (!(await this.shipped(tx, [index])).has(index)) return staged;
+    const timestampMillis = { ...(range.startTimeMillis === undefined ? {} : { gte: range.startTimeMillis }), ...(range.endTimeMillis === undefined ? {} : { lte: range.endTimeMillis }) };
+    const mustNot = await this.pending(tx, { urns: [urn] });
+    const res = await os(() =>
+      this.client.count({ index: this.alias(index), ignore_unavailable: true, body: { query: { bool: { filter: [{ term: { urn } }, { range: { timestampMillis } }], must_not: mustNot } } } as never }, { requestTimeout: READ_TIMEOUT_MS }),
+    );
+    const shipped = (res.body as { count: number }).count;
+    if (shipped > 0) {
+      await query(tx, "INSERT INTO timeseries_deletes (kind, index_name, urn, start_millis, end_millis) VALUES ('range', $1, $2, $3, $4)", [index, urn, range.startTimeMillis ?? null, range.endTimeMillis ?? null]);
+    }
+    return staged + shipped;
   }
 
   async deleteEntity(tx: Db, entityType: string, urn: string): Promise<string[]> {
@@ -531,7 +566,7 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
     const deletes = await query<DeleteRow>(
       tx,
       `WITH reindexing AS (${REINDEXING})
-       SELECT id, kind, index_name, urn, entry_ids FROM timeseries_deletes d
+       SELECT ${DELETE_COLUMNS} FROM timeseries_deletes d
         WHERE NOT EXISTS (SELECT 1 FROM reindexing r WHERE d.kind = 'entity' OR r.subject = d.index_name)
         ORDER BY id LIMIT $1`,
       [SHIP_BATCH],
@@ -582,12 +617,9 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
       // A deletion applies to what was shipped before it: made visible first.
       await flush(true);
       const d = it.del;
-      const q =
-        d.kind === 'entry'
-          ? { terms: { entryId: d.entry_ids.map(Number) } }
-          : { bool: { filter: [{ term: { urn: d.urn } }, { range: { entryId: { lt: it.id } } }] } };
+      const q = deletedBy(d, it.id);
       await this.client.deleteByQuery({
-        index: d.kind === 'entry' ? this.alias(d.index_name!) : this.pattern(),
+        index: d.kind === 'entity' ? this.pattern() : this.alias(d.index_name!),
         ignore_unavailable: true,
         allow_no_indices: true,
         conflicts: 'proceed',

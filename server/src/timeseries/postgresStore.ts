@@ -4,7 +4,7 @@
  * months wholly before the boundary and deletes the rest in batches; it resumes after a crash.
  */
 import { inTransaction, query, type Db, type Pool } from '../db/pool.ts';
-import { deleteLatestTimeseries, latestTimeseries, type StoredAspect } from '../entities/aspectStore.ts';
+import { deleteLatestTimeseries, deleteTimeseriesRange, latestTimeseries, type StoredAspect, type TimeRange } from '../entities/aspectStore.ts';
 import { SvcError } from '../errors.ts';
 import { enqueueTask, getTask, type Task } from '../tasks/taskQueue.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
@@ -23,6 +23,10 @@ export class PostgresTimeseriesStore implements TimeseriesStore {
 
   async deleteLatest(tx: Db, _entityType: string, urn: string, aspect: string): Promise<boolean> {
     return (await deleteLatestTimeseries(tx, urn, aspect)) > 0;
+  }
+
+  deleteRange(tx: Db, _entityType: string, urn: string, aspect: string, range: TimeRange): Promise<number> {
+    return deleteTimeseriesRange(tx, urn, aspect, range);
   }
 
   async deleteEntity(): Promise<string[]> {

@@ -13,7 +13,7 @@
  * (aspectStore.insertTimeseries). Everything else goes through the store.
  */
 import type { Db } from '../db/pool.ts';
-import type { StoredAspect } from '../entities/aspectStore.ts';
+import type { StoredAspect, TimeRange } from '../entities/aspectStore.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
 
 /** One entry, with the id that orders entries of one time (ids are svc's, shared by both stores). */
@@ -65,6 +65,11 @@ export interface TimeseriesStore {
   latest(db: Db, entityType: string, urns: string[], aspects: string[]): Promise<StoredAspect[]>;
   /** Deletes the latest entry of an aspect of an entity; whether there was one. In the caller's transaction, under the entity's lock. */
   deleteLatest(tx: Db, entityType: string, urn: string, aspect: string): Promise<boolean>;
+  /**
+   * Deletes the entries of an aspect of an entity within a time range (ends included); how many there
+   * were. In the caller's transaction, under the entity's lock.
+   */
+  deleteRange(tx: Db, entityType: string, urn: string, aspect: string, range: TimeRange): Promise<number>;
   /**
    * Deletes every entry of an entity being hard-deleted, in the caller's transaction (the rows of
    * `timeseries_entries` are deleted with its aspects); returns the aspects that had entries.

@@ -29,15 +29,21 @@ import { MAX_ENTRY_PAGE, type TimeseriesService } from '../../timeseries/timeser
 import type { PatchOperation } from '../../entities/jsonPatch.ts';
 import { SvcError, toSvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { normalizeDataType, normalizeEntityType } from '../../properties/normalize.ts';
 import { registry, type AspectSpec, type EntityUrn } from '../../registry/registry.ts';
 import { SYSTEM } from '../../auth/authorize.ts';
 import { principalOf } from '../auth.ts';
 import { quoted } from '../pathGuard.ts';
 import { parseUrn } from '../../urn/urn.ts';
 import { jsonProblems } from '../inputRules.ts';
+import { readParameters, type ParameterSpec } from '../../timeseries/actionParameters.ts';
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
+
+/** The parameters of the `/entities` actions (an unknown one is refused, see actionParameters.ts). */
+const ENTITIES_ACTIONS: Record<'delete' | 'deleteReferences', Record<string, ParameterSpec>> = {
+  delete: { urn: { kind: 'string', required: true }, aspectName: { kind: 'string' }, startTimeMillis: { kind: 'time' }, endTimeMillis: { kind: 'time' } },
+  deleteReferences: { urn: { kind: 'string', required: true }, dryRun: { kind: 'boolean' } },
+};
 
 /** The DataHub version `/config` reports: the line whose Rest.li API svc serves (1.x clients switch to OpenAPI writes from 1.0.1). */
 export const RESTLI_VERSION = 'v0.14.1';
@@ -78,11 +84,15 @@ interface Proposal {
   systemMetadata?: unknown;
 }
 
-/** A URN of svc's data and entity types written in DataHub's namespace (`urn:li:entityType:datahub.dataset`) as svc's. */
+/**
+ * A URN of svc's data and entity types written in DataHub's namespace (`urn:li:entityType:datahub.dataset`)
+ * as svc's (`urn:li:entityType:svc.dataset`): the same entity under DataHub's name. Only the namespace
+ * is read so: `urn:li:entityType:dataset` is another entity, as in DataHub (a reference to a type in
+ * a definition takes the short forms, see normalize.ts; an entity addressed never does, so that no
+ * write or delete reaches an entity it did not name).
+ */
 function svcTypeUrn(urn: string): string {
-  if (urn.startsWith('urn:li:entityType:')) return normalizeEntityType(urn);
-  if (urn.startsWith('urn:li:dataType:')) return normalizeDataType(urn);
-  return urn;
+  return urn.replace(/^urn:li:(dataType|entityType):datahub\./, 'urn:li:$1:svc.');
 }
 
 /** svc's data and entity type URNs in a value as DataHub's clients know them (`urn:li:dataType:datahub.number`): they check them against their own list. */
@@ -408,21 +418,45 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
     restli(async (req, res) => {
       const { action } = RESTLI_QUERIES.entitiesAction.parse(req);
       if (action === undefined) throw SvcError.validation(['The query parameter action is required: delete or deleteReferences']);
-      const body = (req.body ?? {}) as { urn?: unknown; dryRun?: unknown };
-      const t = target(body.urn, 'urn');
+      const params = readParameters(action, ENTITIES_ACTIONS[action], req.body ?? {});
+      const urn = params.urn as string;
+      const t = target(urn, 'urn');
       const principal = principalOf(req);
       if (action === 'deleteReferences') {
-        if (body.dryRun !== undefined && typeof body.dryRun !== 'boolean') throw SvcError.validation(['dryRun must be true or false']);
-        const dryRun = body.dryRun !== false;
+        const dryRun = params.dryRun !== false;
         const { total, related } = await entities.deleteReferences(principal, t, dryRun);
         return sendJson(res, 200, { value: { dryRun, total, relatedAspects: related } });
       }
-      const record = await entities.getEntity(principal, t);
-      if (record) await entities.deleteEntity(principal, t);
-      // The aspects the entity had (latest values); time series entries go with it, uncounted here.
-      sendJson(res, 200, { value: { urn: t.urn, rows: record?.aspects.size ?? 0, timeseriesRows: 0 } });
+      sendJson(res, 200, { value: await deleteAction(principal, t, urn, params) });
     }),
   );
+
+  /**
+   * `delete` as DataHub's clients send it: `{urn}` hard-deletes the entity; `{urn, aspectName,
+   * startTimeMillis?, endTimeMillis?}` (`datahub delete -a <aspect> --hard --start-time … --end-time …`,
+   * the SDK's `hard_delete_timeseries_aspect`) deletes the entries of that time series aspect within
+   * the range (ends included; an absent end open), and `{urn, aspectName}` of a versioned aspect that
+   * aspect. The entity and its other aspects stay. A range without a time series aspect to apply to is
+   * refused: it would otherwise be read as "the whole entity".
+   */
+  const deleteAction = async (principal: ReturnType<typeof principalOf>, t: EntityUrn, urn: string, params: Record<string, unknown>) => {
+    const aspectName = params.aspectName as string | undefined;
+    const range = { startTimeMillis: params.startTimeMillis as number | undefined, endTimeMillis: params.endTimeMillis as number | undefined };
+    const ranged = range.startTimeMillis !== undefined || range.endTimeMillis !== undefined;
+    if (aspectName === undefined) {
+      if (ranged) throw SvcError.validation(['startTimeMillis and endTimeMillis select the entries of a time series aspect: name it with aspectName (without aspectName the whole entity is deleted, and a range is refused rather than ignored)']);
+      const record = await entities.getEntity(principal, t);
+      if (record) await entities.deleteEntity(principal, t);
+      // The aspects the entity had (latest values); its time series entries go with it, uncounted here.
+      return { urn, rows: record?.aspects.size ?? 0, timeseriesRows: 0 };
+    }
+    const spec = registry.aspect(t.spec, aspectName);
+    if (spec.timeseries) return { urn, timeseriesRows: await entities.deleteTimeseriesRange(principal, t, spec.name, range) };
+    if (spec.keyOf) throw SvcError.validation([`${spec.name} is the key aspect of ${t.spec.name}: to delete the entity, send {"urn"} alone`]);
+    if (ranged) throw SvcError.validation([`startTimeMillis and endTimeMillis select entries of a time series aspect; ${spec.name} is a versioned aspect of ${t.spec.name}: send {"urn", "aspectName"} alone to delete it`]);
+    const deleted = await entities.deleteAspects(principal, t, [spec.name]);
+    return { urn, rows: deleted.length, timeseriesRows: 0 };
+  };
 }
 
 /** Rest.li resources of DataHub (those svc serves, and those it does not, or not with that method or action). */
