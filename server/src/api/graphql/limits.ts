@@ -1,0 +1,32 @@
+/**
+ * Every limit on what one GraphQL request may ask of svc, in one place: what its document may be
+ * (checked before it runs), and how much work its inputs may ask for (checked before any is done).
+ * Each refusal names the limit it passed and what it got (`at most 50 facets, got 10000`). One
+ * request must never take svc down (issue 48): a stack overflowing, seconds of database work or an
+ * answer of megabytes would, and each limit here stands between a small request and one of those.
+ */
+
+/**
+ * Limits of one document. DataHub's deepest common query (search → entity → properties → definition
+ * → types → info) is depth 9; graphql-js's standard introspection query (what GraphiQL and code
+ * generators send) is 18 levels deep below and including `__schema`, and nests 10 brackets deep.
+ */
+export const GRAPHQL_LIMITS = {
+  /** Characters of the document's text: a long value belongs in the variables (parsed documents are cached by their text). */
+  length: 100_000,
+  /**
+   * Brackets (`{`, `[`, `(`) open at once in the document's text, outside strings and comments:
+   * checked before the document is parsed, as parsing and everything after it recurses once per level.
+   */
+  nesting: 64,
+  /** Tokens of the document (graphql-armor). */
+  tokens: 5000,
+  /** Levels of fields, fragments included (graphql-armor), `__schema` excepted. */
+  depth: 12,
+  /** Levels of fields below and including `__schema`, an inline fragment or fragment spread a level too (see introspection.ts). */
+  introspectionDepth: 21,
+  /** Aliases (graphql-armor; those of `__typename`, which reads nothing, are not counted). */
+  aliases: 30,
+  /** graphql-armor's cost of the document, `__schema` excepted. */
+  cost: 5000,
+} as const;

@@ -1,0 +1,214 @@
+/**
+ * Hostile GraphQL requests through the HTTP API (issue 48: one request must never take svc down).
+ * Each class of request is generated at several sizes, and each refusal is checked the same way: the
+ * status and `extensions.code` GraphQL gives it, a message naming the limit passed or the key refused,
+ * nothing stored changed, and the server still answering (`/health` and a query) right after.
+ *
+ * Classes: documents nested deeper than the limit in every construct GraphQL nests (selections, list
+ * and input-object literals, arguments, variable types, introspection's type references), documents
+ * too long or of too many tokens, alias floods, fragment cycles and fragments spread over and over.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { getIntrospectionQuery } from 'graphql';
+import { GRAPHQL_LIMITS } from '../../server/src/api/graphql/limits.ts';
+import { expectRejected } from '../support/expectRejected.ts';
+import type { GraphQLAnswer, GraphQLError } from '../support/graphql.ts';
+import { createDataset, createProperty, datasetUrn, propertyUrn } from '../support/structuredProperties.ts';
+import { startTestServer, type TestServer } from '../support/testServer.ts';
+
+let s: TestServer;
+const DATASET = datasetUrn('hostile.ds');
+const PROPERTY = propertyUrn('hostile.prop');
+
+before(async () => {
+  s = await startTestServer();
+  await createProperty(s, 'hostile.prop', { cardinality: 'MULTIPLE' });
+  await createDataset(s, 'hostile.ds');
+});
+after(() => s.close());
+
+/** Sends a GraphQL POST whose body is `body` as written (a key such as `__proto__` stays an own key). */
+const post = (body: string, headers: Record<string, string> = {}) => s.request('/api/graphql', { method: 'POST', body, headers });
+const body = (query: string, variables?: unknown) => JSON.stringify({ query, variables });
+
+/** The server still answers: its health check, and a GraphQL query. */
+async function alive(): Promise<void> {
+  assert.equal((await s.request('/health')).status, 200, 'the health check answers');
+  const res = await post(body('{ __typename }'));
+  assert.deepEqual(await res.json(), { data: { __typename: 'Query' }, extensions: {} });
+}
+
+interface Refusal {
+  /** HTTP status: 200 for `application/json` (what DataHub's clients ask for), whatever the error. */
+  status?: number;
+  /** `extensions.code` of the error: GraphQL's own (`GRAPHQL_PARSE_FAILED`, …) or svc's HTTP status (400). */
+  code: string | number;
+  /** What the error's message says. */
+  message: RegExp;
+}
+
+/**
+ * Sends a request that must be refused: the answer has an error with `code` whose message matches,
+ * no data, nothing stored changed, and the server answers afterwards. Returns the answer's errors.
+ */
+async function expectRefused(req: () => Promise<Response>, { status = 200, code, message }: Refusal): Promise<GraphQLError[]> {
+  let errors: GraphQLError[] = [];
+  await expectRejected(s, req, status, (raw) => {
+    const answer = JSON.parse(raw) as GraphQLAnswer['body'];
+    errors = answer.errors ?? [];
+    const error = errors.find((e) => message.test(e.message));
+    assert.ok(error, `expected an error matching ${message}, got ${raw.slice(0, 500)}`);
+    assert.equal(error.extensions?.code, code, raw.slice(0, 500));
+    assert.ok(!answer.data || Object.values(answer.data).every((v) => v === null), `no data: ${raw.slice(0, 500)}`);
+    assert.ok(raw.length < 20_000, `the answer is short (${raw.length} characters)`);
+  });
+  await alive();
+  return errors;
+}
+
+/** An answer below 500 without an internal error, whatever it says; the server answers afterwards. */
+async function expectAnswered(req: () => Promise<Response>): Promise<GraphQLAnswer['body']> {
+  const res = await req();
+  const raw = await res.text();
+  assert.ok(res.status < 500, `${res.status}: ${raw.slice(0, 500)}`);
+  const answer = JSON.parse(raw) as GraphQLAnswer['body'];
+  for (const e of answer.errors ?? []) assert.notEqual(e.extensions?.code, 500, raw.slice(0, 500));
+  await alive();
+  return answer;
+}
+
+const NESTING = GRAPHQL_LIMITS.nesting;
+const TOO_DEEP = new RegExp(`^Syntax Error: The document nests deeper than ${NESTING} levels of braces, brackets and parentheses`);
+/** What refuses a document nested too deeply: its nesting, or its length first when it is longer than the limit too. */
+const tooDeep = (doc: string): Refusal => ({
+  code: 'GRAPHQL_PARSE_FAILED',
+  message: doc.length > GRAPHQL_LIMITS.length ? new RegExp(`^Syntax Error: The document is ${doc.length} characters long, more than the ${GRAPHQL_LIMITS.length}`) : TOO_DEEP,
+});
+
+/** Documents nested `depth` levels deep in each construct GraphQL nests (each level one bracket). */
+const NESTED: Record<string, (depth: number) => string> = {
+  'selection sets': (d) => `{ entity(urn: "${DATASET}") ${'{ ... on Dataset '.repeat(d - 2)}{ urn }${' }'.repeat(d - 2)} }`,
+  'list literals': (d) =>
+    `mutation { removeStructuredProperties(input: {assetUrn: "${DATASET}", structuredPropertyUrns: ${'['.repeat(d - 3)}"${PROPERTY}"${']'.repeat(d - 3)}}) { properties { associatedUrn } } }`,
+  'input object literals': (d) =>
+    `mutation { createStructuredProperty(input: {qualifiedName: "hostile.deep", valueType: "urn:li:dataType:svc.string", entityTypes: ["dataset"], typeQualifier: ${'{allowedTypes: '.repeat(d - 3)}"x"${'}'.repeat(d - 3)}}) { urn } }`,
+  'argument lists': (d) => `{ entity${'('.repeat(d - 1)}urn: "${DATASET}"${')'.repeat(d - 1)} { urn } }`,
+  'variable types': (d) => `query($v: ${'['.repeat(d - 1)}String${']'.repeat(d - 1)}) { __typename }`,
+  'introspection type references': (d) => `{ __schema { types { fields { type ${'{ ofType '.repeat(d - 5)}{ name }${' }'.repeat(d - 5)} } } } }`,
+};
+
+describe('a document nested deeper than the limit is refused before it is parsed', () => {
+  for (const [construct, nested] of Object.entries(NESTED)) {
+    test(`in ${construct}`, async () => {
+      for (const depth of [NESTING + 1, 200, 2_000, 10_000, 30_000]) {
+        const doc = nested(depth);
+        await expectRefused(() => post(body(doc)), tooDeep(doc));
+      }
+      // Just within the limit the document is parsed, and answered or refused by GraphQL's rules: never a fault.
+      await expectAnswered(() => post(body(nested(NESTING))));
+    });
+  }
+
+  test('in any mix of brackets, however the brackets pair up', async () => {
+    const opening = { '{': '{ a ', '[': '[', '(': '(a: ' } as const;
+    const closing = { '{': '}', '[': ']', '(': ')' } as const;
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom('{', '[', '('), { minLength: NESTING + 1, maxLength: 5_000 }), fc.boolean(), async (brackets, closed) => {
+        const doc = `query ${brackets.map((b) => opening[b]).join('')}${closed ? [...brackets].reverse().map((b) => closing[b]).join('') : ''}`;
+        await expectRefused(() => post(body(doc)), { code: 'GRAPHQL_PARSE_FAILED', message: TOO_DEEP });
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  test('brackets in strings and comments are not counted', async () => {
+    const brackets = '{['.repeat(5_000);
+    const answer = await expectAnswered(() => post(body(`# ${brackets}\n{ entity(urn: "${brackets}") { urn } }`)));
+    assert.equal(answer.errors?.[0]?.message, `Invalid urn!: ${brackets}`);
+    const block = await expectAnswered(() => post(body(`{ entity(urn: """${brackets}""") { urn } }`)));
+    assert.equal(block.errors?.[0]?.message, `Invalid urn!: ${brackets}`);
+  });
+
+  test('by GET and by GraphQL over HTTP’s media type alike (400 there, as for any document that does not parse)', async () => {
+    const doc = NESTED['list literals']!(NESTING + 50);
+    await expectRefused(() => s.request(`/api/graphql?query=${encodeURIComponent(doc.replace('mutation', 'query'))}`), { code: 'GRAPHQL_PARSE_FAILED', message: TOO_DEEP });
+    await expectRefused(() => post(body(doc), { accept: 'application/graphql-response+json' }), { status: 400, code: 'GRAPHQL_PARSE_FAILED', message: TOO_DEEP });
+  });
+});
+
+describe('a document too long or of too many tokens is refused before it is parsed', () => {
+  test('longer than the limit, whatever it holds', async () => {
+    for (const filler of ['#', ' ', '"']) {
+      const doc = filler === '"' ? `{ entity(urn: "${'x'.repeat(GRAPHQL_LIMITS.length)}") { urn } }` : `{ __typename }\n${filler}${filler.repeat(GRAPHQL_LIMITS.length)}`;
+      await expectRefused(() => post(body(doc)), {
+        code: 'GRAPHQL_PARSE_FAILED',
+        message: new RegExp(`^Syntax Error: The document is ${doc.length} characters long, more than the ${GRAPHQL_LIMITS.length} a document may have`),
+      });
+    }
+  });
+
+  test('of more tokens than the limit', async () => {
+    for (const n of [GRAPHQL_LIMITS.tokens + 1, 9_000]) {
+      await expectRefused(() => post(body(`{ ${'__typename '.repeat(n)}}`)), { code: 'GRAPHQL_PARSE_FAILED', message: new RegExp(`Token limit of ${GRAPHQL_LIMITS.tokens} exceeded`) });
+    }
+  });
+});
+
+describe('introspection is held to a depth limit of its own', () => {
+  // `__schema` selected `levels` deep, in as many brackets.
+  const chain = (levels: number) => NESTED['introspection type references']!(levels);
+
+  test('deeper than the limit, it is refused as a document that does not validate', async () => {
+    for (const levels of [GRAPHQL_LIMITS.introspectionDepth + 1, 40, NESTING]) {
+      await expectRefused(() => post(body(chain(levels))), { code: 'GRAPHQL_VALIDATION_FAILED', message: new RegExp(`^Introspection depth limit of ${GRAPHQL_LIMITS.introspectionDepth} exceeded`) });
+    }
+  });
+
+  test('the standard introspection query (GraphiQL’s, code generators’) is answered', async () => {
+    const query = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true });
+    const answer = await expectAnswered(() => post(body(query)));
+    assert.equal(answer.errors, undefined);
+    assert.equal((answer.data?.__schema as { queryType: { name: string } }).queryType.name, 'Query');
+  });
+
+  test('fragments spread over and over are answered, each walked once where it is spread', async () => {
+    for (const [levels, copies] of [
+      [3, 30],
+      [5, 100],
+    ] as const) {
+      let doc = '{ __schema { types { ...F0 } } } ';
+      for (let i = 0; i < levels; i++) doc += `fragment F${i} on __Type { ${Array.from({ length: copies }, () => `... on __Type { ...F${i + 1} }`).join(' ')} } `;
+      doc += `fragment F${levels} on __Type { name }`;
+      const answer = await expectAnswered(() => post(body(doc)));
+      assert.equal(answer.errors, undefined, JSON.stringify(answer.errors));
+      assert.ok((answer.data?.__schema as { types: unknown[] }).types.length > 0);
+    }
+  });
+});
+
+describe('documents that multiply their work are refused', () => {
+  test('aliases beyond the limit', async () => {
+    for (const n of [GRAPHQL_LIMITS.aliases + 1, 300, 1_000]) {
+      const doc = `{ ${Array.from({ length: n }, (_, i) => `a${i}: structuredProperty(urn: "${PROPERTY}") { urn }`).join(' ')} }`;
+      await expectRefused(() => post(body(doc)), { code: n * 8 > GRAPHQL_LIMITS.tokens ? 'GRAPHQL_PARSE_FAILED' : 'GRAPHQL_VALIDATION_FAILED', message: /Aliases limit of 30 exceeded|Token limit of 5000 exceeded/ });
+    }
+  });
+
+  test('fragment cycles of any length', async () => {
+    for (const n of [1, 2, 10, 300]) {
+      const doc = `{ ...F0 } ${Array.from({ length: n }, (_, i) => `fragment F${i} on Query { ...F${(i + 1) % n} }`).join(' ')}`;
+      await expectRefused(() => post(body(doc)), { code: 'GRAPHQL_VALIDATION_FAILED', message: /^Cannot spread fragment "F\d+" within itself/ });
+    }
+  });
+
+  test('long chains of fragments, and fragments spread over and over', async () => {
+    const chain = `{ ...F0 } ${Array.from({ length: 600 }, (_, i) => `fragment F${i} on Query { ...F${i + 1} }`).join(' ')} fragment F600 on Query { __typename }`;
+    await expectRefused(() => post(body(chain)), { code: 'GRAPHQL_VALIDATION_FAILED', message: /^Query depth limit of 12 exceeded/ });
+    let spread = '{ ...F0 } ';
+    for (let i = 0; i < 5; i++) spread += `fragment F${i} on Query { ${Array.from({ length: 100 }, () => `...F${i + 1}`).join(' ')} } `;
+    spread += `fragment F5 on Query { structuredProperty(urn: "${PROPERTY}") { urn } }`;
+    await expectRefused(() => post(body(spread)), { code: 'GRAPHQL_VALIDATION_FAILED', message: /^Query Cost limit of 5000 exceeded/ });
+  });
+});
