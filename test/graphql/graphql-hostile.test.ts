@@ -6,7 +6,9 @@
  *
  * Classes: documents nested deeper than the limit in every construct GraphQL nests (selections, list
  * and input-object literals, arguments, variable types, introspection's type references), documents
- * too long or of too many tokens, alias floods, fragment cycles and fragments spread over and over.
+ * too long or of too many tokens, alias floods, fragment cycles and fragments spread over and over;
+ * prototype keys (`__proto__`, `constructor`, `prototype`) and unknown fields at every level of every
+ * operation's variables and literals.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -210,5 +212,152 @@ describe('documents that multiply their work are refused', () => {
     for (let i = 0; i < 5; i++) spread += `fragment F${i} on Query { ${Array.from({ length: 100 }, () => `...F${i + 1}`).join(' ')} } `;
     spread += `fragment F5 on Query { structuredProperty(urn: "${PROPERTY}") { urn } }`;
     await expectRefused(() => post(body(spread)), { code: 'GRAPHQL_VALIDATION_FAILED', message: /^Query Cost limit of 5000 exceeded/ });
+  });
+});
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** An operation of each root field that takes an input, with valid variables (each would be accepted). */
+const OPERATIONS: { name: string; query: string; variables: { i: Json } }[] = [
+  {
+    name: 'createStructuredProperty',
+    query: 'mutation($i: CreateStructuredPropertyInput!) { createStructuredProperty(input: $i) { urn } }',
+    variables: { i: { id: 'hostile.created', qualifiedName: 'hostile.created', valueType: 'urn:li:dataType:svc.string', entityTypes: ['dataset'], cardinality: 'SINGLE', allowedValues: [{ stringValue: 'a', description: 'A' }] } },
+  },
+  {
+    name: 'updateStructuredProperty',
+    query: 'mutation($i: UpdateStructuredPropertyInput!) { updateStructuredProperty(input: $i) { urn } }',
+    variables: { i: { urn: PROPERTY, displayName: 'Renamed', newEntityTypes: ['dataFlow'], typeQualifier: { newAllowedTypes: [] } } },
+  },
+  {
+    name: 'upsertStructuredProperties',
+    query: 'mutation($i: UpsertStructuredPropertiesInput!) { upsertStructuredProperties(input: $i) { properties { associatedUrn } } }',
+    variables: { i: { assetUrn: DATASET, structuredPropertyInputParams: [{ structuredPropertyUrn: PROPERTY, values: [{ stringValue: 'b' }] }] } },
+  },
+  {
+    name: 'removeStructuredProperties',
+    query: 'mutation($i: RemoveStructuredPropertiesInput!) { removeStructuredProperties(input: $i) { properties { associatedUrn } } }',
+    variables: { i: { assetUrn: DATASET, structuredPropertyUrns: [PROPERTY] } },
+  },
+  {
+    name: 'searchAcrossEntities',
+    query: 'query($i: SearchAcrossEntitiesInput!) { searchAcrossEntities(input: $i) { total } }',
+    variables: {
+      i: {
+        types: ['DATASET'],
+        query: '*',
+        count: 5,
+        orFilters: [{ and: [{ field: 'platform', values: ['urn:li:dataPlatform:hive'], negated: 'false' }] }],
+        searchFlags: { includeSoftDeleted: false },
+        sortInput: { sortCriterion: { field: 'urn', sortOrder: 'ASCENDING' } },
+      },
+    },
+  },
+  {
+    name: 'aggregateAcrossEntities',
+    query: 'query($i: AggregateAcrossEntitiesInput!) { aggregateAcrossEntities(input: $i) { facets { field } } }',
+    variables: { i: { types: ['DATASET'], query: '*', facets: ['platform'], searchFlags: { maxAggValues: 5 } } },
+  },
+];
+
+/** The paths of every object in `v` (`[]` for `v` itself). */
+function objectPaths(v: Json, at: (string | number)[] = []): (string | number)[][] {
+  if (Array.isArray(v)) return v.flatMap((x, i) => objectPaths(x, [...at, i]));
+  if (v === null || typeof v !== 'object') return [];
+  return [at, ...Object.entries(v).flatMap(([k, x]) => objectPaths(x, [...at, k]))];
+}
+
+/** A copy of `v` with the own key `key` (set as a member, never as a prototype) in the object at `path`. */
+function withKey(v: Json, path: (string | number)[], key: string, value: Json): Json {
+  const copy = structuredClone(v);
+  let target = copy as Record<string, Json>;
+  for (const p of path) target = target[p] as Record<string, Json>;
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  return copy;
+}
+
+/** How graphql-js and svc write a path: `i.allowedValues[0]`. */
+const printPath = (path: (string | number)[]) => path.reduce<string>((out, k) => (typeof k === 'number' ? `${out}[${k}]` : out ? `${out}.${k}` : k), '');
+
+/** Fields whose values are enums, written bare in a literal. */
+const ENUM_FIELDS = new Set(['cardinality', 'types', 'sortOrder', 'condition']);
+
+/** A value as a GraphQL literal, with the extra field `extra` in the object at `path`. */
+function literal(v: Json, path: (string | number)[] | undefined, extra: string, field?: string): string {
+  const here = path?.length === 0;
+  const below = (k: string | number) => (path && path[0] === k ? path.slice(1) : undefined);
+  if (Array.isArray(v)) return `[${v.map((x, i) => literal(x, below(i), extra, field)).join(', ')}]`;
+  if (v !== null && typeof v === 'object') {
+    const fields = Object.entries(v).map(([k, x]) => `${k}: ${literal(x, below(k), extra, k)}`);
+    return `{${[...fields, ...(here ? [extra] : [])].join(', ')}}`;
+  }
+  if (typeof v === 'string' && field && ENUM_FIELDS.has(field)) return v;
+  if (typeof v === 'string' && field === 'negated') return v;
+  return JSON.stringify(v);
+}
+
+/** The operation with its input written in the document, `extra` added to the object at `path` of it. */
+const inline = (op: (typeof OPERATIONS)[number], path: (string | number)[], extra: string) => op.query.replace(/\(\$i: \w+!\)/, '').replace('$i', literal(op.variables.i, path, extra));
+
+describe('prototype keys and unknown fields are refused wherever they are, and nothing is written', () => {
+  const prototypeBefore = Object.getOwnPropertyNames(Object.prototype).sort();
+  // What a prototype key would bring in if it were read as the object's prototype.
+  const smuggled = (op: (typeof OPERATIONS)[number]): Json => ({ immutable: true, cardinality: 'MULTIPLE', count: 1000, ...op.variables });
+
+  for (const op of OPERATIONS) {
+    test(`in ${op.name}'s variables, at every level`, async () => {
+      for (const key of ['__proto__', 'constructor', 'prototype']) {
+        // The variables object itself: `{"__proto__": {"i": …}}` was read as `$i`.
+        const top = Object.defineProperty({}, key, { value: op.variables, enumerable: true });
+        await expectRefused(() => post(body(op.query, top)), { code: 'GRAPHQL_VALIDATION_FAILED', message: new RegExp(`^The variables hold a key "${key}"`) });
+        for (const path of objectPaths(op.variables.i, ['i']).filter((p) => p.length > 0)) {
+          const variables = withKey(op.variables, path, key, smuggled(op));
+          await expectRefused(() => post(body(op.query, variables)), {
+            code: 'GRAPHQL_VALIDATION_FAILED',
+            message: new RegExp(`^Variable "\\$i" got invalid value at "${printPath([...path, key]).replace(/[[\].$]/g, '\\$&')}"; the key "${key}" names an object's prototype`),
+          });
+        }
+      }
+      assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).sort(), prototypeBefore, 'Object.prototype is as it was');
+    });
+
+    test(`in ${op.name}'s input written in the document, at every level`, async () => {
+      for (const key of ['__proto__', 'constructor', 'prototype', 'notAField']) {
+        for (const path of objectPaths(op.variables.i)) {
+          await expectRefused(() => post(body(inline(op, path, `${key}: {immutable: true}`))), { code: 'GRAPHQL_VALIDATION_FAILED', message: new RegExp(`^Field "${key}" is not defined by type "\\w+"`) });
+        }
+      }
+    });
+
+    test(`unknown fields in ${op.name}'s variables, at every level`, async () => {
+      for (const path of objectPaths(op.variables.i, ['i']).filter((p) => p.length > 0)) {
+        const variables = withKey(op.variables, path, 'notAField', true);
+        await expectRefused(() => post(body(op.query, variables)), { code: 'GRAPHQL_VALIDATION_FAILED', message: /^Variable "\$i" got invalid value .*; Field "notAField" is not defined by type "\w+"/ });
+      }
+    });
+  }
+
+  test('in the variables of a GET; variables nested deeper than any JSON body, by GET or POST', async () => {
+    const query = 'query($u: String!) { entity(urn: $u) { urn } }';
+    const get = (variables: string) => s.request(`/api/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(variables)}`);
+    await expectRefused(() => get(`{"__proto__": {"u": "${DATASET}"}}`), { code: 'GRAPHQL_VALIDATION_FAILED', message: /^The variables hold a key "__proto__"/ });
+    await expectRefused(() => get(`{"u": {"constructor": {"prototype": 1}}}`), { code: 'GRAPHQL_VALIDATION_FAILED', message: /^Variable "\$u" got invalid value at "u.constructor"/ });
+    const deep = `{"u": ${'['.repeat(200)}${']'.repeat(200)}}`;
+    await expectRefused(() => get(deep), { code: 'GRAPHQL_VALIDATION_FAILED', message: /^Variable "\$u" got invalid value at "u\[0\][^"]*"; it nests deeper than 64 levels of objects and lists/ });
+    // A POST's body is read by svc's JSON reader, which refuses it whole (HTTP 400, as any body nested so deeply).
+    await expectRefused(() => post(`{"query": ${JSON.stringify(query)}, "variables": ${deep}}`), { status: 400, code: 400, message: /^body\.variables\.u(\[0\])+.*: nested deeper than 64 levels of objects and arrays/ });
+  });
+
+  test('the operations are accepted without the keys, by variables and written in the document', async () => {
+    for (const op of OPERATIONS) {
+      const answer = await expectAnswered(() => post(body(op.query, op.variables)));
+      assert.equal(answer.errors, undefined, `${op.name}: ${JSON.stringify(answer.errors)}`);
+    }
+    const search = OPERATIONS.find((o) => o.name === 'searchAcrossEntities')!;
+    const written = await expectAnswered(() => post(body(inline(search, ['nowhere'], ''))));
+    assert.equal(written.errors, undefined, JSON.stringify(written.errors));
+    // The property created without the smuggled fields is neither immutable nor MULTIPLE.
+    const read = await expectAnswered(() => post(body(`{ structuredProperty(urn: "${propertyUrn('hostile.created')}") { definition { immutable cardinality } } }`)));
+    assert.deepEqual(read.data, { structuredProperty: { definition: { immutable: false, cardinality: 'SINGLE' } } });
   });
 });

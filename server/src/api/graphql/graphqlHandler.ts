@@ -26,6 +26,7 @@ import { isIntrospection, useIntrospectionDepth } from './introspection.ts';
 import { GRAPHQL_LIMITS } from './limits.ts';
 import { useInputLiteralRules } from './inputLiterals.ts';
 import { useVariableValues } from './variableValues.ts';
+import { useVariablesShape } from './variablesShape.ts';
 import { maskError, useExtensionsObject, useReadableValidationAbort } from './errorMasking.ts';
 import { entityResolvers } from './resolvers/entityResolvers.ts';
 import { propertyResolvers } from './resolvers/propertyResolvers.ts';
@@ -135,6 +136,8 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
       useExtensionsObject(),
       useValidationCache(),
       useReadableValidationAbort(),
+      // Before useStringFilterFlags, which copies the variables.
+      useVariablesShape(),
       useStringFilterFlags(),
       // Introspection runs on graphql-js's executor (see introspection.ts).
       useGraphQlJit({}, { enableIf: (args) => !isIntrospection(args) }),

@@ -5,6 +5,7 @@
  * request must never take svc down (issue 48): a stack overflowing, seconds of database work or an
  * answer of megabytes would, and each limit here stands between a small request and one of those.
  */
+import { MAX_JSON_DEPTH } from '../inputRules.ts';
 
 /**
  * Limits of one document. DataHub's deepest common query (search → entity → properties → definition
@@ -29,4 +30,12 @@ export const GRAPHQL_LIMITS = {
   aliases: 30,
   /** graphql-armor's cost of the document, `__schema` excepted. */
   cost: 5000,
+} as const;
+
+/** Limits of what a request's inputs, in its variables or written in the document, may ask for. */
+export const GRAPHQL_INPUT_LIMITS = {
+  /** Levels of objects and lists in the variables (as in any JSON body). */
+  variablesDepth: MAX_JSON_DEPTH,
+  /** Violations an error lists (the first ones, and how many more there are). */
+  reportedViolations: 20,
 } as const;
