@@ -8,13 +8,14 @@
  * and input-object literals, arguments, variable types, introspection's type references), documents
  * too long or of too many tokens, alias floods, fragment cycles and fragments spread over and over;
  * prototype keys (`__proto__`, `constructor`, `prototype`) and unknown fields at every level of every
- * operation's variables and literals.
+ * operation's variables and literals; small requests asking for a lot of work (lists of 100,000 items in
+ * every list input, thousands of facets, filters or filter values, thousands of missing properties).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { getIntrospectionQuery } from 'graphql';
-import { GRAPHQL_LIMITS } from '../../server/src/api/graphql/limits.ts';
+import { GRAPHQL_INPUT_LIMITS, GRAPHQL_LIMITS } from '../../server/src/api/graphql/limits.ts';
 import { expectRejected } from '../support/expectRejected.ts';
 import type { GraphQLAnswer, GraphQLError } from '../support/graphql.ts';
 import { createDataset, createProperty, datasetUrn, propertyUrn } from '../support/structuredProperties.ts';
@@ -359,5 +360,110 @@ describe('prototype keys and unknown fields are refused wherever they are, and n
     // The property created without the smuggled fields is neither immutable nor MULTIPLE.
     const read = await expectAnswered(() => post(body(`{ structuredProperty(urn: "${propertyUrn('hostile.created')}") { definition { immutable cardinality } } }`)));
     assert.deepEqual(read.data, { structuredProperty: { definition: { immutable: false, cardinality: 'SINGLE' } } });
+  });
+});
+
+/** The paths of every list in `v`. */
+function listPaths(v: Json, at: (string | number)[] = []): (string | number)[][] {
+  if (Array.isArray(v)) return [at, ...v.flatMap((x, i) => listPaths(x, [...at, i]))];
+  if (v === null || typeof v !== 'object') return [];
+  return Object.entries(v).flatMap(([k, x]) => listPaths(x, [...at, k]));
+}
+
+/**
+ * A copy of `v` with the list at `path` made of copies of its first item, `n` long or as many as
+ * 4 MB of JSON hold (a body is at most 5 MB). Returns the copy and the list's length.
+ */
+function withLongList(v: Json, path: (string | number)[], n: number): [Json, number] {
+  const copy = structuredClone(v);
+  let parent = copy as Record<string | number, Json>;
+  for (const p of path.slice(0, -1)) parent = parent[p] as Record<string | number, Json>;
+  const item = (parent[path[path.length - 1]!] as Json[])[0] ?? 'x';
+  const length = Math.min(n, Math.floor(4_000_000 / (JSON.stringify(item).length + 1)));
+  parent[path[path.length - 1]!] = Array.from({ length }, () => item);
+  return [copy, length];
+}
+
+describe('a request asking for much work is refused before any is done, naming the limit', () => {
+  const { listItems, facets: maxFacets, filterConditions, filterValues, reportedViolations } = GRAPHQL_INPUT_LIMITS;
+  const op = (name: string) => OPERATIONS.find((o) => o.name === name)!;
+  const bad = 400;
+
+  for (const o of OPERATIONS) {
+    test(`a list of more than ${listItems} items anywhere in ${o.name}'s variables`, async () => {
+      for (const path of listPaths(o.variables)) {
+        for (const n of [listItems + 1, 100_000]) {
+          const [variables, length] = withLongList(o.variables, path, n);
+          await expectRefused(() => post(body(o.query, variables)), {
+            code: 'GRAPHQL_VALIDATION_FAILED',
+            message: new RegExp(`^Variable "\\$i" got invalid value at "${printPath(path).replace(/[[\].$]/g, '\\$&')}"; a list may hold at most ${listItems} items, got ${length}$`),
+          });
+        }
+      }
+    });
+  }
+
+  test(`a list of more than ${listItems} items written in the document`, async () => {
+    const urns = Array.from({ length: listItems + 1 }, () => `"${PROPERTY}"`).join(' ');
+    await expectRefused(() => post(body(`mutation { removeStructuredProperties(input: {assetUrn: "${DATASET}", structuredPropertyUrns: [${urns}]}) { properties { associatedUrn } } }`)), {
+      code: 'GRAPHQL_VALIDATION_FAILED',
+      message: new RegExp(`^A list in the query may hold at most ${listItems} items, got ${listItems + 1}$`),
+    });
+  });
+
+  test(`more than ${maxFacets} facets`, async () => {
+    const aggregate = op('aggregateAcrossEntities');
+    for (const n of [maxFacets + 1, listItems]) {
+      const variables = { i: { ...(aggregate.variables.i as Record<string, Json>), facets: Array.from({ length: n }, (_, k) => `structuredProperties.f${k}`) } };
+      await expectRefused(() => post(body(aggregate.query, variables)), { code: bad, message: new RegExp(`^facets: at most ${maxFacets} facets, got ${n}$`) });
+    }
+    const written = `{ aggregateAcrossEntities(input: {query: "*", facets: [${Array.from({ length: maxFacets + 1 }, () => '"platform"').join(', ')}]}) { facets { field } } }`;
+    await expectRefused(() => post(body(written)), { code: bad, message: new RegExp(`^facets: at most ${maxFacets} facets, got ${maxFacets + 1}$`) });
+    const within = await expectAnswered(() => post(body(aggregate.query, { i: { ...(aggregate.variables.i as Record<string, Json>), facets: Array.from({ length: maxFacets }, () => 'platform') } })));
+    assert.equal(within.errors, undefined, JSON.stringify(within.errors));
+  });
+
+  test(`filters of more than ${filterConditions} conditions or ${filterValues} values in all`, async () => {
+    const search = op('searchAcrossEntities');
+    const withFilters = (orFilters: Json) => ({ i: { ...(search.variables.i as Record<string, Json>), orFilters } });
+    const condition = { field: 'platform', values: ['urn:li:dataPlatform:hive'] };
+    for (const [groups, perGroup] of [
+      [1, filterConditions + 1],
+      [filterConditions + 1, 1],
+      [50, 50],
+    ] as const) {
+      const filters = Array.from({ length: groups }, () => ({ and: Array.from({ length: perGroup }, () => condition) }));
+      await expectRefused(() => post(body(search.query, withFilters(filters))), { code: bad, message: new RegExp(`^orFilters: at most ${filterConditions} conditions in all, got ${groups * perGroup}`) });
+    }
+    const values = (n: number) => Array.from({ length: n }, (_, k) => `urn:li:dataPlatform:p${k}`);
+    // One condition's values are a list, held to the limit of any list; values are counted across conditions.
+    for (const split of [
+      [filterValues / 2, filterValues / 2 + 1],
+      [filterValues / 4, filterValues / 4, filterValues / 4, filterValues / 4 + 1],
+    ]) {
+      const filters = [{ and: split.map((n) => ({ field: 'platform', values: values(n) })) }];
+      await expectRefused(() => post(body(search.query, withFilters(filters))), { code: bad, message: new RegExp(`^orFilters: at most ${filterValues} values in all, got ${filterValues + 1}$`) });
+    }
+    const within = await expectAnswered(() => post(body(search.query, withFilters([{ and: [{ field: 'platform', values: values(filterValues) }] }]))));
+    assert.equal(within.errors, undefined, JSON.stringify(within.errors));
+  });
+
+  test('an upsert naming many missing properties is refused with the first of them and how many more', async () => {
+    const upsert = op('upsertStructuredProperties');
+    const params = Array.from({ length: listItems }, (_, k) => ({ structuredPropertyUrn: propertyUrn(`hostile.missing${k}`), values: [{ stringValue: 'x' }] }));
+    const errors = await expectRefused(() => post(body(upsert.query, { i: { assetUrn: DATASET, structuredPropertyInputParams: params } })), {
+      code: 412,
+      message: new RegExp(`^Structured property ${propertyUrn('hostile.missing0').replace(/\./g, '\\.')} does not exist: .*; … and ${(listItems - reportedViolations).toLocaleString('en-US')} more problems$`),
+    });
+    assert.equal((errors[0]!.extensions?.violations as string[]).length, reportedViolations);
+  });
+
+  test('a page or a facet larger than the limit is read as the limit, as DataHub reads a page', async () => {
+    const search = op('searchAcrossEntities');
+    const page = await expectAnswered(() => post(body(search.query, { i: { ...(search.variables.i as Record<string, Json>), count: 1_000_000_000 } })));
+    assert.equal(page.errors, undefined, JSON.stringify(page.errors));
+    const aggregate = op('aggregateAcrossEntities');
+    const facets = await expectAnswered(() => post(body(aggregate.query, { i: { ...(aggregate.variables.i as Record<string, Json>), searchFlags: { maxAggValues: 1_000_000_000 } } })));
+    assert.equal(facets.errors, undefined, JSON.stringify(facets.errors));
   });
 });

@@ -5,7 +5,9 @@
  * request must never take svc down (issue 48): a stack overflowing, seconds of database work or an
  * answer of megabytes would, and each limit here stands between a small request and one of those.
  */
+import { MAX_LISTED_VIOLATIONS } from '../../errors.ts';
 import { MAX_JSON_DEPTH } from '../inputRules.ts';
+import { MAX_SEARCH_CONDITIONS, MAX_SEARCH_PAGE } from '../../search/searchService.ts';
 
 /**
  * Limits of one document. DataHub's deepest common query (search → entity → properties → definition
@@ -34,8 +36,25 @@ export const GRAPHQL_LIMITS = {
 
 /** Limits of what a request's inputs, in its variables or written in the document, may ask for. */
 export const GRAPHQL_INPUT_LIMITS = {
+  /** Items of any list: the properties of an upsert, the URNs of a removal, the values of a property, … */
+  listItems: 1000,
   /** Levels of objects and lists in the variables (as in any JSON body). */
   variablesDepth: MAX_JSON_DEPTH,
-  /** Violations an error lists (the first ones, and how many more there are). */
-  reportedViolations: 20,
+  /** Facets of one `aggregateAcrossEntities`: each is an aggregation over every matching entity. */
+  facets: 50,
+  /** Conditions of one search's `orFilters`, its groups' added up (the search module's limit). */
+  filterConditions: MAX_SEARCH_CONDITIONS,
+  /** Values of one search's `orFilters`, its conditions' added up. */
+  filterValues: 1000,
+  /** Values per facet (`searchFlags.maxAggValues`): a larger one is read as this, as a larger `count` is. */
+  aggValues: 1000,
+  /** Entities of one page of search results (`count`): a larger one is read as this, as DataHub does. */
+  searchPage: MAX_SEARCH_PAGE,
+  /**
+   * Search results one request may ask for in all, its searches' page sizes added up: five full pages.
+   * Aliases would otherwise let one request read 30 pages of 1,000 entities.
+   */
+  searchResults: 5000,
+  /** Violations an error lists: the first ones, and how many more there are (errors.ts's limit). */
+  reportedViolations: MAX_LISTED_VIOLATIONS,
 } as const;

@@ -1,6 +1,8 @@
 /**
  * What the variables of a GraphQL request may hold, checked before anything reads them: no key
- * `__proto__`, `constructor` or `prototype` at any level, and no deeper nesting than any JSON body.
+ * `__proto__`, `constructor` or `prototype` at any level, no list of more than
+ * {@link GRAPHQL_INPUT_LIMITS.listItems} items (each would be coerced, checked and perhaps looked up
+ * before the operation's own limits could refuse it), and no deeper nesting than any JSON body.
  *
  * A key `__proto__` is an own key of what JSON.parse returns, but copying it into another object by
  * assignment (`out[key] = value`) sets that object's prototype instead: the variables
@@ -46,7 +48,10 @@ const variableOf = (place: Place): string => {
  *
  *   variablesProblems({ i: { id: 'p', __proto__: {} } }) // (JSON.parse's own key) ['Variable "$i" got invalid value at "i.__proto__"; …']
  */
-export function variablesProblems(variables: Record<string, unknown>, limits: { variablesDepth: number; reportedViolations: number } = GRAPHQL_INPUT_LIMITS): string[] {
+export function variablesProblems(
+  variables: Record<string, unknown>,
+  limits: { listItems: number; variablesDepth: number; reportedViolations: number } = GRAPHQL_INPUT_LIMITS,
+): string[] {
   const out: string[] = [];
   const refusedKey = (key: string) => `the key "${key}" names an object's prototype, never an input field, and is refused`;
   const stack: Place[] = [];
@@ -64,7 +69,8 @@ export function variablesProblems(variables: Record<string, unknown>, limits: { 
       continue;
     }
     if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], key: i, parent: place, depth: place.depth + 1 });
+      if (value.length > limits.listItems) out.push(`${at()}; a list may hold at most ${limits.listItems} items, got ${value.length}`);
+      else for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], key: i, parent: place, depth: place.depth + 1 });
       continue;
     }
     const keys = Object.keys(value);
