@@ -458,6 +458,17 @@ describe('a request asking for much work is refused before any is done, naming t
     assert.equal((errors[0]!.extensions?.violations as string[]).length, reportedViolations);
   });
 
+  test('variables of 250,000 integers too large to keep exactly: the first 20 are named, and the server lives on', async () => {
+    // The JSON reader refuses them; a body of such integers once overflowed its stack and ended the process.
+    const integers = Array.from({ length: 250_000 }, () => '9007199254740993').join(',');
+    const errors = await expectRefused(() => post(`{"query": "query($a: [Float]) { __typename }", "variables": {"a": [${integers}]}}`), {
+      status: 400,
+      code: 400,
+      message: /^body: the integer 9007199254740993 is beyond ±9007199254740991 and cannot be kept exactly/,
+    });
+    assert.equal((errors[0]!.extensions?.violations as string[]).length, reportedViolations);
+  });
+
   test('a page or a facet larger than the limit is read as the limit, as DataHub reads a page', async () => {
     const search = op('searchAcrossEntities');
     const page = await expectAnswered(() => post(body(search.query, { i: { ...(search.variables.i as Record<string, Json>), count: 1_000_000_000 } })));
