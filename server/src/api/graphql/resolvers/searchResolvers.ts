@@ -30,13 +30,22 @@ interface CommonInput {
   sortInput?: SortInput | null;
 }
 
-/** The field names selected at `path` below the field being resolved (through fragments too). */
+/**
+ * The field names selected at `path` below the field being resolved (through fragments too; a
+ * fragment spread again at the same depth is walked once, as GraphQL merges it).
+ */
 function fieldsAt(info: GraphQLResolveInfo, path: string[]): Set<string> {
   const out = new Set<string>();
+  const walked = new Set<string>();
+  const visitFragment = (name: string, depth: number): void => {
+    if (walked.has(`${depth} ${name}`)) return;
+    walked.add(`${depth} ${name}`);
+    visit(info.fragments[name]?.selectionSet, depth);
+  };
   const visit = (set: SelectionSetNode | undefined, depth: number): void => {
     for (const s of set?.selections ?? []) {
       if (s.kind === 'InlineFragment') visit(s.selectionSet, depth);
-      else if (s.kind === 'FragmentSpread') visit(info.fragments[s.name.value]?.selectionSet, depth);
+      else if (s.kind === 'FragmentSpread') visitFragment(s.name.value, depth);
       else if (depth === path.length) out.add(s.name.value);
       else if (s.name.value === path[depth]) visit(s.selectionSet, depth + 1);
     }
