@@ -74,19 +74,19 @@ function printAssignment(a: Assignment): string {
 
 /**
  * DataHub's duplicate check: one violation per property that more than one of `assignments` names,
- * `Property: <urn> has multiple entries: [<assignments>]`.
+ * `Property: <urn> has multiple entries: [<assignments>]`, in the order the properties first appear.
+ * One pass, grouped by property (comparing each assignment with all others took seconds for 10,000).
  */
 export function duplicateEntries(assignments: Assignment[]): Violation[] {
-  const out: Violation[] = [];
-  const seen = new Set<string>();
+  const byProperty = new Map<string, Assignment[]>();
   for (const a of assignments) {
-    const same = assignments.filter((b) => b.propertyUrn === a.propertyUrn);
-    if (same.length > 1 && !seen.has(a.propertyUrn)) {
-      seen.add(a.propertyUrn);
-      out.push({ message: `Property: ${a.propertyUrn} has multiple entries: [${same.map(printAssignment).join(', ')}]` });
-    }
+    const same = byProperty.get(a.propertyUrn);
+    if (same) same.push(a);
+    else byProperty.set(a.propertyUrn, [a]);
   }
-  return out;
+  return [...byProperty.values()]
+    .filter((same) => same.length > 1)
+    .map((same) => ({ message: `Property: ${same[0]!.propertyUrn} has multiple entries: [${same.map(printAssignment).join(', ')}]` }));
 }
 
 /** Whether parsing a URN failed for its length alone (parseUrn's VALIDATION; a malformed one is INVALID_URN). */
@@ -122,7 +122,9 @@ export function checkAssignments(
   entityTypeUrn: string,
 ): Violation[] {
   const out = duplicateEntries(all);
-  const duplicated = new Set(all.map((a) => a.propertyUrn).filter((urn, i, urns) => urns.indexOf(urn) !== i));
+  const named = new Set<string>();
+  const duplicated = new Set<string>();
+  for (const a of all) (named.has(a.propertyUrn) ? duplicated : named).add(a.propertyUrn);
   for (const a of next) {
     if (duplicated.has(a.propertyUrn)) continue;
     const wrongType = propertyUrnProblem(a.propertyUrn);

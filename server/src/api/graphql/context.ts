@@ -7,6 +7,7 @@ import type { Principal } from '../../auth/authorize.ts';
 import type { Catalog } from '../../catalog.ts';
 import type { EntityRecord } from '../../entities/entityService.ts';
 import { registry, type EntityUrn } from '../../registry/registry.ts';
+import { GRAPHQL_INPUT_LIMITS } from './limits.ts';
 
 /**
  * The aspects GraphQL reads of an entity: every versioned one (its fields are built from them); time
@@ -21,15 +22,9 @@ export interface GraphQLContext {
   entities: DataLoader<string, EntityRecord | null>;
   /** Entities a search read with some of their aspects only (see {@link primeEntity}), and those aspects. */
   primed: Map<string, { record: EntityRecord; aspects: ReadonlySet<string> }>;
-  /** How many more search results this request may ask for (see searchResolvers.ts). */
+  /** How many more search results this request may ask for (see searchResolvers.ts and limits.ts). */
   searchResultsLeft: number;
 }
-
-/**
- * The search results one request may ask for in all, its searches' page sizes added up: five full
- * pages. Aliases would otherwise let one request read up to 30 pages of 1,000 entities.
- */
-export const MAX_SEARCH_RESULTS_PER_REQUEST = 5_000;
 
 /** An entity as resolvers pass it on: its URN parsed; its aspects are read when a field needs them. */
 export interface EntityRef {
@@ -55,7 +50,7 @@ export function createContext(catalog: Catalog, principal: Principal): GraphQLCo
       { maxBatchSize: 100 },
     ),
     primed: new Map(),
-    searchResultsLeft: MAX_SEARCH_RESULTS_PER_REQUEST,
+    searchResultsLeft: GRAPHQL_INPUT_LIMITS.searchResults,
   };
 }
 

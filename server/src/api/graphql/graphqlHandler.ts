@@ -1,8 +1,9 @@
 /**
  * `/api/graphql` (graphql-yoga): the schema of schema.graphql, resolvers that are thin adapters over
  * the catalog's services, the caller's principal from the API's bearer-token authentication, and
- * limits on what one document may ask (depth, aliases, tokens, cost) so that no query reads the whole
- * catalog at once (a page is at most 1000 entities).
+ * limits on what one document may ask (length, nesting, depth, aliases, tokens, cost: see limits.ts)
+ * so that no query reads the whole catalog at once (a page is at most 1000 entities) or overflows the
+ * stack.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,8 +21,12 @@ import type { Logger } from '../../log.ts';
 import { principalOf } from '../auth.ts';
 import { createContext } from './context.ts';
 import { directParams, serveDirect } from './directPost.ts';
+import { useDocumentShape } from './documentShape.ts';
+import { isIntrospection, useIntrospectionDepth } from './introspection.ts';
+import { GRAPHQL_LIMITS } from './limits.ts';
 import { useInputLiteralRules } from './inputLiterals.ts';
 import { useVariableValues } from './variableValues.ts';
+import { useVariablesShape } from './variablesShape.ts';
 import { maskError, useExtensionsObject, useReadableValidationAbort } from './errorMasking.ts';
 import { entityResolvers } from './resolvers/entityResolvers.ts';
 import { propertyResolvers } from './resolvers/propertyResolvers.ts';
@@ -30,9 +35,6 @@ import { useStringFilterFlags } from './stringFlags.ts';
 import { useValidationCache } from './validationCache.ts';
 
 export const GRAPHQL_PATH = '/api/graphql';
-
-/** Limits of one document: DataHub's deepest common query (search → entity → properties → definition → types → info) is depth 9. */
-export const GRAPHQL_LIMITS = { depth: 12, aliases: 30, tokens: 5000, cost: 5000 };
 
 /**
  * A limit exceeded is reported as a validation error (code GRAPHQL_VALIDATION_FAILED), as any query
@@ -125,14 +127,20 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
       maxDepthPlugin({ n: GRAPHQL_LIMITS.depth, ignoreIntrospection: true, ...asValidationError }),
       maxAliasesPlugin({ n: GRAPHQL_LIMITS.aliases, ...asValidationError }),
       maxTokensPlugin({ n: GRAPHQL_LIMITS.tokens }),
+      // After the token limit's parser, which it wraps: the text is checked before either parses it.
+      useDocumentShape(),
+      useIntrospectionDepth(),
       costLimitPlugin({ maxCost: GRAPHQL_LIMITS.cost, ignoreIntrospection: true, ...asValidationError }),
       useInputLiteralRules(),
       useVariableValues(),
       useExtensionsObject(),
       useValidationCache(),
       useReadableValidationAbort(),
+      // Before useStringFilterFlags, which copies the variables.
+      useVariablesShape(),
       useStringFilterFlags(),
-      useGraphQlJit(),
+      // Introspection runs on graphql-js's executor (see introspection.ts).
+      useGraphQlJit({}, { enableIf: (args) => !isIntrospection(args) }),
     ],
   });
   return {

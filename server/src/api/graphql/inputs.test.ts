@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Violations } from '../../errors.ts';
 import { allowedValues, descending, orFilters, typedValues } from './inputs.ts';
+import { GRAPHQL_INPUT_LIMITS } from './limits.ts';
 
 test('values hold exactly one of stringValue and numberValue; every bad one is named', () => {
   const v = new Violations();
@@ -32,6 +33,14 @@ test('filters: values or the deprecated value; IS_NULL as a negated EXISTS; empt
   ]);
   assert.equal(orFilters([]), undefined);
   assert.equal(orFilters(null), undefined);
+});
+
+test('filters hold a bounded number of conditions and values in all, counted across groups', () => {
+  const { filterConditions, filterValues } = GRAPHQL_INPUT_LIMITS;
+  const group = (conditions: number, values: number) => ({ and: Array.from({ length: conditions }, () => ({ field: 'a', values: Array.from({ length: values }, () => 'x') })) });
+  assert.equal(orFilters([group(filterConditions / 2, 1), group(filterConditions / 2, 1)])?.length, 2);
+  assert.throws(() => orFilters([group(filterConditions / 2, 1), group(filterConditions / 2 + 1, 1)]), { message: `orFilters: at most ${filterConditions} conditions in all, got ${filterConditions + 1}` });
+  assert.throws(() => orFilters([group(1, filterValues), group(1, 1)]), { message: `orFilters: at most ${filterValues} values in all, got ${filterValues + 1}` });
 });
 
 test('results are sorted by urn only', () => {

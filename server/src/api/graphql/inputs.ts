@@ -5,6 +5,7 @@
 import { SvcError, Violations } from '../../errors.ts';
 import type { Criterion, OrFilters } from '../../search/expr.ts';
 import type { AllowedValue, PrimitiveValue } from '../../properties/types.ts';
+import { GRAPHQL_INPUT_LIMITS } from './limits.ts';
 
 export interface ValueInput {
   stringValue?: string | null;
@@ -56,10 +57,24 @@ export function allowedValues(inputs: AllowedValueInput[] | null | undefined, wh
 
 /**
  * `orFilters` as criteria: `values` (or the deprecated `value`), `IS_NULL` as a negated `EXISTS`.
- * Conditions svc does not serve are refused by the search module, which names them.
+ * Conditions svc does not serve are refused by the search module, which names them. At most
+ * {@link GRAPHQL_INPUT_LIMITS.filterConditions} conditions and {@link GRAPHQL_INPUT_LIMITS.filterValues}
+ * values in all, counted before anything is made of them.
  */
 export function orFilters(groups: { and?: FacetFilterInput[] | null }[] | null | undefined): OrFilters | undefined {
   if (!groups?.length) return undefined;
+  let conditions = 0;
+  let values = 0;
+  for (const g of groups) {
+    conditions += g.and?.length ?? 0;
+    for (const f of g.and ?? []) values += f.values?.length ?? 0;
+  }
+  const { filterConditions, filterValues } = GRAPHQL_INPUT_LIMITS;
+  const problems = [
+    ...(conditions > filterConditions ? [`orFilters: at most ${filterConditions} conditions in all, got ${conditions}`] : []),
+    ...(values > filterValues ? [`orFilters: at most ${filterValues} values in all, got ${values}`] : []),
+  ];
+  if (problems.length) throw SvcError.validation(problems);
   return groups.map((g) => ({
     and: (g.and ?? []).map((f): Criterion => {
       const values = f.values ?? (f.value !== undefined && f.value !== null ? [f.value] : undefined);

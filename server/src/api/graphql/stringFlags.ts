@@ -7,12 +7,16 @@
  */
 import type { Plugin } from 'graphql-yoga';
 
-function normalise(v: unknown, depth: number): unknown {
+/**
+ * A copy of `v` with string flags as booleans. Copied by Object.fromEntries, which defines each key as
+ * an own member: an assignment `out[key] = …` with the key `__proto__` (an own key of what JSON.parse
+ * returns) would set the copy's prototype, and GraphQL would read the object's fields through it.
+ */
+export function normalise(v: unknown, depth = 0): unknown {
   if (depth > 8 || v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map((x) => normalise(x, depth + 1));
   const o = v as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(o)) out[k] = normalise(x, depth + 1);
+  const out = Object.fromEntries(Object.entries(o).map(([k, x]) => [k, normalise(x, depth + 1)]));
   if (typeof o.field === 'string' && typeof o.negated === 'string' && /^(true|false)$/i.test(o.negated)) out.negated = o.negated.toLowerCase() === 'true';
   return out;
 }
@@ -20,7 +24,7 @@ function normalise(v: unknown, depth: number): unknown {
 export function useStringFilterFlags(): Plugin {
   return {
     onParams({ params, setParams }) {
-      if (params.variables && typeof params.variables === 'object') setParams({ ...params, variables: normalise(params.variables, 0) as Record<string, unknown> });
+      if (params.variables && typeof params.variables === 'object') setParams({ ...params, variables: normalise(params.variables) as Record<string, unknown> });
     },
   };
 }

@@ -6,10 +6,11 @@
 import type { FieldNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { EntityRecord } from '../../../entities/entityService.ts';
 import { SvcError } from '../../../errors.ts';
-import { MAX_SEARCH_PAGE, type SearchInput } from '../../../search/searchService.ts';
-import { entityRef, MAX_SEARCH_RESULTS_PER_REQUEST, primeEntity, type GraphQLContext } from '../context.ts';
+import type { SearchInput } from '../../../search/searchService.ts';
+import { entityRef, primeEntity, type GraphQLContext } from '../context.ts';
 import { entityNamesOf } from '../entityTypes.ts';
 import { descending, orFilters, type FacetFilterInput, type SortInput } from '../inputs.ts';
+import { GRAPHQL_INPUT_LIMITS } from '../limits.ts';
 
 const DEFAULT_COUNT = 10;
 /** DataHub's default number of values per facet. */
@@ -29,13 +30,22 @@ interface CommonInput {
   sortInput?: SortInput | null;
 }
 
-/** The field names selected at `path` below the field being resolved (through fragments too). */
+/**
+ * The field names selected at `path` below the field being resolved (through fragments too; a
+ * fragment spread again at the same depth is walked once, as GraphQL merges it).
+ */
 function fieldsAt(info: GraphQLResolveInfo, path: string[]): Set<string> {
   const out = new Set<string>();
+  const walked = new Set<string>();
+  const visitFragment = (name: string, depth: number): void => {
+    if (walked.has(`${depth} ${name}`)) return;
+    walked.add(`${depth} ${name}`);
+    visit(info.fragments[name]?.selectionSet, depth);
+  };
   const visit = (set: SelectionSetNode | undefined, depth: number): void => {
     for (const s of set?.selections ?? []) {
       if (s.kind === 'InlineFragment') visit(s.selectionSet, depth);
-      else if (s.kind === 'FragmentSpread') visit(info.fragments[s.name.value]?.selectionSet, depth);
+      else if (s.kind === 'FragmentSpread') visitFragment(s.name.value, depth);
       else if (depth === path.length) out.add(s.name.value);
       else if (s.name.value === path[depth]) visit(s.selectionSet, depth + 1);
     }
@@ -91,9 +101,9 @@ function selectionOf(info: GraphQLResolveInfo): Selection {
  */
 function searchInput(ctx: GraphQLContext, input: CommonInput, info: GraphQLResolveInfo): { search: SearchInput; primed: string[] | undefined } {
   const count = input.count ?? DEFAULT_COUNT;
-  ctx.searchResultsLeft -= Math.min(Math.max(count, 0), MAX_SEARCH_PAGE);
+  ctx.searchResultsLeft -= Math.min(Math.max(count, 0), GRAPHQL_INPUT_LIMITS.searchPage);
   if (ctx.searchResultsLeft < 0) {
-    throw SvcError.validation([`A request may ask for ${MAX_SEARCH_RESULTS_PER_REQUEST} search results in all, and this search takes it past that: ask for the rest in another request`]);
+    throw SvcError.validation([`A request may ask for ${GRAPHQL_INPUT_LIMITS.searchResults} search results in all, and this search takes it past that: ask for the rest in another request`]);
   }
   const { aspects: primed, total } = selectionOf(info);
   const search: SearchInput = {
@@ -132,13 +142,16 @@ export const searchResolvers = {
       return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, primed), facets: [] };
     },
     async aggregateAcrossEntities(_: unknown, { input }: { input: Omit<CommonInput, 'count' | 'sortInput'> & { facets?: (string | null)[] | null } }, ctx: GraphQLContext) {
+      // Each facet is an aggregation over every matching entity: 10,000 of them were 73 s of database work.
+      const { facets: maxFacets, aggValues } = GRAPHQL_INPUT_LIMITS;
+      if ((input.facets?.length ?? 0) > maxFacets) throw SvcError.validation([`facets: at most ${maxFacets} facets, got ${input.facets!.length}`]);
       const facets = await ctx.catalog.search.aggregate(ctx.principal, {
         entityTypes: entityNamesOf(input.types),
         query: input.query,
         filters: orFilters(input.orFilters),
         includeSoftDeleted: input.searchFlags?.includeSoftDeleted ?? false,
         facets: (input.facets ?? []).filter((f): f is string => typeof f === 'string'),
-        maxAggValues: input.searchFlags?.maxAggValues ?? DEFAULT_AGG_VALUES,
+        maxAggValues: Math.min(input.searchFlags?.maxAggValues ?? DEFAULT_AGG_VALUES, aggValues),
       });
       return {
         facets: facets.map((f) => ({
