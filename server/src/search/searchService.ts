@@ -21,7 +21,7 @@ import { registry, type EntitySpec } from '../registry/registry.ts';
 import { ENTITIES } from '../registry/entities.ts';
 import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
 import { DEFAULT_FIELD, filtersExpr, leaves, parseQuery, type Expr, type Leaf, type OrFilters } from './expr.ts';
-import { baseFields, dateMillis, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type FieldSpec } from './fields.ts';
+import { baseFields, dateMillis, dateProblem, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type FieldSpec } from './fields.ts';
 
 export interface SearchInput {
   /** Entity type names; empty: every type. */
@@ -303,7 +303,7 @@ function typed(e: Leaf, f: FieldSpec, problems: string[]): ResolvedLeaf | { kind
       }
       case 'date': {
         const ms = dateMillis(v);
-        if (ms === undefined) problems.push(`${f.name} holds dates: ${JSON.stringify(v)} is not a date (yyyy-MM-dd, an ISO 8601 date-time, or epoch milliseconds)`);
+        if (ms === undefined) problems.push(`${f.name} holds dates: ${JSON.stringify(v)} is not a date: ${dateProblem(v)}`);
         return ms;
       }
       case 'boolean':
