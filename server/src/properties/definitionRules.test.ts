@@ -177,3 +177,27 @@ test('allowedByVersion: a new version over none or a lower one', () => {
   assert.equal(allowedByVersion(v('20240102000000'), v('20240101000000')), false);
   assert.equal(allowedByVersion(v('20240101000000'), v()), false);
 });
+
+describe('svc’s rules of issue 48', () => {
+  test('a new qualified name is a dotted name, said with the character at fault', () => {
+    assert.deepEqual(check({ qualifiedName: 'a/b' }, { urn: 'urn:li:structuredProperty:a/b' }), [
+      'Qualified name a/b is not a dotted name: "/" is not allowed; a qualified name is names of letters, digits, _ and - joined by single dots, e.g. io.acryl.privacy.retentionTime',
+    ]);
+    assert.deepEqual(check({ qualifiedName: 'a..b' }, { urn: 'urn:li:structuredProperty:a..b' }), [
+      'Qualified name a..b is not a dotted name: it has an empty name between dots, or a dot at its start or end; a qualified name is names of letters, digits, _ and - joined by single dots, e.g. io.acryl.privacy.retentionTime',
+    ]);
+    // A property created before the rule keeps its name (an update cannot change it).
+    const old = { ...base, qualifiedName: 'a/b' };
+    assert.deepEqual(check({ ...old, description: 'x' }, { urn: 'urn:li:structuredProperty:a/b', previous: old }), []);
+  });
+
+  test('allowedValues, when given, lists at least one value', () => {
+    assert.deepEqual(check({ allowedValues: [] }), [
+      'allowedValues: must list at least one value (an empty list would allow none); leave allowedValues out to allow any value of the valueType',
+    ]);
+    // Stored before the rule: an update that keeps it is not refused for it; one that lists values is fine.
+    const old = { ...base, allowedValues: [] };
+    assert.deepEqual(check({ ...old, description: 'x' }, { previous: old }), []);
+    assert.deepEqual(check({ ...old, allowedValues: [{ value: { double: 30 } }] }, { previous: old }), []);
+  });
+});

@@ -2,12 +2,14 @@
  * The rules a `propertyDefinition` write must pass: DataHub's (its PropertyDefinitionValidator, in its
  * order and with its messages, which clients match), plus svc's stricter ones: valueType and
  * entityTypes must name existing dataType/entityType entities, allowed values must be of the value
- * type, and a new property's qualifiedName is its URN's id. What version is stored is
+ * type and listed when given, a new property's qualifiedName is its URN's id and a dotted name
+ * (qualifiedNames.ts), and a version is a real date and time (versions.ts). What version is stored is
  * {@link storedDefinition}'s rule.
  */
 import { parseUrn } from '../urn/urn.ts';
 import { checkValueType } from './valueRules.ts';
 import { cardinalityOf, printValue, sameValue, searchName, VERSIONED_FIELDS, type PropertyDefinition } from './types.ts';
+import { qualifiedNameProblem } from './qualifiedNames.ts';
 import { compareVersions, suggestedVersion, versionProblem } from './versions.ts';
 
 export interface DefinitionContext {
@@ -76,6 +78,10 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   // that field name would be a value where OpenSearch keeps an object.
   if (searchName(next.qualifiedName) === VERSIONED_FIELDS) {
     out.push(`Qualified name ${next.qualifiedName} is taken by search: structuredProperties.${VERSIONED_FIELDS} holds the fields of versioned properties`);
+  } else if (!ctx.previous) {
+    // svc: a new name is a dotted name, which search can name as written (qualifiedNames.ts).
+    const problem = qualifiedNameProblem(next.qualifiedName);
+    if (problem) out.push(problem);
   }
   // Each property has a search field of its own, structuredProperties.<qualified name, . as _>, of
   // one type; DataHub 1.x refuses such collisions with this message.
@@ -116,6 +122,10 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   if (next.entityTypes.length === 0) out.push('entityTypes: must name at least one entity type, e.g. urn:li:entityType:svc.dataset');
   for (const e of next.entityTypes) {
     if (!ctx.entityTypes.has(e)) out.push(`Provided entityType ${e} is not an existing entityType entity, e.g. urn:li:entityType:svc.dataset`);
+  }
+  // svc: an empty list would allow no value at all. Left as stored on a property that has it already.
+  if (next.allowedValues?.length === 0 && ctx.previous?.allowedValues?.length !== 0) {
+    out.push('allowedValues: must list at least one value (an empty list would allow none); leave allowedValues out to allow any value of the valueType');
   }
   (next.allowedValues ?? []).forEach((a, i) => {
     const typeProblem = ctx.dataTypes.has(next.valueType) ? checkValueType(`allowedValues[${i}]`, next.valueType, a.value, undefined) : undefined;
