@@ -151,3 +151,91 @@ describe('versions', () => {
     assert.equal(good.code, 0, good.stderr);
   });
 });
+
+/** GraphQL createStructuredProperty with an id (the qualified name) and the given allowed values. */
+function createByGraphQL(qualifiedName: string, allowedValues?: { stringValue: string }[]): Promise<Response> {
+  return s.request('/api/graphql', {
+    method: 'POST',
+    body: JSON.stringify({
+      query: 'mutation($input: CreateStructuredPropertyInput!) { createStructuredProperty(input: $input) { urn } }',
+      variables: { input: { id: qualifiedName, qualifiedName, valueType: 'urn:li:dataType:string', entityTypes: ['urn:li:entityType:dataset'], ...(allowedValues ? { allowedValues } : {}) } },
+    }),
+  });
+}
+
+/** A GraphQL refusal: HTTP 200, one BAD_REQUEST error holding `expected`, nothing changed. */
+async function refusedByGraphQL(req: () => Promise<Response>, expected: string): Promise<void> {
+  await expectRejected(s, req, 200, (raw) => {
+    const body = JSON.parse(raw) as { data: unknown; errors?: { message: string; extensions?: { code?: unknown } }[] };
+    assert.equal(body.errors?.length, 1, raw);
+    assert.ok(body.errors[0]!.message.includes(expected), `expected ${expected} in: ${raw}`);
+  });
+}
+
+/** `svc properties upsert -f` of a one-property file. */
+function upsertByCli(file: string, yaml: string) {
+  const path = join(dir, file);
+  writeFileSync(path, yaml);
+  return runSvc(s.url, ['properties', 'upsert', '-f', path], { HOME: dir });
+}
+
+describe('qualified names', () => {
+  /** Names over letters, digits, _, -, dots and the characters of query syntax, paths and URNs. */
+  const ALPHABET = [...'ab1_-..', 'ü', '名', '/', '(', ')', '\\', ':', ',', '*', '?', '"', '#', '%', '&', '@', '[', '+', '!'];
+  const name = fc.array(fc.constantFrom(...ALPHABET), { minLength: 1, maxLength: 8 }).map((cs) => `test.names.${cs.join('')}`);
+  const dotted = (n: string) => /^[\p{L}\p{M}\p{N}_-]+(\.[\p{L}\p{M}\p{N}_-]+)*$/u.test(n);
+  const unpaired = (n: string) => {
+    let depth = 0;
+    for (const ch of n) if ((depth += ch === '(' ? 1 : ch === ')' ? -1 : 0) < 0) return true;
+    return depth !== 0;
+  };
+
+  test('a name that is no dotted name is refused on every surface, naming the character or the empty name; a dotted one is stored', async () => {
+    const seen = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(name, fc.constantFrom<Surface | 'graphql'>(...SURFACES, 'graphql'), async (qn, surface) => {
+        fc.pre(!seen.has(qn));
+        seen.add(qn);
+        const urn = propertyUrn(qn);
+        if (dotted(qn)) {
+          const res = surface === 'graphql' ? await createByGraphQL(qn) : await write(surface, urn, definitionOf(qn));
+          const body = await text(res, 200);
+          if (surface === 'graphql') assert.equal(JSON.parse(body).data.createStructuredProperty.urn, urn, body);
+          return;
+        }
+        const bad = [...qn].find((ch) => ch !== '.' && !/[\p{L}\p{M}\p{N}_-]/u.test(ch));
+        // A parenthesis that does not pair is no URN at all: DataHub's 400 for it comes first.
+        const expected = unpaired(qn) ? `Invalid urn!: ${urn}` : `Qualified name ${qn} is not a dotted name: ${bad === undefined ? 'it has an empty name' : JSON.stringify(bad)}`;
+        await expectRejected(s, () => (surface === 'graphql' ? createByGraphQL(qn) : write(surface, urn, definitionOf(qn))), surface === 'graphql' ? 200 : 400, (raw) => {
+          const body = JSON.parse(raw) as { error?: string; message?: string; errors?: { message: string }[] };
+          const message = body.errors?.[0]?.message ?? body.message ?? body.error ?? '';
+          assert.ok(message.includes(expected), `${surface}: expected ${expected} in: ${raw}`);
+        });
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  test('the CLI file: a name with a / is refused with the server’s message', async () => {
+    const r = await upsertByCli('name.yaml', '- id: test.names.cli/x\n  type: string\n  entity_types: [dataset]\n');
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /Qualified name test\.names\.cli\/x is not a dotted name: "\/" is not allowed/);
+  });
+});
+
+describe('allowed values', () => {
+  const EMPTY = 'allowedValues: must list at least one value (an empty list would allow none); leave allowedValues out to allow any value of the valueType';
+
+  test('allowedValues: [] is refused on every surface, and nothing is written', async () => {
+    for (const surface of SURFACES) await refused(surface, propertyUrn(`test.allowed.empty_${surface}`), definitionOf(`test.allowed.empty_${surface}`, { allowedValues: [] }), EMPTY);
+    await refusedByGraphQL(() => createByGraphQL('test.allowed.emptyGraphql', []), EMPTY);
+    const r = await upsertByCli('allowed.yaml', '- id: test.allowed.emptyCli\n  type: string\n  entity_types: [dataset]\n  allowed_values: []\n');
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(r.stderr.includes(EMPTY), r.stderr);
+  });
+
+  test('a list of values, or none at all, is accepted', async () => {
+    await text(await writeDefinition(s, propertyUrn('test.allowed.some'), definitionOf('test.allowed.some', { allowedValues: [{ value: { string: 'a' } }] })), 200);
+    await text(await writeDefinition(s, propertyUrn('test.allowed.none'), definitionOf('test.allowed.none')), 200);
+  });
+});
