@@ -63,7 +63,8 @@ function decode(raw: string): { text: string } | { problem: string } {
 export function queryGuard(req: Request, _res: Response, next: NextFunction): void {
   const url = req.originalUrl;
   const at = url.indexOf('?');
-  if (at < 0) return next();
+  // Without a %, every name and value is text as written (a raw NUL never passes Node's HTTP parser).
+  if (at < 0 || !url.includes('%', at)) return next();
   const problems: string[] = [];
   for (const pair of url.slice(at + 1).split('&')) {
     if (pair === '') continue;
