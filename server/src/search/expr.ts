@@ -53,7 +53,7 @@ function syntaxError(what: string): SvcError {
 const MAX_DEPTH = 100;
 const WHITESPACE = /[ \t\r\n\f\u3000]/;
 /** Characters that end a term unless escaped (`\:`); `+`, `-` and `!` only at its start. */
-const SPECIAL = new Set([...'(){}[]"^~/:\\']);
+const SPECIAL = new Set([...'(){}[]"^~/:']);
 const BINARY = new Map([
   ['AND', 'AND'],
   ['&&', 'AND'],
@@ -265,7 +265,7 @@ class QueryParser {
         this.at += 2;
         continue;
       }
-      if (WHITESPACE.test(ch) || (SPECIAL.has(ch) && ch !== '\\')) break;
+      if (WHITESPACE.test(ch) || SPECIAL.has(ch)) break;
       if (this.at === start && (ch === '+' || ch === '-' || ch === '!')) break;
       this.at++;
     }
