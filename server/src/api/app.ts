@@ -13,6 +13,7 @@ import { healthRoutes } from './health.ts';
 import { jsonBody } from './jsonBody.ts';
 import { createMetrics } from './metrics.ts';
 import { pathGuard } from './pathGuard.ts';
+import { queryGuard } from './queryGuard.ts';
 import { createGraphQLHandler, GRAPHQL_PATH, wantsGraphiQL } from './graphql/graphqlHandler.ts';
 import { restliConfig, restliRoutes, restliUnsupported } from './rest/restliRoutes.ts';
 import { entityRoutes } from './rest/entityRoutes.ts';
@@ -44,6 +45,7 @@ export function createApp(deps: AppDeps): Express {
   const metrics = createMetrics(catalog.pool, () => catalog.entities.writeBatchStats, catalog.searchOutbox.stats);
   app.use(metrics.middleware);
   app.use(pathGuard);
+  app.use(queryGuard);
   if (deps.log.isLevelEnabled('debug')) {
     app.use((req, res, next) => {
       const start = Date.now();

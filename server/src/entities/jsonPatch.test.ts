@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { applyPatch, parsePatchBody } from './jsonPatch.ts';
 import { SvcError } from '../errors.ts';
 
@@ -83,4 +84,37 @@ test('a move into its own child is refused, saying so (it was a 500), keyed path
     (e: unknown) => e instanceof SvcError && /a value cannot be moved into itself/.test(e.message),
   );
   assert.deepEqual(applyPatch({ a: { b: 1 } }, [{ op: 'move', from: '/a', path: '/ab' }]), { ab: { b: 1 } }, 'a sibling whose name starts alike is not a child');
+});
+
+test('move and copy to a keyed element, as RFC 6902 defines them: the value leaves from (move) and becomes the element its path names', () => {
+  const urns = ['a', 'b', 'c', 'd'].map((k) => `urn:li:structuredProperty:${k}`);
+  const element = (urn: string, n: number) => ({ propertyUrn: urn, values: [{ double: n }] });
+  fc.assert(
+    fc.property(fc.subarray(urns, { minLength: 1 }), fc.constantFrom('move' as const, 'copy' as const), fc.nat(3), fc.nat(3), (present, op, f, p) => {
+      const doc = { properties: present.map((u, i) => element(u, i)) };
+      const from = present[f % present.length]!;
+      const to = urns[p]!;
+      const out = applyPatch(doc, [{ op, from: `/properties/${from}`, path: `/properties/${to}` }], keys) as typeof doc;
+      // The reference: the array as a map from key to values.
+      const expected = new Map(doc.properties.map((e) => [e.propertyUrn, e.values]));
+      const moved = expected.get(from)!;
+      if (op === 'move') expected.delete(from);
+      expected.set(to, moved);
+      assert.deepEqual(new Map(out.properties.map((e) => [e.propertyUrn, e.values])), expected, `${op} ${from} → ${to} over ${present.join(' ')}`);
+      assert.equal(out.properties.length, expected.size, 'one element per key');
+      if (op === 'move' && from === to) assert.deepEqual(out, doc, 'a move onto itself changes nothing, order included');
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test('a move to a key from something that is not an element is refused, saying so; from a missing key too', () => {
+  assert.throws(
+    () => applyPatch(doc, [{ op: 'move', from: '/properties/urn:li:structuredProperty:a/values', path: '/properties/urn:li:structuredProperty:b' }], keys),
+    (e: unknown) => e instanceof SvcError && e.message.endsWith('the value at /properties/urn:li:structuredProperty:a/values must be an object with propertyUrn'),
+  );
+  assert.throws(
+    () => applyPatch(doc, [{ op: 'copy', from: '/properties/urn:li:structuredProperty:zz', path: '/properties/urn:li:structuredProperty:b' }], keys),
+    (e: unknown) => e instanceof SvcError && /path \/properties\/urn:li:structuredProperty:zz does not exist/.test(e.message),
+  );
 });

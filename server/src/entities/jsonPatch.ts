@@ -3,8 +3,9 @@
  * array named in `arrayPrimaryKeys` is addressed by the value of its key field instead of by index,
  * so `/properties/urn:li:structuredProperty:foo` is the element whose `propertyUrn` is that URN.
  * `add` on an existing key replaces the element; on a missing key it appends (with the key fields
- * filled in from the path). Each operation's keyed paths are translated to indices against the
- * document as the operations before it left it, then applied.
+ * filled in from the path); `move` and `copy` to a key give the value that key. Each operation's keyed
+ * paths are translated to indices against the document as the operations before it left it, then
+ * applied.
  */
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { SvcError, Violations } from '../errors.ts';
@@ -176,6 +177,10 @@ export function applyPatch(doc: Json, ops: PatchOperation[], keys: ArrayPrimaryK
   let root: Json = structuredClone(doc);
   ops.forEach((op, n) => {
     try {
+      if ((op.op === 'move' || op.op === 'copy') && resolve(root, op.path, keys).key) {
+        root = moveToKey(root, op, keys);
+        return;
+      }
       const t = translate(root, op, keys);
       // RFC 6902: a location cannot be moved into one of its children (fast-json-patch fails on it).
       if (t.op === 'move' && t.path.startsWith(`${t.from}/`)) throw new PatchError(`from ${op.from} contains path ${op.path}: a value cannot be moved into itself`);
@@ -188,6 +193,28 @@ export function applyPatch(doc: Json, ops: PatchOperation[], keys: ArrayPrimaryK
     }
   });
   return root;
+}
+
+/**
+ * A `move` or `copy` to a keyed element (`/properties/<urn>`), as RFC 6902 defines them (the value at
+ * `from`, removed there for a move, then added at `path`), where adding at a keyed path makes the
+ * value that element: the value takes the key of its new path, so that moving
+ * `/properties/urn:li:structuredProperty:a` to `/properties/urn:li:structuredProperty:b` gives b the
+ * values a had (an element keeping a's key would land under a, the path naming b). An element moved
+ * onto itself stays where it is.
+ */
+function moveToKey(root: Json, op: PatchOperation, keys: ArrayPrimaryKeys): Json {
+  const from = resolve(root, op.from!, keys);
+  if (!from.exists) throw new PatchError(`path ${op.from} does not exist`);
+  const target = resolve(root, op.path, keys);
+  const fromPath = encodePointer(from.segments);
+  if (op.op === 'move' && target.exists && fromPath === encodePointer(target.segments)) return root;
+  if (op.op === 'move' && encodePointer(target.segments).startsWith(`${fromPath}/`)) throw new PatchError(`from ${op.from} contains path ${op.path}: a value cannot be moved into itself`);
+  const value: Json = structuredClone(jsonpatch.getValueByPointer(root, fromPath));
+  if (!isObject(value)) throw new PatchError(`path ${op.path}: the value at ${op.from} must be an object with ${target.key!.fields.join(', ')}`);
+  target.key!.fields.forEach((f, j) => (value[f] = target.key!.values[j]));
+  const rest = op.op === 'move' ? jsonpatch.applyOperation(root, { op: 'remove', path: fromPath }, true, true, true).newDocument : root;
+  return jsonpatch.applyOperation(rest, translate(rest, { op: 'add', path: op.path, value }, keys), true, true, true).newDocument;
 }
 
 /** fast-json-patch's error as a message (its name says which rule failed). */

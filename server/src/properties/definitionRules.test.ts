@@ -7,6 +7,10 @@ const URN = 'urn:li:structuredProperty:io.acryl.retention';
 const STRING = 'urn:li:dataType:svc.string';
 const NUMBER = 'urn:li:dataType:svc.number';
 const DATASET = 'urn:li:entityType:svc.dataset';
+/** The server's clock in these tests: 2025-06-15 10:30:00 UTC. */
+const NOW = Date.UTC(2025, 5, 15, 10, 30);
+/** What a refused breaking change says lifts it, at NOW. */
+const REMEDY = 'A breaking change needs a version: give the time of the change as yyyyMMddHHmmss, e.g. 20250615103000';
 
 const base: PropertyDefinition = { qualifiedName: 'io.acryl.retention', valueType: NUMBER, entityTypes: [DATASET] };
 const ctx = (over: Partial<DefinitionContext> = {}): DefinitionContext => ({
@@ -15,6 +19,7 @@ const ctx = (over: Partial<DefinitionContext> = {}): DefinitionContext => ({
   softDeleted: false,
   dataTypes: new Set([STRING, NUMBER, 'urn:li:dataType:svc.urn']),
   entityTypes: new Set([DATASET, 'urn:li:entityType:svc.dataFlow']),
+  now: NOW,
   ...over,
 });
 const check = (def: Partial<PropertyDefinition>, over: Partial<DefinitionContext> = {}) => checkDefinition({ ...base, ...def }, ctx(over));
@@ -124,6 +129,7 @@ describe('an update', () => {
     assert.deepEqual(checkDefinition({ ...old, displayName: 'Retention', version: '20200101000000' }, ctx({ previous: old })), []);
     assert.deepEqual(checkDefinition({ ...old, cardinality: 'SINGLE', version: '20200101000000' }, ctx({ previous: old })), [
       'Property definition cardinality cannot be changed from MULTI to SINGLE',
+      'A breaking change needs a version greater than the current one, 20240614080000 (20200101000000 is not): give the time of the change as yyyyMMddHHmmss, e.g. 20250615103000',
     ]);
     assert.deepEqual(checkDefinition({ ...old, version: '2020' }, ctx({ previous: old })), ['Invalid version specified. Must match [0-9]{14}']);
   });
@@ -138,12 +144,12 @@ describe('an update', () => {
   });
 
   test('the value type changes only with a greater version', () => {
-    assert.deepEqual(update({ valueType: STRING, allowedValues: undefined }), ['Value type cannot be changed as this is a backwards incompatible change']);
+    assert.deepEqual(update({ valueType: STRING, allowedValues: undefined }), ['Value type cannot be changed as this is a backwards incompatible change', REMEDY]);
     assert.deepEqual(update({ valueType: STRING, allowedValues: undefined, version: '20240614080000' }), []);
   });
 
   test('cardinality goes from MULTIPLE to SINGLE only with a greater version; SINGLE to MULTIPLE always', () => {
-    assert.deepEqual(update({ cardinality: 'SINGLE' }), ['Property definition cardinality cannot be changed from MULTI to SINGLE']);
+    assert.deepEqual(update({ cardinality: 'SINGLE' }), ['Property definition cardinality cannot be changed from MULTI to SINGLE', REMEDY]);
     assert.deepEqual(update({ cardinality: 'SINGLE', version: '20240614080000' }), []);
     const single = { ...base, cardinality: 'SINGLE' as const };
     assert.deepEqual(checkDefinition({ ...single, cardinality: 'MULTIPLE' }, ctx({ previous: single })), []);
@@ -155,8 +161,8 @@ describe('an update', () => {
   });
 
   test('allowed values are not restricted without a greater version', () => {
-    assert.deepEqual(update({ allowedValues: [{ value: { double: 30 } }] }), ['Cannot restrict values that were previously allowed']);
-    assert.deepEqual(checkDefinition({ ...base, allowedValues: [{ value: { double: 30 } }] }, ctx({ previous: base })), ['Cannot restrict values that were previously allowed']);
+    assert.deepEqual(update({ allowedValues: [{ value: { double: 30 } }] }), ['Cannot restrict values that were previously allowed', REMEDY]);
+    assert.deepEqual(checkDefinition({ ...base, allowedValues: [{ value: { double: 30 } }] }, ctx({ previous: base })), ['Cannot restrict values that were previously allowed', REMEDY]);
     assert.deepEqual(update({ allowedValues: [{ value: { double: 30 } }], version: '20240614080000' }), []);
     // Dropping the restriction allows more: always fine.
     assert.deepEqual(update({ allowedValues: undefined }), []);
@@ -170,4 +176,28 @@ test('allowedByVersion: a new version over none or a lower one', () => {
   assert.equal(allowedByVersion(v('20240102000000'), v('20240102000000')), false);
   assert.equal(allowedByVersion(v('20240102000000'), v('20240101000000')), false);
   assert.equal(allowedByVersion(v('20240101000000'), v()), false);
+});
+
+describe('svc’s rules of issue 48', () => {
+  test('a new qualified name is a dotted name, said with the character at fault', () => {
+    assert.deepEqual(check({ qualifiedName: 'a/b' }, { urn: 'urn:li:structuredProperty:a/b' }), [
+      'Qualified name a/b is not a dotted name: "/" is not allowed; a qualified name is names of letters, digits, _ and - joined by single dots, e.g. io.acryl.privacy.retentionTime',
+    ]);
+    assert.deepEqual(check({ qualifiedName: 'a..b' }, { urn: 'urn:li:structuredProperty:a..b' }), [
+      'Qualified name a..b is not a dotted name: it has an empty name between dots, or a dot at its start or end; a qualified name is names of letters, digits, _ and - joined by single dots, e.g. io.acryl.privacy.retentionTime',
+    ]);
+    // A property created before the rule keeps its name (an update cannot change it).
+    const old = { ...base, qualifiedName: 'a/b' };
+    assert.deepEqual(check({ ...old, description: 'x' }, { urn: 'urn:li:structuredProperty:a/b', previous: old }), []);
+  });
+
+  test('allowedValues, when given, lists at least one value', () => {
+    assert.deepEqual(check({ allowedValues: [] }), [
+      'allowedValues: must list at least one value (an empty list would allow none); leave allowedValues out to allow any value of the valueType',
+    ]);
+    // Stored before the rule: an update that keeps it is not refused for it; one that lists values is fine.
+    const old = { ...base, allowedValues: [] };
+    assert.deepEqual(check({ ...old, description: 'x' }, { previous: old }), []);
+    assert.deepEqual(check({ ...old, allowedValues: [{ value: { double: 30 } }] }, { previous: old }), []);
+  });
 });

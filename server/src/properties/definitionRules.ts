@@ -2,13 +2,15 @@
  * The rules a `propertyDefinition` write must pass: DataHub's (its PropertyDefinitionValidator, in its
  * order and with its messages, which clients match), plus svc's stricter ones: valueType and
  * entityTypes must name existing dataType/entityType entities, allowed values must be of the value
- * type, and a new property's qualifiedName is its URN's id. What version is stored is
+ * type and listed when given, a new property's qualifiedName is its URN's id and a dotted name
+ * (qualifiedNames.ts), and a version is a real date and time (versions.ts). What version is stored is
  * {@link storedDefinition}'s rule.
  */
 import { parseUrn } from '../urn/urn.ts';
 import { checkValueType } from './valueRules.ts';
 import { cardinalityOf, printValue, sameValue, searchName, VERSIONED_FIELDS, type PropertyDefinition } from './types.ts';
-import { compareVersions } from './versions.ts';
+import { qualifiedNameProblem } from './qualifiedNames.ts';
+import { compareVersions, suggestedVersion, versionProblem } from './versions.ts';
 
 export interface DefinitionContext {
   /** The property's URN, e.g. `urn:li:structuredProperty:io.acryl.privacy.retentionTime`. */
@@ -26,9 +28,9 @@ export interface DefinitionContext {
    * (types.searchName), soft-deleted or not; its search field would be this one's.
    */
   fieldHolder?: string;
+  /** The server's clock (epoch ms), which bounds a version (versions.ts); `Date.now()` when not given. */
+  now?: number;
 }
-
-const VERSION = /^[0-9]{14}$/;
 
 /**
  * Whether a breaking change is allowed by the version rule: the new definition has a version, and the
@@ -59,7 +61,10 @@ export function storedDefinition(given: PropertyDefinition, previous: PropertyDe
 export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext): string[] {
   const out: string[] = [];
   if (ctx.softDeleted) out.push('Cannot mutate a soft deleted Structured Property Definition');
-  if (next.version !== undefined && !VERSION.test(next.version)) out.push('Invalid version specified. Must match [0-9]{14}');
+  // A version the property already has was accepted when it was given (it may predate these rules).
+  const now = ctx.now ?? Date.now();
+  const versionRefused = next.version !== undefined && next.version !== ctx.previous?.version ? versionProblem(next.version, now) : undefined;
+  if (versionRefused) out.push(versionRefused);
   const id = parseUrn(ctx.urn).id;
   if (id.includes(' ')) out.push('Urn ID cannot have spaces');
   if (next.qualifiedName.includes(' ')) out.push('Qualified names cannot have spaces');
@@ -73,6 +78,10 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   // that field name would be a value where OpenSearch keeps an object.
   if (searchName(next.qualifiedName) === VERSIONED_FIELDS) {
     out.push(`Qualified name ${next.qualifiedName} is taken by search: structuredProperties.${VERSIONED_FIELDS} holds the fields of versioned properties`);
+  } else if (!ctx.previous) {
+    // svc: a new name is a dotted name, which search can name as written (qualifiedNames.ts).
+    const problem = qualifiedNameProblem(next.qualifiedName);
+    if (problem) out.push(problem);
   }
   // Each property has a search field of its own, structuredProperties.<qualified name, . as _>, of
   // one type; DataHub 1.x refuses such collisions with this message.
@@ -114,6 +123,10 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   for (const e of next.entityTypes) {
     if (!ctx.entityTypes.has(e)) out.push(`Provided entityType ${e} is not an existing entityType entity, e.g. urn:li:entityType:svc.dataset`);
   }
+  // svc: an empty list would allow no value at all. Left as stored on a property that has it already.
+  if (next.allowedValues?.length === 0 && ctx.previous?.allowedValues?.length !== 0) {
+    out.push('allowedValues: must list at least one value (an empty list would allow none); leave allowedValues out to allow any value of the valueType');
+  }
   (next.allowedValues ?? []).forEach((a, i) => {
     const typeProblem = ctx.dataTypes.has(next.valueType) ? checkValueType(`allowedValues[${i}]`, next.valueType, a.value, undefined) : undefined;
     if (typeProblem) out.push(typeProblem);
@@ -123,19 +136,36 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
   const prev = ctx.previous;
   if (prev) {
     const byVersion = allowedByVersion(prev, next);
-    if (prev.valueType !== next.valueType && !byVersion) out.push('Value type cannot be changed as this is a backwards incompatible change');
+    const breaking: string[] = [];
+    if (prev.valueType !== next.valueType && !byVersion) breaking.push('Value type cannot be changed as this is a backwards incompatible change');
     if (cardinalityOf(prev) === 'MULTIPLE' && cardinalityOf(next) === 'SINGLE' && !byVersion) {
-      out.push('Property definition cardinality cannot be changed from MULTI to SINGLE');
+      breaking.push('Property definition cardinality cannot be changed from MULTI to SINGLE');
     }
     if (prev.qualifiedName !== next.qualifiedName) out.push('Cannot change the fully qualified name of a Structured Property');
     if (next.allowedValues && !byVersion) {
-      if (!prev.allowedValues) out.push('Cannot restrict values that were previously allowed');
+      if (!prev.allowedValues) breaking.push('Cannot restrict values that were previously allowed');
       else {
         for (const old of prev.allowedValues) {
-          if (!next.allowedValues.some((n) => sameValue(n.value, old.value))) out.push('Cannot restrict values that were previously allowed');
+          if (!next.allowedValues.some((n) => sameValue(n.value, old.value))) breaking.push('Cannot restrict values that were previously allowed');
         }
       }
     }
+    out.push(...breaking);
+    // What lifts them, once, after DataHub's messages (which its clients match); a version refused
+    // above has said what is wrong with it already.
+    if (breaking.length && !versionRefused) out.push(breakingChangeRemedy(prev.version, next.version, now));
   }
   return out;
+}
+
+/**
+ * What a refused breaking change needs: a version greater than the current one, named, with one
+ * that would do.
+ *
+ *   breakingChangeRemedy('20240614080000', undefined, now)
+ *   // 'A breaking change needs a version greater than the current one, 20240614080000: give the time of the change as yyyyMMddHHmmss, e.g. 20261128185550'
+ */
+export function breakingChangeRemedy(current: string | undefined, given: string | undefined, now: number): string {
+  const needed = current === undefined ? 'a version' : `a version greater than the current one, ${current}${given === undefined ? '' : ` (${given} is not)`}`;
+  return `A breaking change needs ${needed}: give the time of the change as yyyyMMddHHmmss, e.g. ${suggestedVersion(current, now)}`;
 }

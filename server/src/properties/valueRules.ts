@@ -3,6 +3,7 @@
  * the immutability rule, in its order and with its messages, which clients match), plus svc's: the
  * entity's type must be one the property applies to, and an assignment carries at least one value.
  */
+import { dateTimeProblem } from '../dates.ts';
 import { SvcError } from '../errors.ts';
 import { parseUrn } from '../urn/urn.ts';
 import { cardinalityOf, logicalType, numericString, printValue, printValues, sameValue, type Assignment, type PrimitiveValue, type PropertyDefinition } from './types.ts';
@@ -21,13 +22,11 @@ export interface Violation {
 
 const DATE = /^(\d{4})-(\d{1,2})-(\d{1,2})$/;
 
+/** DataHub's date check: 10 characters, `yyyy-[m]m-[d]d`, a day of the calendar (dates.ts). */
 function isDate(s: string): boolean {
   if (s.length !== 10) return false;
   const m = DATE.exec(s);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const date = new Date(Date.UTC(y, mo - 1, d));
-  return y >= 1000 && date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+  return m !== null && dateTimeProblem({ year: Number(m[1]), month: Number(m[2]), day: Number(m[3]) }) === undefined;
 }
 
 /**

@@ -7,6 +7,7 @@
  * `structuredProperties._versioned.<qualified name with . → _>.<version>.<type>` (DataHub's names).
  * Values are arrays: numbers as numbers, every other type as its string; empty strings are left out.
  */
+import { dateTimeProblem, utcMillis } from '../dates.ts';
 import { doubleText } from '../doubles.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
 import { entityNameOf, logicalType, numericString, searchName, VERSIONED_FIELDS, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';
@@ -75,16 +76,39 @@ export function documentValue(type: FieldType, v: PrimitiveValue): string | numb
   return s === '' ? undefined : s;
 }
 
+/** An ISO 8601 date or date-time as OpenSearch's default format reads one (`T` or a space before the time). */
+const ISO_DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|([+-])(\d{2})(?::?(\d{2}))?)?)?)?)?$/;
+
 /**
- * A date as search compares it: epoch milliseconds of an ISO 8601 date or date-time (UTC unless it
- * says otherwise) or of a number of epoch milliseconds, as OpenSearch's default date format reads it.
+ * A date as search compares it, in epoch milliseconds, or why the text is none: a number of epoch
+ * milliseconds, or an ISO 8601 date or date-time (UTC unless it says otherwise, with an offset of at
+ * most 18 hours, as Java's), whose date and time exist in the calendar (dates.ts): `2024-02-30` and
+ * `T24:00` are no dates, where `Date.parse` reads March 1st and the next day.
  */
+function readDate(s: string): { ms: number } | { problem: string } {
+  if (/^-?\d+$/.test(s)) return { ms: Number(s) };
+  const m = ISO_DATE.exec(s);
+  if (!m) return { problem: 'expected yyyy-MM-dd, an ISO 8601 date-time (2024-06-14T08:00:00Z), or epoch milliseconds' };
+  const n = (i: number) => (m[i] === undefined ? undefined : Number(m[i]));
+  const parts = { year: n(1)!, month: n(2) ?? 1, day: n(3) ?? 1, hour: n(4), minute: n(5), second: n(6) };
+  const problem = dateTimeProblem(parts);
+  if (problem) return { problem };
+  const [offsetHours, offsetMinutes] = [n(10) ?? 0, n(11) ?? 0];
+  if (offsetMinutes > 59 || offsetHours * 60 + offsetMinutes > 18 * 60) return { problem: `the offset ${m[8]} is beyond ±18:00` };
+  const offset = (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  return { ms: utcMillis(parts) + Number((m[7] ?? '').slice(0, 3).padEnd(3, '0')) - offset };
+}
+
+/** A date as search compares it (see {@link readDate}), in epoch milliseconds; undefined when the text is no date. */
 export function dateMillis(s: string): number | undefined {
-  if (/^-?\d+$/.test(s)) return Number(s);
-  if (!/^\d{4}(-\d{2}(-\d{2}([T ]\d{2}(:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}(:?\d{2})?)?)?)?)?$/.test(s)) return undefined;
-  const iso = s.length <= 10 ? `${s.length === 4 ? `${s}-01-01` : s.length === 7 ? `${s}-01` : s}T00:00:00Z` : /(Z|[+-]\d{2}(:?\d{2})?)$/.test(s) ? s : `${s}Z`;
-  const ms = Date.parse(iso.replace(' ', 'T'));
-  return Number.isNaN(ms) ? undefined : ms;
+  const d = readDate(s);
+  return 'ms' in d ? d.ms : undefined;
+}
+
+/** Why `s` is no date search can compare (see {@link readDate}), or undefined when it is one. */
+export function dateProblem(s: string): string | undefined {
+  const d = readDate(s);
+  return 'problem' in d ? d.problem : undefined;
 }
 
 /**

@@ -16,12 +16,13 @@ import { SvcError } from '../errors.ts';
 import type { EntityRecord, EntityService } from '../entities/entityService.ts';
 import type { ScrollIds } from '../entities/scrollIds.ts';
 import type { DefinitionCache } from '../properties/definitionCache.ts';
+import { isDottedName, VERSIONED_FIELD } from '../properties/qualifiedNames.ts';
 import { numericString, searchName } from '../properties/types.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
 import { ENTITIES } from '../registry/entities.ts';
 import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
 import { DEFAULT_FIELD, filtersExpr, leaves, parseQuery, type Expr, type Leaf, type OrFilters } from './expr.ts';
-import { baseFields, dateMillis, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type FieldSpec } from './fields.ts';
+import { baseFields, dateMillis, dateProblem, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type FieldSpec } from './fields.ts';
 
 export interface SearchInput {
   /** Entity type names; empty: every type. */
@@ -204,7 +205,7 @@ export class SearchService {
     const out = new Map<string, Resolution>();
     const base = new Map(specs.flatMap(baseFields).map((f) => [f.name, f]));
     const wanted = names.map((n) => ({ name: n, property: propertyPart(n) }));
-    const dotted = wanted.filter((w) => w.property && !w.property.startsWith('_versioned.') && w.property.includes('.')).map((w) => w.property!);
+    const dotted = wanted.filter((w) => w.property && !VERSIONED_FIELD.test(w.property) && w.property.includes('.')).map((w) => w.property!);
     const fieldNames = wanted.filter((w) => w.property).map((w) => underscored(w.property!));
     const found = await this.definitions.find(dotted, fieldNames);
     const problems: string[] = [];
@@ -220,7 +221,7 @@ export class SearchService {
       }
       const matches = [...found].filter(([, s]) => property === s.definition.qualifiedName || underscored(property) === searchName(s.definition.qualifiedName));
       let field: Resolution = null;
-      if (property.startsWith('_versioned.')) {
+      if (VERSIONED_FIELD.test(property)) {
         const full = `${PROPERTIES_FIELD}.${property}`;
         const type = versionedFieldType(full);
         field = type ? { name: full, type } : null;
@@ -233,6 +234,14 @@ export class SearchService {
         for (const [urn, s] of matches) if (s.softDeleted) deleted.add(urn);
         const own = matches.map(([, s]) => propertyField(s.definition)).find((f) => f !== undefined);
         field = own && !byProperty ? { name: `${PROPERTIES_FIELD}.${property}`, type: own.type } : (own ?? null);
+      }
+      // A field of no property matches nothing (one hard deleted, say), unless no property could have
+      // that name: then it is a mistake (`structuredProperties.`, `structuredProperties.:a`), said so.
+      if (field === null && matches.length === 0 && !isDottedName(property)) {
+        problems.push(
+          `Unknown search ${what} ${JSON.stringify(name)}: ${property === '' ? `a property's name is missing after ${PROPERTIES_FIELD}.` : `${JSON.stringify(property)} is no property's name or field`}; ` +
+            `expected a qualified name (${PROPERTIES_FIELD}.io.acryl.privacy.retentionTime) or its field (. as _: ${PROPERTIES_FIELD}.io_acryl_privacy_retentionTime)`,
+        );
       }
       out.set(name, field);
     }
@@ -249,9 +258,9 @@ function propertyPart(name: string): string | undefined {
   return name.slice(PROPERTIES_FIELD.length + 1).replace(SUFFIXES, '');
 }
 
-/** The unversioned field name a property part is matched on (`_versioned.a_b.1.string` → `a_b`). */
+/** The unversioned field name a property part is matched on (`_versioned.a_b.20240614080000.string` → `a_b`). */
 function underscored(property: string): string {
-  if (property.startsWith('_versioned.')) return property.split('.')[1] ?? '';
+  if (VERSIONED_FIELD.test(property)) return property.split('.')[1] ?? '';
   return property.replaceAll('.', '_');
 }
 
@@ -303,7 +312,7 @@ function typed(e: Leaf, f: FieldSpec, problems: string[]): ResolvedLeaf | { kind
       }
       case 'date': {
         const ms = dateMillis(v);
-        if (ms === undefined) problems.push(`${f.name} holds dates: ${JSON.stringify(v)} is not a date (yyyy-MM-dd, an ISO 8601 date-time, or epoch milliseconds)`);
+        if (ms === undefined) problems.push(`${f.name} holds dates: ${JSON.stringify(v)} is not a date: ${dateProblem(v)}`);
         return ms;
       }
       case 'boolean':
