@@ -150,7 +150,7 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
         }
       }
     }
-    out.push(...breaking);
+    for (const b of breaking) out.push(b);
     // What lifts them, once, after DataHub's messages (which its clients match); a version refused
     // above has said what is wrong with it already.
     if (breaking.length && !versionRefused) out.push(breakingChangeRemedy(prev.version, next.version, now));
