@@ -38,6 +38,14 @@ export interface Config {
   maxBodyBytes: number;
   /** `SVC_REQUEST_TIMEOUT_MS`: time a client has to send a whole request, headers and body (default 30 s). */
   requestTimeoutMs: number;
+  /**
+   * `SVC_KEEP_ALIVE_TIMEOUT_MS`: how long an idle keep-alive connection stays open (default 75 s, as
+   * nginx's `keepalive_timeout`): longer than a load balancer's idle timeout (60 s for AWS's ALB and
+   * most proxies), so that the balancer, not svc, closes an idle connection; one svc closed while the
+   * balancer still held it turns into a 502 or a client's reset. Behind a balancer that keeps idle
+   * connections longer (Google's: 600 s), set it above that balancer's.
+   */
+  keepAliveTimeoutMs: number;
   /** `SVC_SHUTDOWN_GRACE_MS`: on SIGTERM, time in-flight requests have before their connections are closed (default 20 s). */
   shutdownGraceMs: number;
   /** `SVC_WORKERS`: HTTP worker processes sharing the port (default 1; `auto` = one per CPU). */
@@ -97,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.SVC_LOG_LEVEL || 'info',
     maxBodyBytes: int('SVC_MAX_BODY_BYTES', env.SVC_MAX_BODY_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     requestTimeoutMs: int('SVC_REQUEST_TIMEOUT_MS', env.SVC_REQUEST_TIMEOUT_MS, 30_000, 100, 3_600_000),
+    keepAliveTimeoutMs: int('SVC_KEEP_ALIVE_TIMEOUT_MS', env.SVC_KEEP_ALIVE_TIMEOUT_MS, 75_000, 1_000, 3_600_000),
     shutdownGraceMs: int('SVC_SHUTDOWN_GRACE_MS', env.SVC_SHUTDOWN_GRACE_MS, 20_000, 0, 3_600_000),
     workers: env.SVC_WORKERS === 'auto' ? availableParallelism() : int('SVC_WORKERS', env.SVC_WORKERS, 1, 1, 256),
   };
