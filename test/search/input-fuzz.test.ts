@@ -1,44 +1,40 @@
 /**
  * Property-based probe of every REST route, every GraphQL root field, every operations action and the
- * Rest.li resources DataHub's clients call:
- * generated requests put control characters, NULs, lone surrogates, huge and overflowing numbers, deep
- * nesting and malformed percent-encodings into path segments, query parameters, body fields, field
- * names and GraphQL variables, and send GraphQL texts that are broken, deeply nested or thousands of
- * aliases long. Whatever comes in, the server answers below 500; a refusal carries a message (REST's
- * JSON error, DataHub's empty 404 with its reason, Rest.li's error, GraphQL's errors) and leaves the
- * database unchanged; and nothing it stores is unreadable as jsonb.
+ * Rest.li resources and actions DataHub's clients call, on both search backends:
+ * generated requests put control characters, NULs, lone surrogates, prototype keys, huge and
+ * overflowing numbers, deep nesting and malformed percent-encodings into path segments, query
+ * parameters, body fields, field names and GraphQL variables; values at the extremes of size (arrays
+ * of 10^5 elements, strings of 10 KB–4 MB, nesting of 10^4); and GraphQL requests generated from the
+ * schema (support/graphqlDocuments.ts: any root field, selections walked from its type, fragments,
+ * aliases, huge lists, prototype keys, unknown fields, deep documents). Whatever comes in, the server
+ * answers below 500; a refusal carries a message (REST's JSON error, DataHub's empty 404 with its
+ * reason, Rest.li's error, GraphQL's errors) and leaves the database unchanged; nothing it stores is
+ * unreadable as jsonb; and afterwards the search outbox drains (nothing accepted is stuck) and the
+ * server still answers.
  *
  * Seeded: the seed is printed, and SVC_FUZZ_SEED=<seed> replays a run. SVC_FUZZ_RUNS sets its length;
- * SVC_RELIABILITY_LONG=1 runs the long version (10,000 requests).
+ * SVC_RELIABILITY_LONG=1 runs the long version (10,000 requests per backend).
  */
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { fingerprint } from '../support/fingerprint.ts';
 import { OPERATIONS_PATHS } from '../../server/src/api/rest/operationsRoutes.ts';
+import { graphqlRequest, svcSchema } from '../support/graphqlDocuments.ts';
+import { searchBackends } from '../support/searchBackends.ts';
 import { createProperty, datasetUrn, propertyUrn } from '../support/structuredProperties.ts';
 import { ADMIN_TOKEN, enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 const SEED = Number(process.env.SVC_FUZZ_SEED ?? Date.now() % 2 ** 31);
 const RUNS = Number(process.env.SVC_FUZZ_RUNS ?? (process.env.SVC_RELIABILITY_LONG === '1' ? 10_000 : 600));
 
-let s: TestServer;
 const DATASET = datasetUrn('fuzzed');
 const PROPERTY = propertyUrn('fuzz.prop');
-
-before(async () => {
-  s = await startTestServer();
-  await createProperty(s, 'fuzz.prop', { cardinality: 'MULTIPLE' });
-  await text(await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' }), 200);
-});
-after(async () => {
-  await s.close();
-});
 
 // ---- hostile pieces ----------------------------------------------------------------------------
 
 const hostileText = fc.oneof(
-  fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'x\udfff', '\udc00\ud800', '\u0001\u001f\u007f', ' ', '', '__proto__', 'constructor', 'urn:li:', 'urn:li:dataset:(', '\u202e\ufeff'),
+  fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'x\udfff', '\udc00\ud800', '\u0001\u001f\u007f', ' ', '', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'urn:li:', 'urn:li:dataset:(', '\u202e\ufeff', 'urn:li:entityType:dataset', 'urn:li:entityType:svc.dataset', 'urn:li:dataType:datahub.string'),
   fc.string({ unit: 'binary', maxLength: 12 }),
   fc.string({ unit: 'grapheme-ascii', maxLength: 12 }),
   fc.integer({ min: 513, max: 3000 }).map((n) => `urn:li:tag:${'t'.repeat(n)}`),
@@ -56,13 +52,25 @@ const urlPiece = fc.oneof(
 /** JSON number literals a JavaScript number cannot hold exactly, or at all. */
 const numberLiteral = fc.constantFrom('1e400', '-1e400', '9007199254740993', '-9223372036854775809', '123456789012345678901234567890', '1e300', '-0', '1e-400', '0.30000000000000004', '9007199254740991');
 
-/** A JSON text: a literal, a hostile string, or deep nesting. */
+/** JSON texts at the extremes of size and depth (rare: each costs the server a large body). */
+const extremeJson = fc.oneof(
+  fc.constantFrom(100_000, 130_000).map((n) => `[${Array(n).fill('9007199254740993').join(',')}]`),
+  fc.constantFrom(100_000, 300_000).map((n) => `[${Array(n).fill('{"a":1}').join(',')}]`),
+  fc.constantFrom(10_000, 100_000).map((n) => `{${Array.from({ length: n }, (_, i) => `"k${i}":1`).join(',')}}`),
+  fc.constantFrom(10_000, 1_000_000, 4_000_000).map((n) => JSON.stringify('x'.repeat(n))),
+  fc.constantFrom(10_000, 100_000).map((n) => `${'['.repeat(n)}${']'.repeat(n)}`),
+  fc.constant(`${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`),
+);
+
+/** A JSON text: a literal, a hostile string, deep nesting, a prototype key, or one at the extremes. */
 const hostileJson = fc.oneof(
-  hostileText.map((t) => JSON.stringify(t)),
-  numberLiteral,
-  fc.integer({ min: 60, max: 3000 }).map((n) => `${'['.repeat(n)}${']'.repeat(n)}`),
-  fc.integer({ min: 60, max: 500 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`),
-  fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+  { weight: 6, arbitrary: hostileText.map((t) => JSON.stringify(t)) },
+  { weight: 6, arbitrary: numberLiteral },
+  { weight: 6, arbitrary: fc.integer({ min: 60, max: 3000 }).map((n) => `${'['.repeat(n)}${']'.repeat(n)}`) },
+  { weight: 6, arbitrary: fc.integer({ min: 60, max: 500 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`) },
+  { weight: 6, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)) },
+  { weight: 3, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString').map((k) => `{${JSON.stringify(k)}:{"immutable":true,"removed":true}}`) },
+  { weight: 1, arbitrary: extremeJson },
 );
 
 // ---- valid shapes to start from ----------------------------------------------------------------
@@ -147,6 +155,8 @@ const hostileQuery = fc.oneof(
 
 /** A GraphQL request body: an operation with one variable (or key) replaced, a hostile query text, or not an operation at all. */
 const graphqlBody = fc.oneof(
+  graphqlRequest(svcSchema(), { urns: [DATASET, PROPERTY, propertyUrn('fuzz.gql'), 'urn:li:dataFlow:(airflow,fuzz,PROD)', 'urn:li:entityType:svc.dataset'], strings: ['', 'x', '__proto__', 'fuzz.gql', 'dataset', 'DATASET', '\u0000', 'a'.repeat(3000)] }),
+  graphqlRequest(svcSchema(), { urns: [DATASET, PROPERTY], strings: ['*', 'fuzz', 'structuredProperties.fuzz.prop'] }),
   fc.record({ op: fc.nat(), pick: fc.nat(), key: fc.boolean(), hostile: hostileJson, keyText: hostileText, operationName: fc.option(hostileText, { freq: 5 }) }).map(({ op, pick, key, hostile, keyText, operationName }) => {
     const { query, variables } = GRAPHQL_OPS[op % GRAPHQL_OPS.length]!;
     const all = paths(variables);
@@ -189,6 +199,8 @@ const PROPOSAL: Json = {
 /** getTimeseriesAspectValues' and deleteReferences' bodies. */
 const TIMESERIES_VALUES: Json = { urn: DATASET, entity: 'dataset', aspect: 'datasetProfile', startTimeMillis: 0, endTimeMillis: 1_900_000_000_000, limit: 10, latestValue: false };
 const DELETE_REFERENCES: Json = { urn: 'urn:li:tag:fuzz', dryRun: true };
+/** The delete action as the CLI's `-a <aspect> --start-time … --end-time …` sends it (only this dataset's profiles). */
+const DELETE_RANGE: Json = { urn: DATASET, aspectName: 'datasetProfile', startTimeMillis: 1_600_000_000_000, endTimeMillis: 1_600_000_000_001 };
 /** A valid body with one place (a value, or a key) made hostile. */
 const hostileIn = (valid: Json) =>
   fc.record({ pick: fc.nat(), key: fc.boolean(), hostile: hostileJson, keyText: hostileText }).map(({ pick, key, hostile, keyText }) => {
@@ -200,6 +212,7 @@ const restliBody = fc.oneof(
   hostileIn(PROPOSAL),
   hostileIn(TIMESERIES_VALUES),
   hostileIn(DELETE_REFERENCES),
+  hostileIn(DELETE_RANGE),
   // A hostile aspect inside the JSON string, and the change types and patches.
   fc.record({ aspect: fc.constantFrom(...Object.keys(ASPECT_VALUES)), text: bodyText, changeType: fc.constantFrom('UPSERT', 'CREATE', 'CREATE_ENTITY', 'PATCH', 'DELETE', 'RESTATE') }).map(({ aspect, text, changeType }) =>
     JSON.stringify({ proposal: { entityType: 'dataset', entityUrn: DATASET, changeType, aspectName: aspect, aspect: { value: text, contentType: 'application/json' } } }),
@@ -279,62 +292,80 @@ function pathOf(r: Request): string {
   }
 }
 
-test(`generated hostile requests to every REST route, GraphQL field and operations action: no 5xx, refusals change nothing (seed ${SEED}, ${RUNS} runs)`, { timeout: RUNS > 2_000 ? 3_600_000 : undefined }, async () => {
-  process.stdout.write(`# input-fuzz seed ${SEED}: replay with SVC_FUZZ_SEED=${SEED}\n`);
-  const statuses = new Map<number, number>();
-  const routes = new Map<string, number>();
-  let graphqlRefusals = 0;
-  await fc.assert(
-    fc.asyncProperty(request, async (r) => {
-      const path = pathOf(r);
-      const query = r.query.map(([k, v]) => `${k}=${v}`).join('&');
-      const url = `${s.url}${path}${query ? `${path.includes('?') ? '&' : '?'}${query}` : ''}`;
-      // GraphQL and the operations actions are POSTs with bodies of their own (a GET of GraphQL stays a GET).
-      const restli = r.route.startsWith('restli');
-      const special = r.route === 'graphql' || r.route === 'operations' || r.route === 'restliIngest' || r.route === 'restliEntities';
-      const method = special && r.method !== 'GET' ? 'POST' : r.method;
-      const text = r.route === 'graphql' ? r.graphqlBody : r.route === 'operations' ? r.operationsBody : r.route === 'restliIngest' || r.route === 'restliEntities' ? r.restliBody : r.body;
-      const headers: Record<string, string> = {};
-      if (r.token !== null) headers.authorization = `Bearer ${r.token}`;
-      if (r.contentType !== undefined) headers['content-type'] = r.contentType;
-      const body = method === 'GET' || method === 'HEAD' || text === null ? undefined : Buffer.from(text, 'utf8');
-      const before = await fingerprint(s.databaseUrl);
-      const res = await fetch(url, { method, headers, body });
-      const raw = await res.text();
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      routes.set(r.route, (routes.get(r.route) ?? 0) + 1);
-      const what = `${method} ${url} ${r.contentType ?? ''} ${text?.slice(0, 300) ?? ''} → ${res.status} ${raw.slice(0, 300)}`;
-      assert.ok(res.status < 500, what);
-      if (res.status >= 400) {
-        if (method !== 'HEAD' && !(res.status === 404 && raw === '' && res.headers.get('not-found-reason'))) {
-          // REST errors are {"error", "message"}; Rest.li's (the operations actions) {"message", "status"}; GraphQL's {"errors": [{"message"}]}.
-          const parsed = JSON.parse(raw) as { error?: unknown; message?: unknown; errors?: { message?: unknown }[] };
-          if ((r.route === 'operations' || restli) && res.headers.get('x-restli-error-response')) assert.equal(typeof parsed.message, 'string', what);
-          else if (parsed.errors) assert.ok(parsed.errors.length > 0 && parsed.errors.every((e) => typeof e.message === 'string' && e.message !== ''), what);
-          else assert.equal(typeof parsed.error, 'string', what);
-        }
-        assert.equal(await fingerprint(s.databaseUrl), before, `the database changed: ${what}`);
-      } else if (r.route === 'graphql' && res.status === 200) {
-        // GraphQL refuses with 200 and errors (as DataHub does): each says why, and a refused operation changed nothing.
-        const parsed = JSON.parse(raw) as { errors?: { message?: unknown }[] };
-        if (parsed.errors?.length) {
-          graphqlRefusals++;
-          assert.ok(parsed.errors.every((e) => typeof e.message === 'string' && e.message !== ''), what);
-          assert.equal(await fingerprint(s.databaseUrl), before, `the database changed: ${what}`);
-        }
-      }
-    }),
-    { seed: SEED, numRuns: RUNS, endOnFailure: true, includeErrorInReport: true },
-  );
-  process.stdout.write(`# input-fuzz statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}; GraphQL refusals (200 with errors): ${graphqlRefusals}\n`);
-  process.stdout.write(`# input-fuzz routes: ${JSON.stringify(Object.fromEntries([...routes].sort()))}\n`);
-  // Some generated requests are valid: the probe reached the write path, not only the door.
-  assert.ok([...statuses.keys()].some((st) => st >= 200 && st < 300), 'no request succeeded');
-  const unreadable = await sql<{ n: number }>(
-    s.databaseUrl,
-    `SELECT (SELECT count(*) FROM aspects WHERE NOT svc_jsonb_readable(metadata))
-          + (SELECT count(*) FROM timeseries_entries WHERE NOT svc_jsonb_readable(metadata))::int AS n`,
-  );
-  assert.equal(unreadable[0]!.n, 0, 'a stored value cannot be read as jsonb');
-  assert.equal((await s.request('/health')).status, 200);
-});
+for (const backend of searchBackends()) {
+  describe(`on ${backend.name}`, () => {
+    let s: TestServer;
+    before(async () => {
+      s = await startTestServer(backend.env);
+      await createProperty(s, 'fuzz.prop', { cardinality: 'MULTIPLE' });
+      await text(await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' }), 200);
+    });
+    after(async () => {
+      await s?.close();
+    });
+
+test(`generated hostile requests to every REST route, GraphQL field, Rest.li and operations action: no 5xx, refusals change nothing, the outbox drains (seed ${SEED}, ${RUNS} runs)`, { timeout: RUNS > 2_000 ? 3_600_000 : 900_000 }, async () => {
+      process.stdout.write(`# input-fuzz seed ${SEED}: replay with SVC_FUZZ_SEED=${SEED}\n`);
+      const statuses = new Map<number, number>();
+      const routes = new Map<string, number>();
+      let graphqlRefusals = 0;
+      await fc.assert(
+        fc.asyncProperty(request, async (r) => {
+          const path = pathOf(r);
+          const query = r.query.map(([k, v]) => `${k}=${v}`).join('&');
+          const url = `${s.url}${path}${query ? `${path.includes('?') ? '&' : '?'}${query}` : ''}`;
+          // GraphQL and the operations actions are POSTs with bodies of their own (a GET of GraphQL stays a GET).
+          const restli = r.route.startsWith('restli');
+          const special = r.route === 'graphql' || r.route === 'operations' || r.route === 'restliIngest' || r.route === 'restliEntities';
+          const method = special && r.method !== 'GET' ? 'POST' : r.method;
+          const text = r.route === 'graphql' ? r.graphqlBody : r.route === 'operations' ? r.operationsBody : r.route === 'restliIngest' || r.route === 'restliEntities' ? r.restliBody : r.body;
+          const headers: Record<string, string> = {};
+          if (r.token !== null) headers.authorization = `Bearer ${r.token}`;
+          if (r.contentType !== undefined) headers['content-type'] = r.contentType;
+          const body = method === 'GET' || method === 'HEAD' || text === null ? undefined : Buffer.from(text, 'utf8');
+          const before = await fingerprint(s.databaseUrl);
+          const res = await fetch(url, { method, headers, body });
+          const raw = await res.text();
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          routes.set(r.route, (routes.get(r.route) ?? 0) + 1);
+          const what = `${method} ${url} ${r.contentType ?? ''} ${text?.slice(0, 300) ?? ''} → ${res.status} ${raw.slice(0, 300)}`;
+          assert.ok(res.status < 500, what);
+          if (res.status >= 400) {
+            if (method !== 'HEAD' && !(res.status === 404 && raw === '' && res.headers.get('not-found-reason'))) {
+              // REST errors are {"error", "message"}; Rest.li's (the operations actions) {"message", "status"}; GraphQL's {"errors": [{"message"}]}.
+              const parsed = JSON.parse(raw) as { error?: unknown; message?: unknown; errors?: { message?: unknown }[] };
+              if ((r.route === 'operations' || restli) && res.headers.get('x-restli-error-response')) assert.equal(typeof parsed.message, 'string', what);
+              else if (parsed.errors) assert.ok(parsed.errors.length > 0 && parsed.errors.every((e) => typeof e.message === 'string' && e.message !== ''), what);
+              else assert.equal(typeof parsed.error, 'string', what);
+            }
+            assert.equal(await fingerprint(s.databaseUrl), before, `the database changed: ${what}`);
+          } else if (r.route === 'graphql' && res.status === 200) {
+            // GraphQL refuses with 200 and errors (as DataHub does): each says why, and a refused operation changed nothing.
+            const parsed = JSON.parse(raw) as { errors?: { message?: unknown }[] };
+            if (parsed.errors?.length) {
+              graphqlRefusals++;
+              assert.ok(parsed.errors.every((e) => typeof e.message === 'string' && e.message !== ''), what);
+              assert.equal(await fingerprint(s.databaseUrl), before, `the database changed: ${what}`);
+            }
+          }
+        }),
+        { seed: SEED, numRuns: RUNS, endOnFailure: true, includeErrorInReport: true },
+      );
+      process.stdout.write(`# input-fuzz statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}; GraphQL refusals (200 with errors): ${graphqlRefusals}\n`);
+      process.stdout.write(`# input-fuzz routes: ${JSON.stringify(Object.fromEntries([...routes].sort()))}\n`);
+      // Some generated requests are valid: the probe reached the write path, not only the door.
+      assert.ok([...statuses.keys()].some((st) => st >= 200 && st < 300), 'no request succeeded');
+      const unreadable = await sql<{ n: number }>(
+        s.databaseUrl,
+        `SELECT (SELECT count(*) FROM aspects WHERE NOT svc_jsonb_readable(metadata))
+              + (SELECT count(*) FROM timeseries_entries WHERE NOT svc_jsonb_readable(metadata))::int AS n`,
+      );
+      assert.equal(unreadable[0]!.n, 0, 'a stored value cannot be read as jsonb');
+      // Whatever was accepted reaches search: nothing is stuck in the outbox.
+      await s.svc.catalog.searchOutbox.deliverAll(60_000);
+      const [waiting] = await sql<{ n: number }>(s.databaseUrl, 'SELECT count(*)::int AS n FROM search_outbox');
+      assert.equal(waiting!.n, 0, 'changes still wait in the search outbox after delivery');
+      assert.equal((await s.request('/health')).status, 200);
+    });
+  });
+}
