@@ -226,25 +226,43 @@ export class OpenSearchBackend implements SearchBackend {
     this.log.warn({ entityType, task, drop }, `the index maps fields with another type than their properties now: index rebuild queued, follow it at /api/tasks/${task}`);
   }
 
-  async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<void> {
-    if (docs.length === 0 && gone.length === 0) return;
+  /**
+   * Applies documents in one bulk request. An item OpenSearch refuses (a value its mapping does not
+   * take, …) is its entity's refusal; a 429 (OpenSearch overloaded) fails the whole, to be tried again
+   * after a pause.
+   */
+  async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<Map<string, string>> {
+    const refused = new Map<string, string>();
+    if (docs.length === 0 && gone.length === 0) return refused;
     const rebuilding = await this.rebuilds(tx);
     const indices = (type: string) => [this.alias(type), ...(rebuilding.has(type) ? [rebuilding.get(type)!] : [])];
     const body: unknown[] = [];
+    // The entity and kind of each action, in the order of the answer's items.
+    const actions: { urn: string; kind: 'index' | 'delete' }[] = [];
     for (const d of docs) {
       const source = documentSource(d);
-      for (const index of indices(d.entityType)) body.push({ index: { _index: index, _id: d.urn } }, source);
+      for (const index of indices(d.entityType)) {
+        body.push({ index: { _index: index, _id: d.urn } }, source);
+        actions.push({ urn: d.urn, kind: 'index' });
+      }
     }
-    for (const g of gone) for (const index of indices(g.entityType)) body.push({ delete: { _index: index, _id: g.urn } });
+    for (const g of gone) {
+      for (const index of indices(g.entityType)) {
+        body.push({ delete: { _index: index, _id: g.urn } });
+        actions.push({ urn: g.urn, kind: 'delete' });
+      }
+    }
     const res = await this.client.bulk({ body: body as never });
-    if (!res.body.errors) return;
-    for (const item of res.body.items as Record<string, BulkItem>[]) {
+    if (!res.body.errors) return refused;
+    (res.body.items as Record<string, BulkItem>[]).forEach((item, i) => {
       const r = Object.values(item)[0]!;
-      if (r.status < 300 || r.status === 404) continue;
-      if (r.status === 429 || r.status >= 500) throw new Error(`OpenSearch bulk item failed (${r.status}): ${r.error?.reason ?? ''}`);
+      const action = actions[i]!;
+      if (r.status < 300 || (action.kind === 'delete' && r.status === 404)) return;
+      if (r.status === 429) throw new SvcError('UNAVAILABLE', `OpenSearch is overloaded (429): ${r.error?.reason ?? ''}`);
       opensearchStats.rejected++;
-      this.log.warn({ item }, 'OpenSearch refused a search document');
-    }
+      refused.set(action.urn, `OpenSearch ${r.status} ${r.error?.type ?? ''}: ${r.error?.reason ?? ''}`);
+    });
+    return refused;
   }
 
   /** The structured-property fields the index of an entity type maps now, with their types. */

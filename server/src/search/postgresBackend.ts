@@ -214,9 +214,9 @@ export class PostgresBackend implements SearchBackend {
    * write of one structured property changes one value row and the document, not every key field's
    * row again. Reads and deletes go by URN (the index by URN, whatever the planner knows of the table).
    */
-  async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<void> {
+  async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<Map<string, string>> {
     const urns = [...docs.map((d) => d.urn), ...gone.map((g) => g.urn)];
-    if (urns.length === 0) return;
+    if (urns.length === 0) return new Map();
     const wanted = new Map<string, ValueRow>();
     for (const d of docs) {
       for (const [field, { type, values }] of d.fields) {
@@ -280,6 +280,8 @@ export class PostgresBackend implements SearchBackend {
         [docs.map((d) => d.entityType), docs.map((d) => d.urn), docs.map((d) => d.removed), docs.map((d) => JSON.stringify(documentSource(d)))],
       );
     }
+    // Postgres refuses a statement, not a row: a refused document fails the whole (see outbox.ts).
+    return new Map();
   }
 
   async refresh(): Promise<void> {}
