@@ -191,6 +191,55 @@ for (const backend of searchBackends()) {
       }
     });
 
+    test('generated values around the key length: equality, ranges and prefixes answer as the values compare (code point order)', async () => {
+      // Values sharing starts of 0 to 600 characters, so that keys (256 characters) tie; suffixes of 1- to
+      // 4-byte characters; bounds and prefixes taken from the values, cut or lengthened by a character.
+      // Bounds stay under 1,000 bytes: OpenSearch refuses a longer range bound or prefix (a 400).
+      const GEN = 'poison.gen';
+      await text(await writeDefinition(s, propertyUrn(GEN), { qualifiedName: GEN, valueType: 'urn:li:dataType:svc.string', entityTypes: BOTH_TYPES }), 200);
+      const starts = [...[0, 100, 255, 256, 257, 300].map((n) => mixed(n)), ascii(600)];
+      const alphabet = ['a', 'b', 'é', '€', '😀', '~'];
+      let seed = randomBytes(4).readUInt32LE(0);
+      const next = (n: number) => {
+        seed = (seed * 1_103_515_245 + 12_345) >>> 0;
+        return seed % n;
+      };
+      const pick = <T>(xs: T[]): T => xs[next(xs.length)]!;
+      const suffix = () => Array.from({ length: next(4) }, () => pick(alphabet)).join('');
+      const values = [...new Set(Array.from({ length: 36 }, () => `${pick(starts)}${suffix()}`).filter((v) => v !== ''))];
+      const urnOf = new Map<string, string>();
+      for (const [i, value] of values.entries()) {
+        const urn = await createDataset(s, `gen${i}`);
+        await text(await setValues(s, urn, [{ propertyUrn: propertyUrn(GEN), values: [{ string: value }] }]), 200);
+        urnOf.set(value, urn);
+      }
+      const field = `structuredProperties.${GEN}`;
+      await pollUntil('the generated values searchable', () => find([{ field, condition: 'EXISTS' }]), (got) => got.length === values.length);
+      // Postgres (collation C) and OpenSearch (keyword terms) both order by UTF-8 bytes: code points.
+      const cmp = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+      const chars = (v: string) => [...v];
+      const near = () => {
+        const v = chars(pick(values));
+        const k = next(3);
+        return k === 0 ? v.join('') : k === 1 ? v.slice(0, -1).join('') : `${v.join('')}${pick(alphabet)}`;
+      };
+      const conditions: [Criterion['condition'], (v: string, b: string) => boolean][] = [
+        ['EQUAL', (v, b) => v === b],
+        ['GREATER_THAN', (v, b) => cmp(v, b) > 0],
+        ['GREATER_THAN_OR_EQUAL_TO', (v, b) => cmp(v, b) >= 0],
+        ['LESS_THAN', (v, b) => cmp(v, b) < 0],
+        ['LESS_THAN_OR_EQUAL_TO', (v, b) => cmp(v, b) <= 0],
+        ['START_WITH', (v, b) => v.startsWith(b)],
+      ];
+      for (let i = 0; i < 60; i++) {
+        const [condition, holds] = pick(conditions);
+        const bound = condition === 'START_WITH' ? chars(pick(values)).slice(0, pick([1, 100, 255, 256, 257, 300, 601])).join('') : near();
+        if (bound === '') continue;
+        const want = values.filter((v) => holds(v, bound)).map((v) => urnOf.get(v)!).sort();
+        assert.deepEqual(await find([{ field, condition, values: [bound] }]), want, `${condition} a bound of ${chars(bound).length} characters`);
+      }
+    });
+
     test('URNs at their length limits and the longest field names: accepted, searchable by every value, key field and URN', async () => {
       const entities = [
         { what: 'a dataset URN of 512 bytes', type: 'dataset', urn: urnOfLength('urn:li:dataset:(urn:li:dataPlatform:hive,', ',PROD)', 512) },
