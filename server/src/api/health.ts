@@ -6,6 +6,8 @@ import type { Metrics } from './metrics.ts';
 
 /** Search lagging more than this many seconds is reported as `DEGRADED` by `/ready` (the target is 1 s). */
 export const SEARCH_LAG_DEGRADED_SECONDS = 30;
+/** The most outbox rows `/ready` counts: a probe must stay fast under any backlog (`/metrics` counts them all). */
+const READY_COUNT_UP_TO = 10_000;
 
 /**
  * Search's state as `/ready` reports it: `UNREACHABLE` when its backend does not answer, `DEGRADED`
@@ -29,7 +31,7 @@ export function healthRoutes(router: Router, catalog: Catalog, metrics: Metrics)
     try {
       const [migrated, reachable] = await Promise.all([catalog.ready(), catalog.searchReachable()]);
       // Unknown until the migrations are applied (the table of failing entities may not exist yet).
-      const lag = migrated ? await deliveryLag(catalog.pool) : undefined;
+      const lag = migrated ? await deliveryLag(catalog.pool, READY_COUNT_UP_TO) : undefined;
       // Neither search unreachable nor search lagging takes the server out of service: writes go on, and
       // search catches up. Every server shares the one outbox, so failing readiness for it would take
       // them all out together, for something none of them can mend by restarting. The body says it.

@@ -14,13 +14,13 @@ const MAX_ERROR_CHARS = 1_000;
 
 /** Search's lag now. */
 export interface DeliveryLag {
-  /** Changes waiting in the outbox. */
+  /** Changes waiting in the outbox (at most the count asked for). */
   outboxDepth: number;
   /** Entities whose document could not be delivered, waiting for their next try. */
   failingEntities: number;
   /** Age in seconds of the oldest change not delivered yet, in the outbox or of a failing entity (0 when none). */
   lagSeconds: number;
-  /** Age in seconds of the oldest change in the outbox (0 when empty). */
+  /** Age in seconds of the oldest change in the outbox, the first queued (0 when empty). */
   outboxOldestSeconds: number;
 }
 
@@ -38,15 +38,20 @@ export interface FailingEntity {
   nextAttemptAt: Date;
 }
 
-export async function deliveryLag(db: Db): Promise<DeliveryLag> {
+/**
+ * Search's lag now. `countUpTo`: the most outbox rows counted (`/ready` asks for a bounded count, to
+ * stay fast under a backlog of millions; the rest is read by index whatever the backlog).
+ */
+export async function deliveryLag(db: Db, countUpTo?: number): Promise<DeliveryLag> {
   const [r] = await query<{ depth: string; failing: string; lag: number | null; oldest: number | null }>(
     db,
     `SELECT o.depth, f.failing,
             extract(epoch FROM clock_timestamp() - least(o.oldest, f.oldest))::float8 AS lag,
             extract(epoch FROM clock_timestamp() - o.oldest)::float8 AS oldest
-       FROM (SELECT count(*) AS depth, min(queued_at) AS oldest FROM search_outbox) o,
+       FROM (SELECT (SELECT count(*) FROM (SELECT 1 FROM search_outbox LIMIT $1) c) AS depth,
+                    (SELECT queued_at FROM search_outbox ORDER BY id LIMIT 1) AS oldest) o,
             (SELECT count(*) AS failing, min(queued_at) AS oldest FROM search_failures) f`,
-    [],
+    [countUpTo ?? null],
   );
   return { outboxDepth: Number(r!.depth), failingEntities: Number(r!.failing), lagSeconds: Math.max(0, r!.lag ?? 0), outboxOldestSeconds: Math.max(0, r!.oldest ?? 0) };
 }

@@ -35,6 +35,11 @@ const STRUCTURED_PROPERTY = 'urn:li:structuredProperty:';
 /** Rows one step takes. */
 const BATCH = 500;
 /**
+ * Failing entities one step tries again when their pause is over: when all fail again (Postgres refuses
+ * a statement, not a row), isolating them costs about twice as many tries.
+ */
+const RETRY_BATCH = 100;
+/**
  * While writes keep coming, a step that found fewer rows than this is followed by a pause (the
  * linger, `SVC_SEARCH_LINGER_MS`) before the next, for the writes of that time to go in one step: a
  * step costs about ten statements whatever its size, and steps of a few rows each, one per commit,
@@ -254,7 +259,7 @@ export class SearchOutbox {
       const urns = [...new Set(rows.map((r) => r.urn))];
       // Entities failing already are tried apart and isolated: whether they fail again or not, the batch
       // of the others is not halved for them.
-      const failing = await failuresToTry(tx, urns, BATCH);
+      const failing = await failuresToTry(tx, urns, RETRY_BATCH);
       this.lastDelivered = rows.length + shipped;
       if (urns.length === 0 && failing.length === 0) return shipped > 0 ? 'more' : 'idle';
       const known = new Set(failing);

@@ -312,7 +312,7 @@ function serviceSchemas(): Obj {
           type: 'object',
           properties: {
             lagSeconds: { type: 'number', description: 'Age of the oldest change not delivered to search yet (0 when none)' },
-            outboxDepth: { type: 'integer', description: 'Changes waiting in the search outbox' },
+            outboxDepth: { type: 'integer', description: 'Changes waiting in the search outbox, counted up to 10,000 (svc_search_outbox_depth counts them all)' },
             failingEntities: { type: 'integer', description: 'Entities whose search document could not be delivered (GET /api/search/delivery)' },
           },
           required: ['lagSeconds', 'outboxDepth', 'failingEntities'],

@@ -19,3 +19,5 @@ CREATE TABLE search_failures (
   retry_at        timestamptz NOT NULL
 );
 CREATE INDEX search_failures_by_retry ON search_failures (retry_at);
+-- The listing (GET /api/search/delivery) and the lag read the longest waiting first.
+CREATE INDEX search_failures_by_age ON search_failures (queued_at, urn);
