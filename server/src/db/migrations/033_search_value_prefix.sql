@@ -1,0 +1,23 @@
+-- The index of string values by value holds a bounded key: the first 256 characters of the value, not
+-- the whole value and the URN (issue 48). A btree entry holds at most 2,704 bytes, and svc accepts
+-- string values of any length the request body allows (5 MB by default) and schemaField URNs of 2,048
+-- bytes: a value over about 2.7 KB, or a long schemaField URN beside a field name and a value, made its
+-- row impossible to insert, and the search dispatcher failed on that step again and again.
+--
+-- The key is the most an entry can need: 256 characters take at most 1,024 bytes (4 each in UTF-8),
+-- beside the entity type (at most 24 bytes) and the field (a structured property's field is at most 543
+-- bytes: a qualified name of 480 bytes, the URN limit, under structuredProperties._versioned with a
+-- version and a type). Searches compare the key first and the whole value only when the value asked for
+-- has 256 characters or more (search/postgresBackend.ts): a key shorter than that is the whole value,
+-- so for shorter values the key's answer is the exact one. Ranges and prefixes compare keys in the same
+-- order as values (collation "C": code point order, and a prefix of a value never sorts after it).
+--
+-- The URN is no longer in this index (it was, for searches answered from the index alone): with it, no
+-- key of any useful length fits beside a 2,048-byte URN. The value rows are read from the table instead.
+-- The other btree indexes on user text stay as they are, each bounded by the URN limits:
+-- search_values_by_number (entity type, field, number, URN: at most 2,643 bytes, measured),
+-- search_values_by_urn, search_documents' primary key (entity type, URN), the primary keys of aspects and
+-- of structured_property_assignments (entity URN 2,048 and property URN 512 bytes), and the time series
+-- indexes (URN and aspect name).
+DROP INDEX search_values_by_string;
+CREATE INDEX search_values_by_string_prefix ON search_values (entity_type, field, left(str_value, 256));
