@@ -625,7 +625,7 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
         // Bulk requests of a bounded size (OpenSearch refuses one over 100 MB by default, and entries may be large).
         const size = Buffer.byteLength(lines[0]!) + Buffer.byteLength(lines[1]!) + 2;
         if (bulkBytes > 0 && bulkBytes + size > MAX_BULK_BYTES) await flush(true);
-        bulk.push(...lines);
+        bulk.push(lines[0]!, lines[1]!);
         bulkBytes += size;
         continue;
       }
