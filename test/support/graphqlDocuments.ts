@@ -158,8 +158,11 @@ function selection(schema: GraphQLSchema, type: GraphQLNamedType, r: Rand, depth
 function hostileDocument(r: Rand, field: string, args: string, sub: string): string {
   const n = r.pick([3, 60, 2_000]);
   switch (r.int(0, 4)) {
-    case 0: // many aliases of the field
-      return `{ ${Array.from({ length: r.pick([50, 500, 3_000]) }, (_, i) => `a${i}: ${field}${args} ${sub}`).join(' ')} }`;
+    case 0: {
+      // many aliases of the field (its arguments and selection kept short, so that the text stays within a body)
+      const one = `${field}${args.length > 200 ? '' : args} ${sub.length > 200 ? '{ __typename }' : sub}`;
+      return `{ ${Array.from({ length: r.pick([50, 500, 3_000]) }, (_, i) => `a${i}: ${one}`).join(' ')} }`;
+    }
     case 1: // an introspection chain
       return `{ __schema { types { ${'fields { type { '.repeat(n)}name${' } }'.repeat(n)} } } }`;
     case 2: // fragments spreading each other, each several times
