@@ -70,7 +70,7 @@ function sameAssignment(a: Assignment, b: Assignment | undefined): boolean {
 
 function fail(violations: Violation[]): never {
   const code = violations.every((v) => v.precondition) ? 'PRECONDITION' : 'VALIDATION';
-  throw new SvcError(code, violations.map((v) => v.message).join('; '), { violations: violations.map((v) => v.message) });
+  throw SvcError.listing(code, violations.map((v) => v.message));
 }
 
 /** What a definition write checks, read under the lock of the qualified name it claims (in its transaction). */
