@@ -1,6 +1,6 @@
 -- The search dispatcher (search/outbox.ts) hears of new outbox rows, time series entries and time
 -- series deletions as their transaction commits (channel `svc_search`, once per statement, not per
--- row), so a write reaches search within the second without polling.
+-- row), and delivers them at once rather than at its next timed look.
 CREATE OR REPLACE FUNCTION svc_search_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('svc_search', '');
