@@ -3,9 +3,13 @@
  * and later GraphQL, the CLI and the operator) and every internal writer (bootstrapping, cleanups) is
  * a thin adapter over these methods; each takes the caller's principal and authorizes it here.
  *
- * Every change goes through one path, {@link EntityService.commitWrites}, which reports what it did
- * per aspect ({@link WriteResult}): the place where a change is recorded for others (the search
- * outbox) in the same transaction.
+ * Every write of an aspect goes through one path, {@link EntityService.commitWrites}, and every
+ * deletion through the `delete…` methods; each reports what it did per aspect ({@link WriteResult}).
+ * What a change means for the rest of svc is recorded by the database itself, in the statement that
+ * makes the change, whichever path made it: triggers on `aspects` queue the entity in the search outbox
+ * and keep the record of structured property assignments and of their older versions
+ * (server/src/db/migrations/R__svc_search_*.sql, R__svc_record_*.sql and
+ * R__svc_keep_assignment_history.sql).
  */
 import { SvcError, Violations } from '../errors.ts';
 import { inTransaction, isStaleWrite, staleWrite, type Db, type Pool } from '../db/pool.ts';

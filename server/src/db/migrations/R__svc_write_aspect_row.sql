@@ -1,6 +1,18 @@
--- A write reports the version number of the aspect it leaves latest as well as its outcome:
--- 'created:1', 'updated:<n>', 'unchanged:<n>' (the aspect's n-th version: history keeps versions
--- 1 .. n-1, DataHub's numbering of the replaced rows), or 'precondition:<message>' as before.
+-- One aspect write, row by row (called by svc_write_checked_rows for each row of its batch): takes the
+-- entity's lock, creates the key aspect when the entity is new, keeps the replaced latest row as
+-- history (versions 1..n-1, DataHub's numbering), and holds the CREATE preconditions (DataHub's words,
+-- entities/aspectStore.ts CREATE_PRECONDITIONS).
+--
+-- p_mode: 'upsert' | 'create' (the aspect must not exist) | 'create_entity' (the entity must not exist).
+-- Returns the outcome and the version number of the aspect it leaves latest: 'created:1',
+-- 'updated:<n>', 'unchanged:<n>' (the same value: only its system metadata is written; the aspect's
+-- n-th version, history holding 1 .. n-1), or 'precondition:<message>' (nothing written for the row).
+-- A failed precondition is reported, not raised, so that one row's failure does not undo the others of
+-- its batch.
+--
+-- A value whose stored text has another size than the new one is a change, without reading both as
+-- jsonb: svc writes every value as compact JSON, in which equal values have equal sizes (equal sizes
+-- are still compared as jsonb: keys may come in another order).
 CREATE OR REPLACE FUNCTION svc_write_aspect_row(
   p_urn text, p_aspect text, p_key_aspect text, p_key json,
   p_metadata json, p_system_metadata jsonb, p_actor text, p_mode text

@@ -1,17 +1,22 @@
--- Checked writes: the write statement of every aspect write (see entities/aspectStore.ts). Each row may
--- name the state its writer read and relied on; the statement writes the row only if that state still
--- holds, under the locks that keep it so until the commit:
+-- Checked writes row by row: the form of svc_write_checked (R__svc_write_checked.sql) for the batches
+-- its set-wise form does not take (a CREATE mode, an entity written twice, a guard on another row's
+-- entity), where a row must see what the rows before it wrote. Same arguments, same answers.
+--
+-- Each row may name the state its writer read and relied on; the row is written only if that state
+-- still holds, under the locks that keep it so until the commit:
 --  * p_expected[i], when p_checked[i]: the aspect's latest row as read, `<metadata> <system_metadata>`
 --    (NULL: absent). Every write changes system metadata (lastObserved), so any write in between shows.
 --  * guards: rows of other aspects (p_guard_rows says which row each guard belongs to) whose latest
 --    metadata must still be p_guard_texts (NULL: absent), e.g. the definitions a structured-property
 --    write was validated against. Their URNs are locked shared, in lock order, after the entities the
 --    statement writes (locked exclusive, in lock order): a write waiting for an entity holds no lock on
---    what it references, so a definition write never waits behind a value write stuck on an entity.
+--    what it references, so a definition write never waits behind a value write stuck on an entity
+--    (db/locks.ts).
 -- A row whose state changed is reported 'stale:<reason>' and writes nothing; its writer reads again.
--- p_atomic: the rows are one all-or-nothing write, so a stale row or a failed precondition raises
--- (SQLSTATE SV409 / SV412) instead. Callers pass the rows in URN order.
-CREATE FUNCTION svc_write_checked(
+-- Otherwise the row is written by svc_write_aspect_row, whose answer it reports. p_atomic: the rows are
+-- one all-or-nothing write, so a stale row or a failed precondition raises (SQLSTATE SV409 / SV412,
+-- db/pool.ts) instead. Callers pass the rows in URN order.
+CREATE OR REPLACE FUNCTION svc_write_checked_rows(
   p_atomic boolean,
   p_urns text[], p_aspects text[], p_key_aspects text[], p_keys json[], p_system_metadata jsonb[], p_actors text[], p_modes text[],
   p_checked boolean[], p_expected text[],
@@ -60,37 +65,5 @@ BEGIN
     outcomes := array_append(outcomes, outcome);
   END LOOP;
   RETURN outcomes;
-END
-$$;
-
--- What structured-property writes read before their checked write, for several entities at once (see
--- properties/propertyStore.ts): rows of the given entities (`s`: their aspect p_aspect, `e`: their key
--- aspect, `v`: their recorded assignments) and of the properties named or held (`p`). Every statement
--- finds its rows by key, with the keys as index conditions, so that one generic plan, made once per
--- connection, serves every call whatever the tables held when it was made (planning this query cost
--- more than running it).
-CREATE FUNCTION svc_property_write_contexts(p_urns text[], p_key_aspects text[], p_aspect text, p_named text[])
-RETURNS TABLE (kind text, urn text, a text, b text, c text, at timestamptz)
-LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
-BEGIN
-  RETURN QUERY
-  SELECT 's', x.urn, x.created_by, x.metadata::text, x.system_metadata::text, x.created_on
-    FROM aspects x WHERE x.aspect = p_aspect AND x.urn = ANY (p_urns) AND x.version = 0
-  UNION ALL
-  SELECT 'e', x.urn, NULL, NULL, x.metadata::text, NULL
-    FROM aspects x WHERE x.aspect = ANY (p_key_aspects) AND x.urn = ANY (p_urns) AND x.version = 0
-  UNION ALL
-  SELECT 'p', x.urn, x.aspect, x.metadata::text, NULL, NULL FROM aspects x
-   WHERE x.aspect IN ('propertyDefinition', 'status') AND x.version = 0 AND x.urn = ANY (ARRAY(
-     SELECT unnest(p_named)
-     UNION
-     SELECT e->>'propertyUrn' FROM aspects s,
-       json_array_elements(CASE WHEN json_typeof(s.metadata->'properties') = 'array' THEN s.metadata->'properties' ELSE '[]' END) AS e
-      WHERE s.aspect = p_aspect AND s.urn = ANY (p_urns) AND s.version = 0))
-  UNION ALL
-  -- (In the primary key's order, so that a plan made on an empty table reads the primary key, whose
-  -- first column is entity_urn, not the index by property.)
-  (SELECT 'v', s.entity_urn, s.property_urn, s.definition_version, NULL, NULL
-     FROM structured_property_assignments s WHERE s.entity_urn = ANY (p_urns) ORDER BY s.entity_urn, s.property_urn);
 END
 $$;

@@ -1,19 +1,15 @@
--- The default partition of an index (`…_other`) holds only times outside 1970–9999. Without a check,
--- an entry of a month whose partition a truncation had just dropped went there (a writer still
--- believing the month's partition existed), and the month's partition could then no longer be made
--- ("would be violated by some row"). With the check, such a write fails like a write to a missing
--- partition, and the writer makes the partition and writes again (entityService).
-DO $$
-DECLARE
-  r record;
-BEGIN
-  FOR r IN SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-            WHERE pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT' AND c.relname LIKE 'ts\_%' LOOP
-    EXECUTE format('ALTER TABLE %I ADD CONSTRAINT svc_timeseries_other_range CHECK (timestamp_millis < 0 OR timestamp_millis > 253402300799999)', r.relname);
-  END LOOP;
-END
-$$;
-
+-- Creates (if missing) the partition of timeseries_entries holding p_ts of index p_index, and that
+-- index's table (svc_timeseries_parent); returns the partition's name: <parent>_<yyyymm> for a time from
+-- 1970 to the end of 9999, else <parent>_other, the index's default partition, for the odd timestamps a
+-- long may hold. Called before the write that needs the partition (timeseries/partitions.ts), never
+-- inside a write that holds entity locks: partition DDL is serialised by an advisory lock and runs in
+-- its own short transaction.
+--
+-- The default partition holds only times outside 1970–9999 (its CHECK svc_timeseries_other_range):
+-- without it, an entry of a month whose partition a truncation had just dropped would go there (a
+-- writer still believing the month's partition existed), and the month's partition could then no
+-- longer be made. With it, such a write fails like a write to a missing partition, and the writer makes
+-- the partition and writes again.
 CREATE OR REPLACE FUNCTION svc_timeseries_partition(p_index text, p_ts bigint) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   in_range boolean := p_ts BETWEEN 0 AND 253402300799999;

@@ -1,10 +1,18 @@
+-- What propertyDefinition writes read before their checked write, for several properties at once,
+-- without locks (properties/propertyStore.ts, loadDefinitionContexts): `s` the stored definition of
+-- each, `st` its status row, `h` the properties whose definition holds a name sharing a field with one
+-- of the names, `t` the open hard-delete cleanups (p_cleanup_kind) of the properties or of such a name,
+-- `d` and `e` the key rows of the data types and of the entity types. A write creating a property does
+-- so under its qualified name's lock, taken by the caller.
+--
 -- A structured property's unversioned search field is its qualified name with `.` replaced by `_`
 -- (DataHub's name), so two names that differ only by `.` vs `_` (`col.a_b`, `col_a.b`) would share one
--- field. A definition write now reads the holders of every name that shares its field, not only of its
--- own name: the properties whose definition holds such a name (soft-deleted ones included: a restore
--- brings their values back), and the open hard-delete cleanups of such a name. The statement is
--- migration 022's, with the two lookups by name made by field name (the expression index of migration
--- 013 finds the definitions; open tasks are few).
+-- field: the holders are looked up by field (the index property_field_names finds the definitions; open
+-- tasks are few), soft-deleted ones included (a restore brings their values back).
+--
+-- One generic plan per connection, lookups by URN with `version <= 0` (see
+-- R__svc_property_write_contexts.sql); lookups by name keep `version = 0`, which their expression
+-- indexes need.
 CREATE OR REPLACE FUNCTION svc_definition_write_contexts(p_urns text[], p_names text[], p_cleanup_kind text)
 RETURNS TABLE (kind text, urn text, a text, b text, c text, at timestamptz, id bigint, done bigint, total bigint)
 LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
