@@ -21,6 +21,7 @@ import type { Logger } from '../../log.ts';
 import { principalOf } from '../auth.ts';
 import { createContext } from './context.ts';
 import { directParams, serveDirect } from './directPost.ts';
+import { GRAPHQL_PATH, wantsGraphiQL } from './endpoint.ts';
 import { useDocumentShape } from './documentShape.ts';
 import { isIntrospection, useIntrospectionDepth } from './introspection.ts';
 import { GRAPHQL_LIMITS } from './limits.ts';
@@ -33,8 +34,6 @@ import { propertyResolvers } from './resolvers/propertyResolvers.ts';
 import { searchResolvers } from './resolvers/searchResolvers.ts';
 import { useStringFilterFlags } from './stringFlags.ts';
 import { useValidationCache } from './validationCache.ts';
-
-export const GRAPHQL_PATH = '/api/graphql';
 
 /**
  * A limit exceeded is reported as a validation error (code GRAPHQL_VALIDATION_FAILED), as any query
@@ -66,11 +65,6 @@ export function postBodyProblem(body: unknown): string | undefined {
   const { operationName } = body as { operationName?: unknown };
   if (operationName != null && typeof operationName !== 'string') return `Expected "operationName" param to be a string, but given ${Array.isArray(operationName) ? 'array' : typeof operationName}.`;
   return undefined;
-}
-
-/** Whether a GET asks for GraphiQL (a browser asking for HTML) rather than for a query's answer. */
-export function wantsGraphiQL(req: Pick<Request, 'accepts'>): boolean {
-  return req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html';
 }
 
 /**
