@@ -15,6 +15,7 @@ import { createMetrics } from './metrics.ts';
 import { pathGuard } from './pathGuard.ts';
 import { queryGuard } from './queryGuard.ts';
 import { GRAPHQL_PATH, graphqlEndpoint, wantsGraphiQL } from './graphql/endpoint.ts';
+import { GRAPHIQL_FILES_ROUTE, serveGraphiQLFile } from './graphql/graphiql.ts';
 import { restliConfig, restliRoutes, restliUnsupported } from './rest/restliRoutes.ts';
 import { entityRoutes } from './rest/entityRoutes.ts';
 import { tokenRoutes } from './rest/tokenRoutes.ts';
@@ -69,13 +70,14 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use('/openapi/swagger-ui', express.static(swaggerDir, { index: false }));
 
-  // GraphiQL holds no data either: a browser asking for HTML gets it without a token (the queries it
-  // sends carry one).
+  // GraphiQL holds no data either: a browser asking for HTML gets it, and its files, without a token
+  // (the queries it sends carry one).
   const graphql = graphqlEndpoint(catalog, deps.log);
   app.get(GRAPHQL_PATH, (req, res, next) => {
     if (wantsGraphiQL(req)) return graphql(req, res);
     next();
   });
+  app.get(GRAPHIQL_FILES_ROUTE, serveGraphiQLFile);
 
   // DataHub's clients ask for the server's configuration before anything else, without needing a token.
   app.get('/config', restliConfig);

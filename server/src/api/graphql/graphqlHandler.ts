@@ -22,6 +22,7 @@ import { principalOf } from '../auth.ts';
 import { createContext } from './context.ts';
 import { directParams, serveDirect } from './directPost.ts';
 import { GRAPHQL_PATH, wantsGraphiQL } from './endpoint.ts';
+import { renderGraphiQL } from './graphiql.ts';
 import { useDocumentShape } from './documentShape.ts';
 import { isIntrospection, useIntrospectionDepth } from './introspection.ts';
 import { GRAPHQL_LIMITS } from './limits.ts';
@@ -110,6 +111,8 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
     graphiql: { title: 'svc GraphQL' },
+    // Its files served by svc (graphiql.ts), not loaded from a CDN.
+    renderGraphiQL,
     batching: false,
     // Validation results are cached by document (see validationCache.ts); parsed documents by yoga.
     parserAndValidationCache: { validationCache: false },
