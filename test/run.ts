@@ -1,7 +1,8 @@
 /**
- * `npm test`: typechecks, provisions the real components the selected tests need (from the cache when
- * warm), starts them on free loopback ports, runs the tests with `node --test` (file lists passed
- * explicitly), stops everything, and prints one closing line `tests: N passed, N failed, N skipped`.
+ * `npm test`: typechecks, builds dist/ when a source changed since its last build, provisions the real
+ * components the selected tests need (from the cache when warm), starts them on free loopback ports,
+ * runs the tests with `node --test` (file lists passed explicitly), stops everything, and prints one
+ * closing line `tests: N passed, N failed, N skipped`.
  *
  *   npm test                          every suite
  *   npm test -- test/server/x.test.ts only those files (their components are started as needed)
@@ -235,6 +236,13 @@ async function main(): Promise<number> {
   const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', join(ROOT, 'tsconfig.json')], { stdio: 'inherit' });
   if (tsc.status !== 0) {
     process.stdout.write('typecheck failed\n');
+    return 1;
+  }
+  // What users run is dist/ (npm start, the svc and svc-operator commands, the image): the tests that
+  // run those run the build of the sources under test.
+  const build = spawnSync(process.execPath, [join(ROOT, 'bin/build.mjs'), '--if-stale'], { stdio: 'inherit' });
+  if (build.status !== 0) {
+    process.stdout.write('build failed\n');
     return 1;
   }
 

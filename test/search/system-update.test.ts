@@ -13,6 +13,7 @@ import { Client } from '@opensearch-project/opensearch';
 import pg from 'pg';
 import { targetFields } from '../../server/src/search/indexRebuild.ts';
 import { pollUntil } from '../support/poll.ts';
+import { builtEntry } from '../support/built.ts';
 import { startChildServer, type ChildServer } from '../support/childServer.ts';
 import { createDataset, datasetUrn, propertyUrn, setValues, writeDefinition } from '../support/structuredProperties.ts';
 import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
@@ -22,10 +23,10 @@ import { opensearchUrl } from '../support/searchBackends.ts';
 const OPENSEARCH_URL = opensearchUrl();
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** Runs `npm run system-update` (its entry, directly) with `env`; resolves with its exit code and output. */
+/** Runs `npm run system-update` (its compiled entry, directly) with `env`; resolves with its exit code and output. */
 function runSystemUpdate(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; output: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/systemUpdate.ts', ...args], {
+    const child = spawn(process.execPath, [builtEntry('server/src/systemUpdate.ts'), ...args], {
       cwd: ROOT,
       env: { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_ADMIN_TOKEN: 'system-update-test', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
