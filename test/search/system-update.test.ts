@@ -236,7 +236,9 @@ describe('a property created again with another value type, on opensearch', () =
         .then(async (r) => (JSON.parse(await text(r, 200)) as { entities: { urn: string }[] }).entities.map((e) => e.urn));
     assert.deepEqual(await pollUntil('the number value found by its range', found, (urns) => urns.length > 0, 90_000), [ds]);
     assert.equal(await fieldType(), 'double');
-    const tasks = await sql<{ state: string; subject: string }>(env.DATABASE_URL, "SELECT state, subject FROM tasks WHERE kind = 'search-index-rebuild'");
+    // The new index serves reads once the alias moved, which the task does before it records its end.
+    const rebuilds = () => sql<{ state: string; subject: string }>(env.DATABASE_URL, "SELECT state, subject FROM tasks WHERE kind = 'search-index-rebuild'");
+    const tasks = await pollUntil('the rebuild to end', rebuilds, (rows) => rows.every((r) => r.state === 'SUCCEEDED'), 60_000);
     assert.deepEqual(tasks, [{ state: 'SUCCEEDED', subject: alias }], 'one rebuild, of the dataset index');
     const other = await createDataset(s, 'rt-later');
     await text(await setValues(s, other, [{ propertyUrn: P, values: [{ double: 7 }] }]), 200);
