@@ -21,7 +21,6 @@ import {
   aspectVersion,
   aspectVersionNumber,
   versionNumbers,
-  CREATE_PRECONDITIONS,
   deleteAspectRows,
   deleteEntityRows,
   insertTimeseries,
@@ -424,7 +423,7 @@ export class EntityService {
     try {
       return await this.commitWrites(principal, changes, mode === 'upsert' ? 'create' : mode);
     } catch (err) {
-      if (!(err instanceof SvcError && err.code === 'PRECONDITION' && CREATE_PRECONDITIONS.includes(err.message))) throw err;
+      if (!(err instanceof SvcError && (err.reason === 'AspectExists' || err.reason === 'EntityExists'))) throw err;
     }
     // Dropped: nothing written; the aspect as a read shows it, when there is one.
     const [stored, { version }] = await Promise.all([this.readAspect(only.target, only.aspect.name), aspectVersionNumber(this.pool, only.target.urn, only.aspect.name)]);

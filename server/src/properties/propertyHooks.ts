@@ -3,7 +3,7 @@
  * hiding values on read (soft-deleted, hard-deleted or older-version properties), and the durable
  * cleanup queued by a hard delete or a versioned change. Every surface goes through these.
  */
-import { SvcError } from '../errors.ts';
+import { SvcError, type Reason } from '../errors.ts';
 import type { Db } from '../db/pool.ts';
 import { lockShared } from '../db/locks.ts';
 import type { AspectHook, PendingWrite, WriteIntent } from '../entities/aspectHooks.ts';
@@ -11,7 +11,7 @@ import type { PatchOperation } from '../entities/jsonPatch.ts';
 import { aspectVersion, type Guard, type StoredAspect } from '../entities/aspectStore.ts';
 import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
-import { checkDefinition, storedDefinition } from './definitionRules.ts';
+import { breakingChanges, checkDefinition, storedDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
 import {
   historicKey,
@@ -70,7 +70,17 @@ function sameAssignment(a: Assignment, b: Assignment | undefined): boolean {
 
 function fail(violations: Violation[]): never {
   const code = violations.every((v) => v.precondition) ? 'PRECONDITION' : 'VALIDATION';
-  throw SvcError.listing(code, violations.map((v) => v.message));
+  throw SvcError.listing(code, violations.map((v) => v.message), violations.length, violations.find((v) => v.reason)?.reason);
+}
+
+/**
+ * The kind of a refused definition write: soft deleted first (restoring the property comes before
+ * anything else can be written), then a breaking change without a greater version.
+ */
+function definitionRefusal(softDeleted: boolean, previous: PropertyDefinition | undefined, given: PropertyDefinition): Reason | undefined {
+  if (softDeleted) return 'SoftDeleted';
+  if (previous && breakingChanges(previous, given).length > 0) return 'BreakingChange';
+  return undefined;
 }
 
 /** What a definition write checks, read under the lock of the qualified name it claims (in its transaction). */
@@ -109,6 +119,7 @@ function definitionHook(): AspectHook<undefined, DefinitionContext> {
           'CONFLICT',
           `Structured property ${cleanup.subject} was hard deleted and its values are still being removed ` +
             `(task ${cleanup.id}: ${cleanup.done} of ${cleanup.total ?? '?'} entities done); ${name} can be used again once that task has finished`,
+          { reason: 'CleanupPending' },
         );
       }
       const sameName = holders.find((h) => h.qualifiedName === next.qualifiedName);
@@ -116,7 +127,7 @@ function definitionHook(): AspectHook<undefined, DefinitionContext> {
       // A new name whose search field another property's name has is refused (definitionRules).
       const fieldHolder = previous ? undefined : holders[0]?.urn;
       const violations = checkDefinition(given, { urn: w.target.urn, previous, softDeleted, dataTypes, entityTypes, fieldHolder });
-      if (violations.length) throw SvcError.validation(violations);
+      if (violations.length) throw SvcError.validation(violations, violations.length, definitionRefusal(softDeleted, previous, given));
       if (!read) return { value: next, plan: undefined };
       // The write goes ahead only if the status and the types named are as read.
       const guards: Guard[] = [

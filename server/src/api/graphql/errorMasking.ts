@@ -1,7 +1,7 @@
 /**
  * Errors over GraphQL, from the one error table: HTTP 200 with `errors[].message` and
  * `errors[].extensions` `{code: <HTTP status>, type: <table's GraphQL code>}` (DataHub's shape, e.g.
- * `{code: 400, type: "BAD_REQUEST"}`). A fault of svc's own is masked as `Internal server error
+ * `{code: 400, type: "BAD_REQUEST"}`), and svc's `reason` when the error has one. A fault of svc's own is masked as `Internal server error
  * occurred`, its cause only in the log. GraphQL's own errors (parse, validation, variables) pass as
  * GraphQL reports them.
  */
@@ -26,6 +26,7 @@ export function graphqlErrorParts(svc: SvcError): { message: string; extensions:
   const extensions: Record<string, unknown> = { code: entry.http, type: entry.graphql };
   if (svc.detail) extensions.detail = svc.detail;
   if (svc.violations.length > 1) extensions.violations = svc.violations;
+  if (svc.reason) extensions.reason = svc.reason;
   return { message: svc.code === 'INTERNAL' ? entry.title : svc.message, extensions };
 }
 
