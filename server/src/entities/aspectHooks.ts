@@ -133,3 +133,24 @@ export interface AspectHook<Plan = unknown, Context = unknown> {
    */
   onDelete?(target: EntityUrn, tx: Db, withEntity: boolean): Promise<void>;
 }
+
+const NO_HOOKS: readonly AspectHook[] = Object.freeze([]);
+
+/** The hooks attached to the core, and those of each aspect (kept as hooks are added: every write asks). */
+export class AspectHooks {
+  readonly all: AspectHook[] = [];
+  private readonly byAspect = new Map<string, AspectHook[]>();
+
+  add(hook: AspectHook): void {
+    this.all.push(hook);
+    this.byAspect.set(hook.aspect, [...this.of(hook.aspect), hook]);
+  }
+
+  of(aspect: string): readonly AspectHook[] {
+    return this.byAspect.get(aspect) ?? NO_HOOKS;
+  }
+
+  has(aspect: string): boolean {
+    return this.byAspect.has(aspect);
+  }
+}
