@@ -103,7 +103,7 @@ function statementName(sql: string): string {
   return name;
 }
 
-/** A row of a read context (see AspectHook.readContextSql), with the index of the query it came from. */
+/** A row of a read context (see ShowRule.sql in aspectHooks.ts), with the index of the query it came from. */
 export interface ContextRow {
   query: number;
   kind: string;
@@ -114,7 +114,7 @@ export interface ContextRow {
 
 /**
  * Latest versions of aspects as {@link latestAspects} reads them, and in the same statement the rows
- * of each of `contexts` (SQL over `read`, the rows read; see AspectHook.readContextSql).
+ * of each of `contexts` (SQL over `read`, the rows read; see ShowRule.sql in aspectHooks.ts).
  */
 export async function latestAspectsWith(db: Db, urns: string[], aspects: string[] | undefined, contexts: string[]): Promise<{ aspects: StoredAspect[]; context: ContextRow[] }> {
   if (urns.length === 0) return { aspects: [], context: [] };
@@ -232,7 +232,7 @@ export async function writeAspect(db: Db, w: AspectWrite): Promise<Written> {
   return parseWritten((await writeAspects(db, [w], true))[0]!);
 }
 
-/** What a writer reads before an optimistic write: the latest row and its token. */
+/** What a writer reads before a checked write: the latest row and its token. */
 export interface ReadForWrite {
   previous: StoredAspect | undefined;
   /** The row as {@link AspectWrite.expected} names it: `<metadata> <system_metadata>` as stored (texts); null when absent. */

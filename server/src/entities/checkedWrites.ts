@@ -10,7 +10,7 @@
 import { staleWrite, type Pool } from '../db/pool.ts';
 import type { Principal } from '../auth/authorize.ts';
 import { readForWrite, writeAspectsAtomically, type AspectWrite, type Guard, type ReadForWrite, type WriteMode, type Written } from './aspectStore.ts';
-import type { AspectHook, AspectHooks, PendingWrite, WriteIntent } from './aspectHooks.ts';
+import type { AspectHook, AspectHooks, PendingWrite, WriteIntent, WriteState } from './aspectHooks.ts';
 import { WriteBatcher } from './writeBatcher.ts';
 import { KeptReads, type KeptRead } from './keptReads.ts';
 import { WriteGuesses } from './writeGuesses.ts';
@@ -23,7 +23,7 @@ import {
   intentOf,
   LockNeeded,
   NOTHING,
-  optimisticWrites,
+  checkedWriteCounts,
   startingValue,
   writeOrder,
   written,
@@ -32,7 +32,7 @@ import {
   type ShownAspect,
 } from './writes.ts';
 
-/** How the reads of concurrent optimistic writes are grouped (see db/statementGroup.ts). */
+/** How the reads of concurrent checked writes are grouped (see db/statementGroup.ts). */
 const READ_GROUPING = { maxInFlight: 2, nextStatementAt: 4, maxBatch: 64 };
 
 /** A change ready for a checked write. */
@@ -43,7 +43,7 @@ interface PreparedWrite {
 }
 
 export class CheckedWrites implements CheckedAttempt {
-  private readonly readGroups = new Map<AspectHook, StatementGroup<WriteIntent, ReadForWrite & { context?: unknown }>>();
+  private readonly readGroups = new Map<AspectHook, StatementGroup<WriteIntent, WriteState<unknown>>>();
   /** What checked writes left, for the next write of the same aspect to start from (see keptReads.ts). */
   private readonly kept = new KeptReads();
   /** Whether writes to entities nothing is kept of start from a guess (see writeGuesses.ts). */
@@ -59,10 +59,9 @@ export class CheckedWrites implements CheckedAttempt {
 
   /** Sets up what a newly attached hook's writes need: its reads grouped like the writes. */
   hookAdded(hook: AspectHook): void {
-    const read = hook.readForWrite?.bind(hook);
-    if (!read) return;
+    const read = hook.readState.bind(hook);
     // The reads of concurrent writes go out together, as their writes do (see WriteBatcher).
-    const send = async (batch: Pending<WriteIntent, ReadForWrite>[]) => {
+    const send = async (batch: Pending<WriteIntent, WriteState<unknown>>[]) => {
       const reads = await read(batch.map((p) => p.item), this.pool);
       batch.forEach((p, i) => p.resolve(reads[i]!));
     };
@@ -71,7 +70,7 @@ export class CheckedWrites implements CheckedAttempt {
 
   /** Drops what writes of the entity left (see keptReads.ts): a delete changed its rows. */
   forgetEntity(urn: string): void {
-    for (const h of this.hooks.all) if (h.contextAfter) this.kept.forget(urn, h.aspect);
+    for (const h of this.hooks.all) if (h.speculative) this.kept.forget(urn, h.aspect);
   }
 
   /** Drops what writes of these aspects left: they are about to be written under locks. */
@@ -127,15 +126,16 @@ export class CheckedWrites implements CheckedAttempt {
       if (c.conditions?.version !== undefined) write.expected = await checkVersion(this.pool, c);
       return { change: c, write, result: (r) => written(c, r, c.value, systemMetadata, principal, now) };
     }
-    const reader = hooks.find((h) => h.readForWrite);
+    const reader = hooks[0];
     const intent = intentOf(c);
     c.startedFrom = undefined;
-    const kept = this.strategy.kept && reader?.contextAfter ? this.kept.take(c.target.urn, c.aspect.name) : undefined;
-    const context = kept && reader!.contextFor?.(intent, kept.context);
-    if (kept && context) {
+    const speculative = reader?.speculative;
+    const kept = this.strategy.kept && speculative ? this.kept.take(c.target.urn, c.aspect.name) : undefined;
+    const state = kept && speculative!.stateFor(intent, kept.state);
+    if (kept && state) {
       try {
-        const prepared = await this.prepareFrom({ ...kept, context }, principal, changes, c, mode, now, hooks, reader);
-        optimisticWrites.kept++;
+        const prepared = await this.prepareFrom({ ...kept, state }, principal, changes, c, mode, now, hooks, reader);
+        checkedWriteCounts.kept++;
         c.startedFrom = 'kept';
         return prepared;
       } catch (err) {
@@ -149,14 +149,14 @@ export class CheckedWrites implements CheckedAttempt {
     // while guesses hold. (A request of several writes reads them in one statement anyway, and may
     // create the entity it writes values of, which a guess would take to exist.)
     const guess =
-      this.strategy.guess && reader?.guessForWrite && changes.length === 1 && !c.guessWrong && c.conditions?.version === undefined && !this.kept.holds(c.target.urn, c.aspect.name) && this.guesses.allowed()
-        ? reader.guessForWrite(intent)
+      this.strategy.guess && speculative && changes.length === 1 && !c.guessWrong && c.conditions?.version === undefined && !this.kept.holds(c.target.urn, c.aspect.name) && this.guesses.allowed()
+        ? speculative.guess(intent)
         : undefined;
     if (guess) {
       try {
         const prepared = await this.prepareFrom(guess, principal, changes, c, mode, now, hooks, reader);
         this.guesses.guessed();
-        optimisticWrites.guessed++;
+        checkedWriteCounts.guessed++;
         c.startedFrom = 'guess';
         return prepared;
       } catch (err) {
@@ -164,17 +164,17 @@ export class CheckedWrites implements CheckedAttempt {
         // Refused on the guess: decided on what is stored (the guess may be what was wrong).
       }
     }
-    const read: ReadForWrite & { context?: unknown } = !reader
+    const read: ReadForWrite & { state?: unknown } = !reader
       ? await readForWrite(this.pool, c.target.urn, c.aspect.name)
       : this.strategy.grouped
         ? await this.readGroups.get(reader)!.call(intent)
-        : (await reader.readForWrite!([intent], this.pool))[0]!;
+        : (await reader.readState([intent], this.pool))[0]!;
     return this.prepareFrom(read, principal, changes, c, mode, now, hooks, reader);
   }
 
-  /** Prepares a change of an aspect with hooks from what was read for it (or kept, see keptReads.ts). */
+  /** Prepares a change of an aspect with hooks from its state as read (or kept, or guessed). */
   private async prepareFrom(
-    read: ReadForWrite & { context?: unknown },
+    read: ReadForWrite & { state?: unknown },
     principal: Principal,
     changes: Change[],
     c: Change,
@@ -187,13 +187,13 @@ export class CheckedWrites implements CheckedAttempt {
     if (c.conditions?.version !== undefined && (await checkVersion(this.pool, c)) !== read.token) {
       throw staleWrite(`${c.aspect.name} of ${c.target.urn} was written meanwhile`);
     }
-    const value = await startingValue(hooks, c, read.previous, this.pool, reader, read.context);
+    const value = await startingValue(hooks, c, read.previous, this.pool, reader, read.state);
     if (value === NOTHING) return undefined;
     const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous: read.previous, principal, entityCreatedHere: this.createdHere(changes, c) };
     const guards: Guard[] = [];
     let shown: unknown;
     for (const h of hooks) {
-      const p = await h.prepare(pending, this.pool, h === reader ? read.context : undefined);
+      const p = await h.check(pending, this.pool, h === reader ? read.state : undefined);
       if (p.needsLock) throw new LockNeeded();
       pending.value = p.value;
       for (const g of p.guards ?? []) guards.push(g);
@@ -204,7 +204,7 @@ export class CheckedWrites implements CheckedAttempt {
       change: c,
       write,
       result: (r) => {
-        if (reader?.contextAfter) this.keepWritten(read, pending, reader, systemMetadata, r, now);
+        if (reader?.speculative) this.keepWritten(read, pending, reader, systemMetadata, r, now);
         return written(c, r, pending.value, systemMetadata, principal, now, shown);
       },
     };
@@ -213,9 +213,9 @@ export class CheckedWrites implements CheckedAttempt {
   /**
    * Keeps what a checked write left (see keptReads.ts): its row as stored, named as a read names it
    * (the metadata's text is what the write sent, or the stored one when the value was unchanged and
-   * only the system metadata was replaced), and the context its hook says a read would find.
+   * only the system metadata was replaced), and the state its hook says a read would find.
    */
-  private keepWritten(read: ReadForWrite & { context?: unknown }, w: PendingWrite, reader: AspectHook, systemMetadata: Record<string, unknown>, r: Written, now: number): void {
+  private keepWritten(read: ReadForWrite & { state?: unknown }, w: PendingWrite, reader: AspectHook, systemMetadata: Record<string, unknown>, r: Written, now: number): void {
     if (!this.strategy.kept) return;
     const text = r.outcome === 'unchanged' ? read.text : JSON.stringify(w.value);
     const systemText = jsonbText(systemMetadata);
@@ -233,7 +233,7 @@ export class CheckedWrites implements CheckedAttempt {
         createdOn: r.outcome === 'unchanged' && read.previous ? read.previous.createdOn : new Date(now),
         createdBy: r.outcome === 'unchanged' && read.previous ? read.previous.createdBy : w.principal.actor,
       },
-      context: reader.contextAfter!(w, read.context),
+      state: reader.speculative!.stateAfter(w, read.state),
     };
     this.kept.keep(urn, w.aspect.name, kept);
   }

@@ -37,7 +37,7 @@ export type { StoredAspect, WriteMode, WriteOutcome } from './aspectStore.ts';
 export type { EntityRecord, ListOptions } from './reads.ts';
 export { MAX_PAGE } from './reads.ts';
 export type { AspectInput, Derive, WriteConditions, WriteResult, WrittenAspect } from './writes.ts';
-export { optimisticWrites, recordsOf } from './writes.ts';
+export { checkedWriteCounts, recordsOf } from './writes.ts';
 
 export class EntityService {
   private readonly hooks = new AspectHooks();
@@ -107,9 +107,9 @@ export class EntityService {
   }
 
   /** Attaches a domain module's rules of one aspect (see {@link AspectHook}). */
-  addHook<Plan>(hook: AspectHook<Plan>): void {
-    this.hooks.add(hook as AspectHook);
-    this.checked.hookAdded(hook as AspectHook);
+  addHook(hook: AspectHook): void {
+    this.hooks.add(hook);
+    this.checked.hookAdded(hook);
   }
 
   /**

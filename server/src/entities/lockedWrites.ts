@@ -74,27 +74,25 @@ export class LockedWrites implements WriteAttempt {
       const result = await writeAspect(tx, aspectWrite(c.target, c.aspect.name, c.value, systemMetadata, principal, mode));
       return written(c, result, c.value, systemMetadata, principal, now);
     }
-    // Under the entity's lock: the value a patch or refresh starts from, and what the hooks compare with.
+    // Under the entity's lock: the value a patch or refresh starts from, and what the hooks check against.
     const previous = await lockAndRead(tx, c.target.urn, c.aspect.name);
     if (c.conditions?.version !== undefined) await checkVersion(tx, c);
-    // What a hook reads for the write, read once under the lock for both the patch's base and prepare.
-    const reader = c.kind === 'patch' ? hooks.find((h) => h.readForWrite && h.patchBase) : undefined;
-    const context = reader && previous ? (await reader.readForWrite!([intentOf(c)], tx))[0]!.context : undefined;
-    const value = await startingValue(hooks, c, previous, tx, reader, context);
+    // The state a patch's base needs, read once under the lock for both the base and the check.
+    const reader = c.kind === 'patch' ? hooks.find((h) => h.patchBase) : undefined;
+    const state = reader && previous ? (await reader.readState([intentOf(c)], tx))[0]!.state : undefined;
+    const value = await startingValue(hooks, c, previous, tx, reader, state);
     if (value === NOTHING) return undefined;
     const pending: PendingWrite = { target: c.target, aspect: c.aspect, kind: c.kind, value, patch: c.patch?.ops, previous, principal, entityCreatedHere: false };
-    const plans: unknown[] = [];
     const guards: Guard[] = [];
     let shown: unknown;
     for (const h of hooks) {
-      const prepared = await h.prepare(pending, tx, h === reader ? context : undefined);
-      pending.value = prepared.value;
-      plans.push(prepared.plan);
-      for (const g of prepared.guards ?? []) guards.push(g);
-      shown = prepared.shown;
+      const checked = await h.check(pending, tx, h === reader ? state : undefined);
+      pending.value = checked.value;
+      for (const g of checked.guards ?? []) guards.push(g);
+      shown = checked.shown;
     }
     const result = await writeAspect(tx, { ...aspectWrite(c.target, c.aspect.name, pending.value, systemMetadata, principal, mode), guards });
-    for (const [k, h] of hooks.entries()) await h.afterWrite?.(pending, pending.value, plans[k], tx);
+    for (const h of hooks) await h.afterWrite?.(pending, pending.value, tx);
     return written(c, result, pending.value, systemMetadata, principal, now, shown);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Reads of entities and aspects, as every surface shows them: the latest rows (with time series
  * entries from their store), one version of an aspect, pages of entities in URN order. Each aspect's
- * hooks hide what their rules hide before anything is returned ({@link EntityReads.show}).
+ * hooks say what reads show of it (AspectHook.show) before anything is returned ({@link EntityReads.show}).
  * Authorization is the caller's (see entityService.ts).
  */
 import { SvcError } from '../errors.ts';
@@ -37,24 +37,24 @@ export class EntityReads {
     private readonly scrollIds: ScrollIds,
   ) {}
 
-  /** Applies the read filters of the aspects' hooks to aspects about to be returned. */
-  async show(aspects: StoredAspect[], contexts?: Map<AspectHook, ContextRow[]>): Promise<void> {
+  /** Applies what the aspects' hooks show of them (AspectHook.show) to aspects about to be returned. */
+  async show(aspects: StoredAspect[], rows?: Map<AspectHook, ContextRow[]>): Promise<void> {
     for (const hook of this.hooks.all) {
-      if (!hook.filterRead) continue;
+      if (!hook.show) continue;
       const mine = aspects.filter((a) => a.aspect === hook.aspect);
-      if (mine.length) await hook.filterRead(mine, this.pool, contexts?.get(hook));
+      if (mine.length) await hook.show.apply(mine, this.pool, rows?.get(hook));
     }
   }
 
   /**
-   * The latest rows of the aspects, with what the read filters of their hooks need read in the same
-   * statement (AspectHook.readContextSql): one round trip and one snapshot.
+   * The latest rows of the aspects, with what their hooks' `show` needs read in the same statement
+   * (ShowRule.sql): one round trip and one snapshot.
    */
   private async readLatest(urns: string[], names: string[] | undefined): Promise<{ rows: StoredAspect[]; contexts: Map<AspectHook, ContextRow[]> }> {
-    const hooks = this.hooks.all.filter((h) => h.filterRead && h.readContextSql && (names === undefined || names.includes(h.aspect)));
+    const hooks = this.hooks.all.filter((h) => h.show?.sql && (names === undefined || names.includes(h.aspect)));
     const contexts = new Map<AspectHook, ContextRow[]>(hooks.map((h) => [h, []]));
     if (hooks.length === 0) return { rows: await latestAspects(this.pool, urns, names), contexts };
-    const read = await latestAspectsWith(this.pool, urns, names, hooks.map((h) => h.readContextSql!));
+    const read = await latestAspectsWith(this.pool, urns, names, hooks.map((h) => h.show!.sql!));
     for (const row of read.context) contexts.get(hooks[row.query]!)!.push(row);
     return { rows: read.aspects, contexts };
   }

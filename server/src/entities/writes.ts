@@ -97,16 +97,16 @@ export interface CheckedAttempt extends WriteAttempt {
 export const NO_RUN_ID = 'no-run-id-provided';
 /** A refresh of an aspect that is not stored: nothing to write. */
 export const NOTHING = Symbol('nothing');
-/** Tries of an optimistic write before it is written under locks; and tries in all. */
-const OPTIMISTIC_ATTEMPTS = 2;
+/** Tries of a write without locks before it is written under locks; and tries in all. */
+const CHECKED_ATTEMPTS = 2;
 const MAX_ATTEMPTS = 5;
 /**
  * Writes prepared without locks that found what they read changed, writes that went under locks after
  * conflicts or at a hook's asking, writes prepared from what an earlier write left (see keptReads.ts)
  * instead of reading it, and writes prepared from a guess (see writeGuesses.ts; exported as metrics).
  */
-export const optimisticWrites = { stale: 0, locked: 0, kept: 0, guessed: 0 };
-/** A hook asked for its write to go under locks (see Prepared.needsLock). */
+export const checkedWriteCounts = { stale: 0, locked: 0, kept: 0, guessed: 0 };
+/** A hook asked for its write to go under locks (see Checked.needsLock). */
 export class LockNeeded extends Error {}
 
 /** The entities of written aspects, grouped by URN in the order they were written. */
@@ -167,12 +167,11 @@ export class WritePath {
   }
 
   /**
-   * The one write path. A write whose aspects have no hooks or optimistic ones is prepared without
-   * locks and written by one checked statement (see checkedWrites.ts), which fails a row whose stored
-   * state changed since it was read; such a write is prepared again, and after
-   * {@link OPTIMISTIC_ATTEMPTS} tries (or at once when a hook asks, Prepared.needsLock) it is written
-   * under locks in a transaction (see lockedWrites.ts). Anything else (time series, hooks that need the
-   * lock) is written under locks at once.
+   * The one write path. A write is prepared without locks and written by one checked statement (see
+   * checkedWrites.ts), which fails a row whose stored state changed since it was read; such a write is
+   * prepared again, and after {@link CHECKED_ATTEMPTS} tries (or at once when a hook asks,
+   * Checked.needsLock) it is written under locks in a transaction (see lockedWrites.ts). Time series,
+   * and every write under `SVC_WRITE_STRATEGY=locked`, are written under locks at once.
    */
   async commit(principal: Principal, changes: Change[], mode: WriteMode): Promise<WrittenAspect[]> {
     if (changes.length === 0) return [];
@@ -181,12 +180,12 @@ export class WritePath {
     const entries = series.map((c) => ({ entityType: c.target.spec.name, aspect: c.aspect.name, timestampMillis: (c.value as { timestampMillis: number }).timestampMillis }));
     // The partitions of time series entries are made before the write's transaction (see timeseries/partitions.ts).
     if (entries.length) await this.partitions.ensure(entries);
-    const optimistic = this.strategy.checked && series.length === 0 && changes.every((c) => this.hooks.of(c.aspect.name).every((h) => h.optimistic));
+    const checked = this.strategy.checked && series.length === 0;
     let written: ShownAspect[] | undefined;
-    let lockNeeded = !optimistic;
+    let lockNeeded = !checked;
     for (let attempt = 1; written === undefined; attempt++) {
-      const unlocked = !lockNeeded && attempt <= OPTIMISTIC_ATTEMPTS;
-      if (optimistic && !unlocked) optimisticWrites.locked++;
+      const unlocked = !lockNeeded && attempt <= CHECKED_ATTEMPTS;
+      if (checked && !unlocked) checkedWriteCounts.locked++;
       try {
         written = await (unlocked ? this.checked : this.locked).write(principal, changes, mode, now);
       } catch (err) {
@@ -198,7 +197,7 @@ export class WritePath {
         } else if (!isStaleWrite(err) || attempt >= MAX_ATTEMPTS) throw err;
         else {
           this.checked.foundStale(changes);
-          if (unlocked) optimisticWrites.stale++;
+          if (unlocked) checkedWriteCounts.stale++;
         }
       }
     }
@@ -264,14 +263,14 @@ export function intentOf(c: Change): WriteIntent {
 /**
  * The value a change starts from: as given (set), the patched stored value (patch: applied to what
  * the aspect's `patchBase` shows of it, see AspectHook), or the stored value (refresh). `reader` and
- * `context`: the hook that read for the write and what it read, when one did.
+ * `state`: the hook that read the write's state and what it read, when one did.
  */
-export async function startingValue(hooks: readonly AspectHook[], c: Change, previous: StoredAspect | undefined, db: Db, reader?: AspectHook, context?: unknown): Promise<unknown> {
+export async function startingValue(hooks: readonly AspectHook[], c: Change, previous: StoredAspect | undefined, db: Db, reader?: AspectHook, state?: unknown): Promise<unknown> {
   if (c.kind === 'set') return c.value;
   if (c.kind === 'refresh') return previous ? previous.value : NOTHING;
   const { ops, arrayPrimaryKeys, derive } = c.patch!;
   const based = hooks.find((h) => h.patchBase);
-  const base = previous && based ? await based.patchBase!(c.target, previous, db, based === reader ? context : undefined) : previous?.value;
+  const base = previous && based ? await based.patchBase!(c.target, previous, db, based === reader ? state : undefined) : previous?.value;
   const value = derive ? derive(base) : applyPatch(base ?? emptyTemplate(c.aspect), ops, arrayPrimaryKeys);
   const problems = registry.validate(c.aspect, value);
   if (problems.length) throw SvcError.validation(problems);
