@@ -88,7 +88,10 @@ export async function startBenchServer(databaseUrl: string, poolSize: number, en
     } catch {
       // starting
     }
-    if (t > 300) throw new Error('server did not start');
+    if (t > 600) {
+      child.kill('SIGTERM');
+      throw new Error('server did not start');
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
@@ -162,10 +165,10 @@ export interface WrkRequest {
 
 /**
  * Drives HTTP load with wrk at `concurrency` (one connection per request in flight) for `seconds`;
- * request number k uses `i = (offset + k) % modulo`. Returns how many requests completed and their
+ * request number k uses `i = first + (offset + k) % modulo`. Returns how many requests completed and their
  * rate; any non-2xx answer aborts the run.
  */
-export function runWrk(base: string, req: WrkRequest, modulo: number, seconds: number, concurrency: number, offset = 0): { count: number; rate: number } {
+export function runWrk(base: string, req: WrkRequest, modulo: number, seconds: number, concurrency: number, offset = 0, first = 0): { count: number; rate: number } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const script = join(dir, 'load.lua');
   writeFileSync(
@@ -175,7 +178,7 @@ local counter = -1
 local pad = string.rep("lorem ipsum dolor sit amet ", 34)
 request = function()
   counter = counter + 1
-  local i = (${offset} + counter) % ${modulo}
+  local i = ${first} + (${offset} + counter) % ${modulo}
   return wrk.format("${req.method}", ${req.pathLua}, {["Authorization"] = "Bearer ${BENCH_TOKEN}", ["Content-Type"] = "${req.contentType ?? 'application/json'}"}, ${req.bodyLua})
 end
 response = function(status, headers, body)
