@@ -6,6 +6,7 @@
  * docs/decisions/0033-write-state-sources.md).
  *
  *   npm run bench:write-strategies -- [--entities 10000] [--seconds 12] [--rounds 6] [--concurrency 16]
+ *                                      [--choices grouped,kept,guess,default,locked] [--passes first,again,patch]
  *
  * Three passes per choice, each side on entities of its own (so that neither server's writes change
  * what the other one kept): `first value`, structured-property sets on datasets that have none yet (a
@@ -17,7 +18,13 @@
 import { benchPostgres, call, createDb, runWrk, startBenchServer, untilSettled, type BenchServer, type WrkRequest } from './benchSupport.ts';
 import { BENCH_URN_LUA, benchUrn, passOptions, RETENTION, setRequest } from './setPass.ts';
 
-const { entities: N, rounds: ROUNDS, roundSeconds: ROUND_SECONDS, concurrency: CONCURRENCY } = passOptions();
+const {
+  entities: N,
+  rounds: ROUNDS,
+  roundSeconds: ROUND_SECONDS,
+  concurrency: CONCURRENCY,
+  extra: options,
+} = passOptions({ choices: 'grouped,kept,guess,default,locked', passes: 'first,again,patch' });
 const TIER = 'urn:li:structuredProperty:bench.tier';
 /** Datasets of each side's pool of first values, per choice. */
 const FRESH = 2 * N;
@@ -25,13 +32,14 @@ const FRESH = 2 * N;
 /** The plain read every choice is measured against. */
 const BASELINE = { SVC_WRITE_STATE_SOURCES: 'read' };
 /** The choices measured against it: each source of state alone, all of them (the default), and locks. */
-const CHOICES: { name: string; env: Record<string, string> }[] = [
-  { name: 'checked, grouped reads', env: { SVC_WRITE_STATE_SOURCES: 'grouped' } },
-  { name: 'checked, kept rows', env: { SVC_WRITE_STATE_SOURCES: 'kept' } },
-  { name: 'checked, guesses', env: { SVC_WRITE_STATE_SOURCES: 'guess' } },
-  { name: 'the default (checked, grouped,kept,guess)', env: {} },
-  { name: 'locked (read under the entity lock)', env: { SVC_WRITE_STRATEGY: 'locked' } },
+const ALL_CHOICES: { key: string; name: string; env: Record<string, string> }[] = [
+  { key: 'grouped', name: 'checked, grouped reads', env: { SVC_WRITE_STATE_SOURCES: 'grouped' } },
+  { key: 'kept', name: 'checked, kept rows', env: { SVC_WRITE_STATE_SOURCES: 'kept' } },
+  { key: 'guess', name: 'checked, guesses', env: { SVC_WRITE_STATE_SOURCES: 'guess' } },
+  { key: 'default', name: 'the default (checked, grouped,kept,guess)', env: {} },
+  { key: 'locked', name: 'locked (read under the entity lock)', env: { SVC_WRITE_STRATEGY: 'locked' } },
 ];
+const CHOICES = ALL_CHOICES.filter((c) => options.choices.split(',').includes(c.key));
 
 const patchRequest: WrkRequest = {
   method: 'PATCH',
@@ -39,6 +47,13 @@ const patchRequest: WrkRequest = {
   bodyLua: `'{"patch":[{"op":"add","path":"/properties/${TIER}","value":{"propertyUrn":"${TIER}","values":[{"string":"tier-' .. (i % 3) .. '"}]}}],"arrayPrimaryKeys":{"properties":["propertyUrn"]}}'`,
 };
 const setAgain = setRequest('?createIfNotExists=false');
+const PASSES = (
+  [
+    ['first', 'first value', setAgain],
+    ['again', 'set again', setAgain],
+    ['patch', 'patch', patchRequest],
+  ] as const
+).filter(([key]) => options.passes.split(',').includes(key));
 
 const pgc = await benchPostgres();
 const db = await createDb(pgc.adminUrl);
@@ -70,14 +85,12 @@ try {
   for (const [c, choice] of CHOICES.entries()) {
     const other: BenchServer = await startBenchServer(db, CONCURRENCY, choice.env);
     const fresh = 2 * N + c * 2 * FRESH;
-    await createDatasets(fresh, 2 * FRESH);
-    await untilSettled(db);
+    if (PASSES.some(([key]) => key === 'first')) {
+      await createDatasets(fresh, 2 * FRESH);
+      await untilSettled(db);
+    }
     try {
-      for (const [pass, req] of [
-        ['first value', setAgain],
-        ['set again', setAgain],
-        ['patch', patchRequest],
-      ] as const) {
+      for (const [, pass, req] of PASSES) {
         const firstValues = pass === 'first value';
         const sides = new Map<BenchServer, { first: number; modulo: number; offset: number; count: number; seconds: number }>([
           [base, { first: firstValues ? fresh : 0, modulo: firstValues ? FRESH : N, offset: 0, count: 0, seconds: 0 }],
