@@ -70,14 +70,14 @@ export const SERVER_NODE_ARGS: string[] = (() => {
 })();
 
 /**
- * Starts `server/src/main.ts` on `databaseUrl` in its own process, as in production (`env` adds to its
- * environment, e.g. `SEARCH_BACKEND`). Node options for the server beyond {@link SERVER_NODE_ARGS}
+ * Starts `server/src/main.ts` (of the checkout at `root`, this one by default) on `databaseUrl` in its
+ * own process, as in production (`env` adds to its environment, e.g. `SEARCH_BACKEND`). Node options for the server beyond {@link SERVER_NODE_ARGS}
  * (e.g. `--cpu-prof` to profile it, or another `--max-semi-space-size`) come from `SVC_BENCH_SERVER_NODE_ARGS`.
  */
-export async function startBenchServer(databaseUrl: string, poolSize: number, env: Record<string, string> = {}): Promise<BenchServer> {
+export async function startBenchServer(databaseUrl: string, poolSize: number, env: Record<string, string> = {}, root = ROOT): Promise<BenchServer> {
   const port = await freePort();
   const nodeArgs = (process.env.SVC_BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, '--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, '--import', 'tsx', join(root, 'server/src/main.ts')], {
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SVC_ADMIN_TOKEN: BENCH_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_DB_POOL_SIZE: String(poolSize), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -7,7 +7,11 @@
  *
  *   npm run bench:write-strategies -- [--entities 10000] [--seconds 12] [--rounds 6] [--concurrency 16]
  *                                      [--choices grouped,kept,guess,default,locked] [--passes first,again,patch]
+ *                                      [--baseline read|<directory of another checkout>]
  *
+ * `--baseline` with a directory measures against that checkout's server with its defaults instead of a
+ * read for each write (e.g. `--choices default --baseline ../before`: this build against an earlier one,
+ * on the same schema).
  * Three passes per choice, each side on entities of its own (so that neither server's writes change
  * what the other one kept): `first value`, structured-property sets on datasets that have none yet (a
  * fresh pool of 2 × entities per side); `set again`, sets over `entities` datasets whose value is given
@@ -15,6 +19,7 @@
  * Before `set again` and `patch` each side writes its datasets once, untimed. Prints, per choice and
  * pass, its rate and the plain read's in the same rounds, and their ratio. Needs wrk.
  */
+import { resolve } from 'node:path';
 import { benchPostgres, call, createDb, runWrk, startBenchServer, untilSettled, type BenchServer, type WrkRequest } from './benchSupport.ts';
 import { BENCH_URN_LUA, benchUrn, passOptions, RETENTION, setRequest } from './setPass.ts';
 
@@ -24,13 +29,13 @@ const {
   roundSeconds: ROUND_SECONDS,
   concurrency: CONCURRENCY,
   extra: options,
-} = passOptions({ choices: 'grouped,kept,guess,default,locked', passes: 'first,again,patch' });
+} = passOptions({ choices: 'grouped,kept,guess,default,locked', passes: 'first,again,patch', baseline: 'read' });
 const TIER = 'urn:li:structuredProperty:bench.tier';
 /** Datasets of each side's pool of first values, per choice. */
 const FRESH = 2 * N;
 
-/** The plain read every choice is measured against. */
-const BASELINE = { SVC_WRITE_STATE_SOURCES: 'read' };
+/** The plain read every choice is measured against (or another checkout's server, see --baseline). */
+const BASELINE: { env: Record<string, string>; root?: string } = options.baseline === 'read' ? { env: { SVC_WRITE_STATE_SOURCES: 'read' } } : { env: {}, root: resolve(options.baseline) };
 /** The choices measured against it: each source of state alone, all of them (the default), and locks. */
 const ALL_CHOICES: { key: string; name: string; env: Record<string, string> }[] = [
   { key: 'grouped', name: 'checked, grouped reads', env: { SVC_WRITE_STATE_SOURCES: 'grouped' } },
@@ -57,7 +62,7 @@ const PASSES = (
 
 const pgc = await benchPostgres();
 const db = await createDb(pgc.adminUrl);
-const base = await startBenchServer(db, CONCURRENCY, BASELINE);
+const base = await startBenchServer(db, CONCURRENCY, BASELINE.env, BASELINE.root);
 
 /** Creates datasets [first, first + n) (their status), 1,000 to a request. */
 async function createDatasets(first: number, n: number): Promise<void> {
@@ -118,8 +123,9 @@ try {
       await other.stop();
     }
   }
-  console.log('\nwrite strategies against a read for each write, alternating rounds on one database');
-  console.log('| choice | pass | choice writes/s | read writes/s | choice / read |');
+  const against = options.baseline === 'read' ? 'a read for each write' : `the server of ${options.baseline}`;
+  console.log(`\nwrite strategies against ${against}, alternating rounds on one database`);
+  console.log('| choice | pass | choice writes/s | baseline writes/s | choice / baseline |');
   console.log('|---|---|---|---|---|');
   for (const r of rows) console.log(r);
 } finally {
