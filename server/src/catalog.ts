@@ -39,7 +39,7 @@ import { HARD_DELETE_TASK, INDEX_REBUILD_TASK, STALE_VALUES_TASK, TRUNCATE_TASK 
 /** What the catalog needs of the configuration. */
 export type CatalogConfig = Pick<
   Config,
-  'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas' | 'searchLingerMs'
+  'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas' | 'searchLingerMs' | 'writeStrategy'
 >;
 
 export interface Catalog {
@@ -84,7 +84,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
     const root = rootToken(config.adminToken, config.dataDir);
     const scrollIds = new ScrollIds(await loadScrollSecret(pool));
     const timeseries = timeseriesStore(config, backend, pool, log);
-    const entities = new EntityService(pool, scrollIds, timeseries);
+    const entities = new EntityService(pool, scrollIds, timeseries, config.writeStrategy);
     const searchOutbox = new SearchOutbox(pool, entities, backend, log, database.url, timeseries instanceof OpenSearchTimeseriesStore ? timeseries : undefined, config.searchLingerMs);
     const runner = new TaskRunner(pool, log, { listenUrl: database.url });
     const definitions = new DefinitionCache(pool, database.url, log);

@@ -26,6 +26,16 @@ export interface Config {
    * step before the next, to deliver the changes of that time together (default 100; 0: each at once).
    */
   searchLingerMs: number;
+  /**
+   * `SVC_WRITE_STRATEGY` and `SVC_WRITE_STATE_SOURCES`: how a write of an aspect with rules (e.g.
+   * structured-property values) gets the state its rules check it against. `locked`: read under the
+   * entity's lock, in the write's transaction. `checked` (the default): read without locks and written by
+   * one statement that checks what was read still holds (prepared again when not); then the state may
+   * also come from `grouped` reads (the reads of concurrent writes in one statement), `kept` (what the
+   * entity's last write left), or a `guess` (what a first write most likely finds): a comma-separated
+   * list, default `grouped,kept,guess`; `read` for none of them. Every choice gives the same answers.
+   */
+  writeStrategy: WriteStrategy;
   /** `SVC_AUTH_ENABLED`: require `Authorization: Bearer` on every API route (default true). */
   authEnabled: boolean;
   /** `SVC_ADMIN_TOKEN`: the root token; unset means generated on first start and saved under `dataDir`. */
@@ -79,6 +89,27 @@ function indexPrefix(raw: string | undefined): string {
   return p;
 }
 
+/** How writes of aspects with rules get the state they are checked against (see {@link Config.writeStrategy}). */
+export interface WriteStrategy {
+  /** Read without locks and checked by the write statement (else read under the entity's lock). */
+  checked: boolean;
+  grouped: boolean;
+  kept: boolean;
+  guess: boolean;
+}
+
+const STATE_SOURCES = ['grouped', 'kept', 'guess'] as const;
+
+function writeStrategy(strategy: string | undefined, sources: string | undefined): WriteStrategy {
+  const s = strategy || 'checked';
+  if (s !== 'checked' && s !== 'locked') throw new ConfigError(`SVC_WRITE_STRATEGY must be "checked" or "locked", got "${s}"`);
+  const list = (sources ?? STATE_SOURCES.join(',')).split(',').map((x) => x.trim()).filter((x) => x !== '' && x !== 'read');
+  const unknown = list.filter((x) => !(STATE_SOURCES as readonly string[]).includes(x));
+  if (unknown.length) throw new ConfigError(`SVC_WRITE_STATE_SOURCES takes read, or any of ${STATE_SOURCES.join(', ')} separated by commas; got "${unknown.join(', ')}"`);
+  const checked = s === 'checked';
+  return { checked, grouped: checked && list.includes('grouped'), kept: checked && list.includes('kept'), guess: checked && list.includes('guess') };
+}
+
 /** Reads and validates the configuration from `env`; throws {@link ConfigError} naming the bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const searchBackend = env.SEARCH_BACKEND || 'postgres';
@@ -99,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexShards: int('ELASTICSEARCH_INDEX_BUILDER_NUM_SHARDS', env.ELASTICSEARCH_INDEX_BUILDER_NUM_SHARDS, 1, 1, 1024),
     indexReplicas: int('ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS', env.ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS, 1, 0, 16),
     searchLingerMs: int('SVC_SEARCH_LINGER_MS', env.SVC_SEARCH_LINGER_MS, 100, 0, 10_000),
+    writeStrategy: writeStrategy(env.SVC_WRITE_STRATEGY, env.SVC_WRITE_STATE_SOURCES),
     authEnabled: bool('SVC_AUTH_ENABLED', env.SVC_AUTH_ENABLED, true),
     adminToken: env.SVC_ADMIN_TOKEN || undefined,
     dbPoolSize: int('SVC_DB_POOL_SIZE', env.SVC_DB_POOL_SIZE, 20, 1, 1000),

@@ -138,11 +138,12 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     // …and no plan of a read context, of a property lookup or of the record of a write walked a whole table.
     const lookups = plans.filter((p) => /structured_property_assignments|propertyDefinition|unnest\(p_urns/.test(p));
     assert.ok(lookups.length >= 4, `plans of the lookups were reported:\n${plans.join('\n')}`);
-    // The set-wise write (migration 024): its classification of the rows and its updates.
+    // The set-wise write (R__svc_write_checked.sql): its classification of the rows and its updates.
     assert.ok(lookups.filter((p) => /unnest\(p_urns, p_aspects/.test(p)).length >= 2, `plans of the set-wise write were reported:\n${plans.join('\n')}`);
-    // The check of the record when a value is given again unchanged (migration 028).
+    // The check of the record when a value is given again unchanged (R__svc_record_assignments.sql).
     assert.ok(lookups.some((p) => /OLD\.metadata::text = NEW\.metadata::text/.test(p)), `the plan of the record's check was reported:\n${plans.join('\n')}`);
-    // The record of the rows a write statement inserted, made once for all of them (migration 031).
+    // The record of the rows a write statement inserted, made once for all of them
+    // (R__svc_record_inserted_assignments.sql).
     const recordPlans = lookups.filter((p) => /FROM latest l, json_array_elements/.test(p));
     assert.ok(recordPlans.length > 0, `the plan of the record of inserted rows was reported:\n${plans.join('\n')}`);
     // Its delete finds the entities' rows by key (a join with the statement's rows once walked the whole record).
@@ -152,7 +153,7 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     assert.ok(plans.some((p) => /AS k\(urn, aspect\)/.test(p)), `the plan of the version numbers was reported:\n${plans.join('\n')}`);
     for (const p of lookups) {
       assert.doesNotMatch(p, /Seq Scan on (structured_property_assignments|aspects)/, `a plan scans a whole table:\n${p}`);
-      // A lookup by entity through the index by property reads that whole index (migration 030).
+      // A lookup by entity through the index by property reads that whole index (assignments_by_property).
       assert.doesNotMatch(p, ENTITY_BY_PROPERTY_INDEX, `a plan looks entities up through the index by property:\n${p}`);
     }
   } finally {
@@ -248,8 +249,9 @@ test("a search delivery step reads and deletes the stored values of its entities
 });
 
 test('searches on string values find them through the index of value keys: equality, ranges and prefixes, long values too', async () => {
-  // The index holds a value's first 256 characters (migration 033); conditions on values must still be
-  // index conditions on it, with the whole value compared only for values longer than the key.
+  // The index holds a value's first 256 characters (search_values_by_string_prefix); conditions on
+  // values must still be index conditions on it, with the whole value compared only for values longer
+  // than the key.
   const url = await createTestDatabase();
   const db = createPool(url, 2);
   try {

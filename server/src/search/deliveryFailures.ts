@@ -1,8 +1,8 @@
 /**
  * How far behind search is: changes waiting in the outbox, and entities whose document could not be
- * delivered (`search_failures`, migration 034). The dispatcher (outbox.ts) records a failing entity in
- * the step that tried it and takes it out of the outbox, so that it holds back no other change; it
- * tries it again, backing off, until a try delivers it. `/ready`, `/metrics` and
+ * delivered (`search_failures`, db/migrations/V001__baseline.sql). The dispatcher (outbox.ts) records a
+ * failing entity in the step that tried it and takes it out of the outbox, so that it holds back no
+ * other change; it tries it again, backing off, until a try delivers it. `/ready`, `/metrics` and
  * `GET /api/search/delivery` read what is here.
  */
 import { query, type Db } from '../db/pool.ts';

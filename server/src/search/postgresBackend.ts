@@ -1,9 +1,9 @@
 /**
  * The `postgres` search backend: documents in `search_documents` and one row per value in
- * `search_values` (migration 013), in the catalog's own database. A filter on a field is a semi-join
- * on the value rows of that field (btree on (entity type, field, the value's first 256 characters),
- * migration 033, or (entity type, field, number, urn)); pages walk the documents in URN order; facet
- * counts group the value rows of the matching documents.
+ * `search_values` (their tables: db/migrations/V001__baseline.sql), in the catalog's own database. A
+ * filter on a field is a semi-join on the value rows of that field (btree on (entity type, field, the
+ * value's first 256 characters), search_values_by_string_prefix, or (entity type, field, number, urn));
+ * pages walk the documents in URN order; facet counts group the value rows of the matching documents.
  */
 import { query, type Db, type Pool } from '../db/pool.ts';
 import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBackend, SearchDocument, SearchRequest } from './backend.ts';
@@ -27,9 +27,10 @@ export function likePattern(pattern: PatternPart[]): string {
 const isNumeric = (f: FieldSpec) => f.type === 'double' || f.type === 'date';
 
 /**
- * Characters of a string value that its index entry holds (migration 033): a btree entry holds at most
- * 2,704 bytes, and values may be megabytes long. A value shorter than this is its own key, so a
- * comparison with it on the key is exact; a longer one is compared on its key, then in full.
+ * Characters of a string value that its index entry holds (search_values_by_string_prefix): a btree
+ * entry holds at most 2,704 bytes, and values may be megabytes long. A value shorter than this is its
+ * own key, so a comparison with it on the key is exact; a longer one is compared on its key, then in
+ * full.
  */
 export const VALUE_KEY_CHARS = 256;
 /** The indexed key of a value row, as the index expression is written. */

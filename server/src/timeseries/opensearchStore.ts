@@ -7,10 +7,10 @@
  * Writes commit to `timeseries_entries` in their transaction, as in the `postgres` store; here that
  * table is an outbox: the search dispatcher ships its rows to OpenSearch in id order and deletes them
  * (`ship`, called by search/outbox.ts under the dispatcher's lock). Deletions of entries already
- * shipped wait in `timeseries_deletes` (migration 016), in the same order. Reads see both: entries
- * not shipped yet, and shipped ones less those whose deletion waits. A truncation is OpenSearch's own
- * delete-by-query or reindex task, followed by an svc task that reports its progress in `/api/tasks`,
- * cancels it at `timeoutSeconds` and deletes the old index once a reindex is done.
+ * shipped wait in `timeseries_deletes` (db/migrations/V001__baseline.sql), in the same order. Reads see
+ * both: entries not shipped yet, and shipped ones less those whose deletion waits. A truncation is
+ * OpenSearch's own delete-by-query or reindex task, followed by an svc task that reports its progress
+ * in `/api/tasks`, cancels it at `timeoutSeconds` and deletes the old index once a reindex is done.
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@opensearch-project/opensearch';
