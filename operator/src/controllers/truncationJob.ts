@@ -14,8 +14,8 @@
  * spec changed while a task runs is run once that task has ended (a server task cannot be stopped).
  */
 import { CronTime } from 'cron';
-import ms from 'ms';
 import type { Logger } from '../../../server/src/log.ts';
+import { cutoffMillis } from '../../../server/src/contract/olderThan.ts';
 import { Catalog, CatalogError } from '../catalog.ts';
 import { CustomResources, isManaged, keyOf, type TruncationJob, type TruncationJobStatus } from '../resources.ts';
 import type { ConditionUpdate } from '../runtime/conditions.ts';
@@ -208,7 +208,10 @@ export class TruncationJobReconciler {
     if (!live || 'requeue' in live) return live?.requeue;
     let job = live.job;
     const startTime = new Date(this.now()).toISOString();
-    const endTimeMillis = job.spec.endTimeMillis ?? this.now() - ms(job.spec.olderThan as ms.StringValue);
+    // The API server held olderThan to the grammar (the CRD's rule): an age that goes back further than a
+    // time can be written is all that is left to refuse.
+    const endTimeMillis = job.spec.endTimeMillis ?? cutoffMillis(job.spec.olderThan!, this.now());
+    if (endTimeMillis === undefined) return this.fail(job, 'Rejected', `olderThan ${job.spec.olderThan} goes back further than a time can be written`);
     const dryRun = job.spec.dryRun ?? true;
     const generation = job.metadata.generation;
     const request = this.request(job, endTimeMillis);

@@ -6,11 +6,11 @@
  */
 import { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import ms from 'ms';
 import { Client } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { output } from '../../output.ts';
+import { cutoffMillis } from '../../../contract/olderThan.ts';
 
 /** A flag's integer, within `[min, max]` (whole numbers JSON carries exactly by default). */
 const integer =
@@ -24,24 +24,12 @@ const integer =
     return n;
   };
 
-/**
- * An age as a number and a unit, written out (`90d`, `12h`, `90 days`, `2w`, `1y`): a bare number
- * (which `ms` reads as milliseconds) and units in capitals (`1M` is a minute to `ms`) are refused,
- * since the age decides what `--execute` deletes. Milliseconds in all; undefined when not an age.
- */
-const AGE = /^(\d+(?:\.\d+)?) ?(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?|y|yrs?|years?)$/;
-function ageMillis(text: string): number | undefined {
-  const m = AGE.exec(text.trim());
-  const age = m ? ms(`${m[1]} ${m[2]}` as ms.StringValue) : undefined;
-  return age !== undefined && Number.isFinite(age) && age > 0 ? Math.round(age) : undefined;
-}
-
 export function truncateCommand(): Command {
   return new Command('truncate')
     .description('Delete the entries of a time series aspect at or before a time (a dry run unless --execute)')
     .requiredOption('--entity-type <type>', 'entity type, e.g. dataset')
     .requiredOption('--aspect <aspect>', 'time series aspect, e.g. datasetProfile')
-    .option('--older-than <age>', 'entries older than this age, a number and a unit (s, m, h, d, w, y): 30d, 12h, 90 days, …')
+    .option('--older-than <age>', 'entries older than this age, a whole number and a unit (s, m, h, d, w, y, or written out): 30d, 12h, 90 days, …')
     .option('--end-time-millis <millis>', 'entries at or before this time (epoch milliseconds)', integer('end-time-millis'))
     .option('--execute', 'delete (without it, only say what would be deleted)')
     .option('--batch-size <n>', 'entries per batch (default 10000)', integer('batch-size', -(2 ** 31), 2 ** 31 - 1))
@@ -54,11 +42,8 @@ export function truncateCommand(): Command {
       if ((opts.olderThan === undefined) === (opts.endTimeMillis === undefined)) throw new CliError('Give one of --older-than <age> (e.g. 30d) or --end-time-millis <millis>', 2);
       let endTimeMillis = opts.endTimeMillis;
       if (opts.olderThan !== undefined) {
-        const age = ageMillis(opts.olderThan);
-        if (age === undefined || !Number.isSafeInteger(Date.now() - age)) {
-          throw new CliError(`--older-than must be an age, a number and a unit (s, m, h, d, w or y), such as 30d, 12h or 90 days; got ${opts.olderThan}`, 2);
-        }
-        endTimeMillis = Date.now() - age;
+        endTimeMillis = cutoffMillis(opts.olderThan, Date.now());
+        if (endTimeMillis === undefined) throw new CliError(`--older-than must be an age, a number and a unit (s, m, h, d, w or y), such as 30d, 12h or 90 days; got ${opts.olderThan}`, 2);
       }
       const client = new Client(loadConfig());
       const body = {
