@@ -27,7 +27,7 @@ import type { TaskHandler } from '../tasks/taskRunner.ts';
 import { timeseriesIndexName } from './partitions.ts';
 import { countEntries, listEntries, svcTaskStatus, truncationTask } from './postgresStore.ts';
 import { reindexes } from './truncation.ts';
-import { TRUNCATE_TASK } from '../tasks/taskKinds.ts';
+import { TRUNCATE_TASK } from '../contract/tasks.ts';
 import { TASK_NODE, type EntryQuery, type EntryRow, type TimeseriesStore, type TruncationOrder, type TruncationParams } from './store.ts';
 
 /** Rows of the outbox one shipping step takes. */
