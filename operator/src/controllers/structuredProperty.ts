@@ -35,8 +35,6 @@ import { sameJson } from '../runtime/sameJson.ts';
 const URN_PREFIX = 'urn:li:structuredProperty:';
 /** Reasons that mean "the server refused this spec": not retried until the spec changes. */
 const REFUSED = new Set(['BreakingChangeRejected', 'InvalidSpec']);
-/** The server's wording of the rules that only a greater version lifts (server/src/properties/definitionRules.ts). */
-const BREAKING = /backwards incompatible|cannot be changed from|Cannot restrict values/;
 
 export interface StructuredPropertyDeps {
   resources: CustomResources<StructuredProperty>;
@@ -177,7 +175,8 @@ export class StructuredPropertyReconciler {
     } catch (err) {
       if (!(err instanceof CatalogError)) throw err;
       if (err.kind === 'rejected') {
-        const reason = BREAKING.test(err.message) ? 'BreakingChangeRejected' : 'InvalidSpec';
+        // The server names a refusal that only a greater version lifts (contract/errors.ts, REASONS).
+        const reason = err.reason === 'BreakingChange' ? 'BreakingChangeRejected' : 'InvalidSpec';
         const hint = reason === 'BreakingChangeRejected' ? ' (a breaking change needs a greater spec.version)' : '';
         await this.deps.events.record(obj, 'Warning', reason, 'Reconcile', `${err.message}${hint}`);
         await this.writeStatus(obj, {}, [

@@ -1,6 +1,7 @@
 /**
- * `svc timeseries truncate`: deletes the entries of a time series aspect up to a time. A dry run
- * (the server's message) unless `--execute`; then a progress bar follows the task until it
+ * `svc timeseries truncate`: deletes the entries of a time series aspect up to a time, through svc's
+ * form of the truncation (counts and task in fields). A dry run (the server's message; with `--json`
+ * its counts too) unless `--execute`; then a progress bar follows the task until it
  * completes (svc's task in `postgres` mode, OpenSearch's in `opensearch` mode, both through
  * `getEsTaskStatus`), or `--no-wait` returns at once with its id.
  */
@@ -11,6 +12,8 @@ import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { output } from '../../output.ts';
 import { cutoffMillis } from '../../../contract/olderThan.ts';
+import { svcTaskNumber, truncationProgress, type EsTaskStatus } from '../../../contract/tasks.ts';
+import { TRUNCATIONS_PATH, type TruncationAnswer } from '../../../contract/truncation.ts';
 
 /** A flag's integer, within `[min, max]` (whole numbers JSON carries exactly by default). */
 const integer =
@@ -54,16 +57,16 @@ export function truncateCommand(): Command {
         ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}),
         ...(opts.timeout !== undefined ? { timeoutSeconds: opts.timeout } : {}),
       };
-      const { value } = (await client.ok('POST', '/gms/operations?action=truncateTimeseriesAspect', body)) as { value: string };
-      // A real run answers a task id; anything else (a dry run, the flags' refusal) is a message.
-      if (!opts.execute || !TASK_ID.test(value)) {
-        out.line(value);
-        out.result({ message: value, endTimeMillis });
+      const answer = (await client.ok('POST', TRUNCATIONS_PATH, body)) as TruncationAnswer;
+      if (answer.dryRun) {
+        out.line(answer.message);
+        out.result({ message: answer.message, toDelete: answer.toDelete, total: answer.total, reindex: answer.reindex, endTimeMillis });
         return;
       }
+      const value = answer.task;
       if (!opts.wait) {
-        const svcTask = /^svc:\d+$/.test(value);
-        out.line(`Truncation task ${value} queued: follow it with ${svcTask ? `svc tasks get ${value.split(':')[1]}` : 'the operations action getEsTaskStatus'}`);
+        const svcTask = svcTaskNumber(value);
+        out.line(`Truncation task ${value} queued: follow it with ${svcTask !== undefined ? `svc tasks get ${svcTask}` : 'the operations action getEsTaskStatus'}`);
         out.result({ task: value, endTimeMillis });
         return;
       }
@@ -88,15 +91,6 @@ export function truncateCommand(): Command {
     });
 }
 
-/** A task id as the operations endpoint answers one: svc's (`svc:42`), or OpenSearch's in `opensearch` mode. */
-const TASK_ID = /^[A-Za-z0-9_-]+:\d+$/;
-
-interface EsTaskStatus {
-  completed?: boolean;
-  error?: string;
-  status?: { total?: number; deleted?: number; created?: number };
-}
-
 /**
  * Follows a truncation task through the operations action `getEsTaskStatus` (svc's own or
  * OpenSearch's: the one route for both) until it has completed: a delete by query reports what it
@@ -106,11 +100,11 @@ interface EsTaskStatus {
 async function followTask(client: Client, task: string, progress: (total: number, done: number) => void): Promise<{ total: number; deleted: number; kept?: number }> {
   for (;;) {
     const { value } = (await client.ok('POST', '/gms/operations?action=getEsTaskStatus', { task })) as { value: string };
-    const st = JSON.parse(value) as EsTaskStatus;
-    if (st.error) throw new CliError(`Truncation task ${task}: ${st.error}`);
-    const { total = 0, deleted = 0, created = 0 } = st.status ?? {};
-    progress(total, deleted + created);
-    if (st.completed) return created > 0 ? { total, deleted, kept: created } : { total, deleted };
+    const st = truncationProgress(JSON.parse(value) as EsTaskStatus);
+    if (st.error !== undefined) throw new CliError(`Truncation task ${task}: ${st.error}`);
+    const { total = 0, deleted, kept } = st.found ? st : { total: 0, deleted: 0, kept: 0 };
+    progress(total, deleted + kept);
+    if (st.found && st.completed) return kept > 0 ? { total, deleted, kept } : { total, deleted };
     await new Promise((r) => setTimeout(r, 500));
   }
 }
