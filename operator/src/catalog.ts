@@ -6,6 +6,7 @@
  * message.
  */
 import { enc, messageOf, send, Unreachable, type Answer, type Endpoint } from '../../server/src/client/http.ts';
+import type { PropertyDefinition } from '../../server/src/contract/definitions.ts';
 import { reasonOf, type Reason } from '../../server/src/contract/errors.ts';
 import { HARD_DELETE_TASK, truncationProgress, type EsTaskStatus } from '../../server/src/contract/tasks.ts';
 import { TRUNCATIONS_PATH, type TruncationAnswer, type TruncationRequest } from '../../server/src/contract/truncation.ts';
@@ -31,18 +32,7 @@ export class CatalogError extends Error {
 }
 
 /** A `propertyDefinition` aspect as the server stores it. */
-export interface Definition {
-  qualifiedName: string;
-  valueType: string;
-  entityTypes: string[];
-  cardinality?: 'SINGLE' | 'MULTIPLE';
-  allowedValues?: { value: { string: string } | { double: number }; description?: string }[];
-  displayName?: string;
-  description?: string;
-  immutable?: boolean;
-  version?: string;
-  [key: string]: unknown;
-}
+export type Definition = PropertyDefinition;
 
 /** A truncation task: finished or not, its counts, and the error it ended with. */
 export interface TaskProgress {

@@ -20,10 +20,8 @@
  * compared with what the server holds as the server would store it, so a lowered `spec.version` is
  * written once, not at every resync.
  */
-import { storedDefinition } from '../../../server/src/properties/definitionRules.ts';
-import { normalizeDataType, normalizeEntityType } from '../../../server/src/properties/normalize.ts';
-import type { PropertyDefinition } from '../../../server/src/properties/types.ts';
-import type { Logger } from '../../../server/src/log.ts';
+import type { Logger } from 'pino';
+import { normalizeDataType, normalizeEntityType, storedDefinition } from '../../../server/src/contract/definitions.ts';
 import { Catalog, CatalogError, type Definition } from '../catalog.ts';
 import { CustomResources, FINALIZER, isManaged, keyOf, type StructuredProperty } from '../resources.ts';
 import { findCondition, type ConditionUpdate } from '../runtime/conditions.ts';
@@ -80,7 +78,7 @@ export function definitionOf(spec: StructuredProperty['spec']): Definition {
  * absent cardinality is SINGLE, a lower version keeps the stored one).
  */
 export function sameDefinition(stored: Definition, wanted: Definition): boolean {
-  const asStored = storedDefinition(wanted as PropertyDefinition, stored as PropertyDefinition);
+  const asStored = storedDefinition(wanted, stored);
   return sameJson({ ...stored, cardinality: stored.cardinality ?? 'SINGLE' }, { ...asStored, cardinality: asStored.cardinality ?? 'SINGLE' });
 }
 

@@ -14,7 +14,7 @@
  * spec changed while a task runs is run once that task has ended (a server task cannot be stopped).
  */
 import { CronTime } from 'cron';
-import type { Logger } from '../../../server/src/log.ts';
+import type { Logger } from 'pino';
 import { cutoffMillis } from '../../../server/src/contract/olderThan.ts';
 import type { TruncationAnswer } from '../../../server/src/contract/truncation.ts';
 import { Catalog, CatalogError } from '../catalog.ts';

@@ -12,7 +12,7 @@ import { aspectVersion, type Guard, type StoredAspect } from '../entities/aspect
 import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
 import { breakingChanges, checkDefinition, storedDefinition } from './definitionRules.ts';
-import { normalizeDefinition } from './normalize.ts';
+import { normalizeDefinition } from '../contract/definitions.ts';
 import {
   historicKey,
   loadDefinitionContexts,

@@ -4,7 +4,7 @@
  */
 import { REASONS } from '../../contract/errors.ts';
 import { registry, type AspectSpec, type EntitySpec } from '../../registry/registry.ts';
-import { MAX_SCHEMA_FIELD_URN_BYTES, MAX_URN_BYTES } from '../../urn/urn.ts';
+import { MAX_SCHEMA_FIELD_URN_BYTES, MAX_URN_BYTES } from '../../contract/urn.ts';
 import { ROLES } from '../../auth/authorize.ts';
 import { TOKEN_REQUEST } from '../../auth/tokens.ts';
 import { PATCH_BODY } from '../../entities/jsonPatch.ts';

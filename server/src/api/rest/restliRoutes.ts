@@ -33,7 +33,7 @@ import { registry, type AspectSpec, type EntityUrn } from '../../registry/regist
 import { SYSTEM } from '../../auth/authorize.ts';
 import { principalOf } from '../auth.ts';
 import { quoted } from '../pathGuard.ts';
-import { parseUrn } from '../../urn/urn.ts';
+import { parseUrn } from '../../contract/urn.ts';
 import { jsonProblems } from '../inputRules.ts';
 import { readParameters, type ParameterSpec } from '../../timeseries/actionParameters.ts';
 import { sendJson } from '../json.ts';
