@@ -88,7 +88,7 @@ interface Proposal {
  * A URN of svc's data and entity types written in DataHub's namespace (`urn:li:entityType:datahub.dataset`)
  * as svc's (`urn:li:entityType:svc.dataset`): the same entity under DataHub's name. Only the namespace
  * is read so: `urn:li:entityType:dataset` is another entity, as in DataHub (a reference to a type in
- * a definition takes the short forms, see normalize.ts; an entity addressed never does, so that no
+ * a definition takes the short forms, see contract/definitions.ts; an entity addressed never does, so that no
  * write or delete reaches an entity it did not name).
  */
 function svcTypeUrn(urn: string): string {
