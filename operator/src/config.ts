@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, bool, int } from '../../server/src/config.ts';
+import { ConfigError, bool, int } from '../../server/src/contract/settings.ts';
 
 export { ConfigError };
 

@@ -6,7 +6,7 @@
  */
 import { AppsV1Api, BatchV1Api, type KubeConfig, type KubernetesObject, type V1Deployment, type V1Job } from '@kubernetes/client-node';
 import type { Server } from 'node:http';
-import type { Logger } from '../../server/src/log.ts';
+import type { Logger } from 'pino';
 import { Catalog } from './catalog.ts';
 import { keepAliveKubeConfig } from './kubeConfig.ts';
 import type { OperatorConfig } from './config.ts';

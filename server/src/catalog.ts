@@ -33,7 +33,7 @@ import { DefinitionCache } from './properties/definitionCache.ts';
 import type { OpenSearchTimeseriesStore } from './timeseries/opensearchStore.ts';
 import { PostgresTimeseriesStore } from './timeseries/postgresStore.ts';
 import type { TimeseriesStore } from './timeseries/store.ts';
-import { HARD_DELETE_TASK, INDEX_REBUILD_TASK, STALE_VALUES_TASK, TRUNCATE_TASK } from './tasks/taskKinds.ts';
+import { HARD_DELETE_TASK, INDEX_REBUILD_TASK, STALE_VALUES_TASK, TRUNCATE_TASK } from './contract/tasks.ts';
 
 /** What the catalog needs of the configuration. */
 export type CatalogConfig = Pick<

@@ -2,6 +2,7 @@
  * Configuration: read from the environment once, validated, and documented here
  * (docs/reference/configuration.md mirrors this list).
  */
+import { bool, ConfigError, int } from './contract/settings.ts';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
@@ -63,25 +64,8 @@ export interface Config {
   workers: number;
 }
 
-export class ConfigError extends Error {}
-
-/** A boolean setting: true/1/yes or false/0/no; unset or empty is the default. */
-export function bool(name: string, raw: string | undefined, dflt: boolean): boolean {
-  if (raw === undefined || raw === '') return dflt;
-  if (/^(true|1|yes)$/i.test(raw)) return true;
-  if (/^(false|0|no)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
-}
-
-/** An integer setting within [min, max]; unset or empty is the default. */
-export function int(name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
-  if (raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
-  }
-  return n;
-}
+// How a setting is read (the same words for true and false, the same bounds check) is shared with the operator.
+export { bool, ConfigError, int };
 
 function indexPrefix(raw: string | undefined): string {
   const p = raw ?? '';

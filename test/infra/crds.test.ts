@@ -210,7 +210,7 @@ describe('CRDs', () => {
       if (g.name !== group) collect(await getJson<Resources>(`/apis/${g.preferredVersion.groupVersion}`));
     }
     const ours = crds.flatMap((c) => [...(c.spec.names.shortNames ?? []), c.spec.names.singular!]);
-    assert.deepEqual(ours, ['sprop', 'structuredproperty', 'tjob', 'truncationjob']);
+    assert.deepEqual(ours, ['sp', 'structuredproperty', 'tj', 'truncationjob']);
     for (const name of ours) assert.ok(!taken.has(name), `${name} is already a built-in resource name`);
     // The API server lists the short names for kubectl.
     const served = await getJson<Resources>(`/apis/${apiVersion}`);
@@ -220,8 +220,8 @@ describe('CRDs', () => {
         .map((r) => [r.name, r.shortNames])
         .sort(),
       [
-        ['structuredproperties', ['sprop']],
-        ['truncationjobs', ['tjob']],
+        ['structuredproperties', ['sp']],
+        ['truncationjobs', ['tj']],
       ],
     );
   });
@@ -544,8 +544,12 @@ describe('CRDs', () => {
       }
     });
 
+    it('takes the ages the CLI’s --older-than takes (one grammar, contract/olderThan.ts)', async () => {
+      for (const olderThan of ['30 days', '1y', '2 weeks', '90m']) assert.equal((await createJob(job({ olderThan }))).spec.olderThan, olderThan);
+    });
+
     it('rejects malformed durations, schedules and batch sizes', async () => {
-      for (const olderThan of ['30 days', '0d', '1.5h', 'P30D']) {
+      for (const olderThan of ['0d', '1.5h', 'P30D', '1M', '30D', '1 month']) {
         assert.match(
           (await rejectedJob({ olderThan })).message,
           /olderThan must be a positive whole number followed by s, m, h, d or w/,

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from '@opensearch-project/opensearch';
 import { SYSTEM } from '../../server/src/auth/authorize.ts';
 import type { Criterion } from '../../server/src/search/expr.ts';
-import { urlEncodedLength } from '../../server/src/urn/urn.ts';
+import { urlEncodedLength } from '../../server/src/contract/urn.ts';
 import { createDataset, createEntity, datasetUrn, propertyUrn, readValues, setValues, writeDefinition, type Value } from '../support/structuredProperties.ts';
 import { pollUntil } from '../support/poll.ts';
 import { opensearchUrl, searchBackends } from '../support/searchBackends.ts';

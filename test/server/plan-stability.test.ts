@@ -13,7 +13,7 @@ import pg from 'pg';
 import { createPool, type Pool } from '../../server/src/db/pool.ts';
 import { migrate } from '../../server/src/db/migrate.ts';
 import { latestAspects, latestAspectsWith, versionNumbers, writeAspect, type StoredAspect } from '../../server/src/entities/aspectStore.ts';
-import { HARD_DELETE_TASK } from '../../server/src/tasks/taskKinds.ts';
+import { HARD_DELETE_TASK } from '../../server/src/contract/tasks.ts';
 import {
   findProperties,
   loadDefinitionContexts,

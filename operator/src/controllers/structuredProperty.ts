@@ -20,10 +20,8 @@
  * compared with what the server holds as the server would store it, so a lowered `spec.version` is
  * written once, not at every resync.
  */
-import { storedDefinition } from '../../../server/src/properties/definitionRules.ts';
-import { normalizeDataType, normalizeEntityType } from '../../../server/src/properties/normalize.ts';
-import type { PropertyDefinition } from '../../../server/src/properties/types.ts';
-import type { Logger } from '../../../server/src/log.ts';
+import type { Logger } from 'pino';
+import { normalizeDataType, normalizeEntityType, storedDefinition } from '../../../server/src/contract/definitions.ts';
 import { Catalog, CatalogError, type Definition } from '../catalog.ts';
 import { CustomResources, FINALIZER, isManaged, keyOf, type StructuredProperty } from '../resources.ts';
 import { findCondition, type ConditionUpdate } from '../runtime/conditions.ts';
@@ -35,8 +33,6 @@ import { sameJson } from '../runtime/sameJson.ts';
 const URN_PREFIX = 'urn:li:structuredProperty:';
 /** Reasons that mean "the server refused this spec": not retried until the spec changes. */
 const REFUSED = new Set(['BreakingChangeRejected', 'InvalidSpec']);
-/** The server's wording of the rules that only a greater version lifts (server/src/properties/definitionRules.ts). */
-const BREAKING = /backwards incompatible|cannot be changed from|Cannot restrict values/;
 
 export interface StructuredPropertyDeps {
   resources: CustomResources<StructuredProperty>;
@@ -82,7 +78,7 @@ export function definitionOf(spec: StructuredProperty['spec']): Definition {
  * absent cardinality is SINGLE, a lower version keeps the stored one).
  */
 export function sameDefinition(stored: Definition, wanted: Definition): boolean {
-  const asStored = storedDefinition(wanted as PropertyDefinition, stored as PropertyDefinition);
+  const asStored = storedDefinition(wanted, stored);
   return sameJson({ ...stored, cardinality: stored.cardinality ?? 'SINGLE' }, { ...asStored, cardinality: asStored.cardinality ?? 'SINGLE' });
 }
 
@@ -177,7 +173,8 @@ export class StructuredPropertyReconciler {
     } catch (err) {
       if (!(err instanceof CatalogError)) throw err;
       if (err.kind === 'rejected') {
-        const reason = BREAKING.test(err.message) ? 'BreakingChangeRejected' : 'InvalidSpec';
+        // The server names a refusal that only a greater version lifts (contract/errors.ts, REASONS).
+        const reason = err.reason === 'BreakingChange' ? 'BreakingChangeRejected' : 'InvalidSpec';
         const hint = reason === 'BreakingChangeRejected' ? ' (a breaking change needs a greater spec.version)' : '';
         await this.deps.events.record(obj, 'Warning', reason, 'Reconcile', `${err.message}${hint}`);
         await this.writeStatus(obj, {}, [

@@ -13,7 +13,7 @@
  * what runs system update under Argo CD or Flux, which render the chart without its hooks.
  */
 import { ApiException, BatchV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Deployment, type V1Job, type V1ResourceRequirements } from '@kubernetes/client-node';
-import type { Logger } from '../../../server/src/log.ts';
+import type { Logger } from 'pino';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Informer } from '../runtime/informer.ts';
 

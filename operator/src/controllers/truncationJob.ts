@@ -5,7 +5,7 @@
  * after a restart resumes polling that task instead of starting another run. One reconcile per key
  * at a time and the leader Lease make two runs of one job at once impossible.
  *
- * A run: a dry run first (the server's message and counts), then, unless `dryRun`, the real run and
+ * A run: a dry run first (its counts, and the server's message), then, unless `dryRun`, the real run and
  * polling of its task (`requeueAfter`, never blocking a worker) until it completes or fails. A run
  * recorded whose task id never reached the status (the server was down, or a restart came in between)
  * is launched again with its recorded cut-off.
@@ -14,8 +14,9 @@
  * spec changed while a task runs is run once that task has ended (a server task cannot be stopped).
  */
 import { CronTime } from 'cron';
-import ms from 'ms';
-import type { Logger } from '../../../server/src/log.ts';
+import type { Logger } from 'pino';
+import { cutoffMillis } from '../../../server/src/contract/olderThan.ts';
+import type { TruncationAnswer } from '../../../server/src/contract/truncation.ts';
 import { Catalog, CatalogError } from '../catalog.ts';
 import { CustomResources, isManaged, keyOf, type TruncationJob, type TruncationJobStatus } from '../resources.ts';
 import type { ConditionUpdate } from '../runtime/conditions.ts';
@@ -44,12 +45,6 @@ export function nextRunOf(schedule: string, from: Date): Date {
 
 /** The longest message the CRD takes in `lastRun.message` (and in a condition). */
 const MAX_MESSAGE = 32_768;
-
-/** The counts in the server's dry-run message: "Delete 10 out of 201 rows (4.98%). …". */
-export function countsOf(message: string): { toDelete: number; total: number } | undefined {
-  const m = /^Delete (\d+) out of (\d+) rows/.exec(message);
-  return m ? { toDelete: Number(m[1]), total: Number(m[2]) } : undefined;
-}
 
 /**
  * The generation of the spec the last run was for: `lastRun.generation`, or for a status written before
@@ -208,21 +203,26 @@ export class TruncationJobReconciler {
     if (!live || 'requeue' in live) return live?.requeue;
     let job = live.job;
     const startTime = new Date(this.now()).toISOString();
-    const endTimeMillis = job.spec.endTimeMillis ?? this.now() - ms(job.spec.olderThan as ms.StringValue);
+    // The API server held olderThan to the grammar (the CRD's rule): an age that goes back further than a
+    // time can be written is all that is left to refuse.
+    const endTimeMillis = job.spec.endTimeMillis ?? cutoffMillis(job.spec.olderThan!, this.now());
+    if (endTimeMillis === undefined) return this.fail(job, 'Rejected', `olderThan ${job.spec.olderThan} goes back further than a time can be written`);
     const dryRun = job.spec.dryRun ?? true;
     const generation = job.metadata.generation;
     const request = this.request(job, endTimeMillis);
-    let message: string;
+    let answer: TruncationAnswer;
     try {
-      message = await this.deps.catalog.truncate({ ...request, dryRun: true });
+      answer = await this.deps.catalog.truncate({ ...request, dryRun: true });
     } catch (err) {
       // A refused run is this run: nothing of the one before stays in status.
       if (!(err instanceof CatalogError) || err.kind !== 'rejected') throw err;
       return this.fail(job, 'Rejected', err.message, { lastRun: { startTime, endTimeMillis, dryRun, message: err.message, generation }, counts: undefined, taskId: undefined });
     }
-    const counts = countsOf(message);
+    // A dry run asked for answers as one; the counts are its fields, the message DataHub's sentence.
+    if (!answer.dryRun) throw new Error(`the server started task ${answer.task} for a dry run`);
+    const { message } = answer;
+    const counts = { toDelete: answer.toDelete, total: answer.total };
     const lastRun = { startTime, endTimeMillis, dryRun, message, generation };
-    if (!counts) return this.fail(job, 'Rejected', message, { lastRun, counts: undefined, taskId: undefined });
     if (dryRun) {
       return this.finish(job, { lastRun, counts: { ...counts, deleted: 0 }, taskId: undefined }, 'DryRun', `dry run: ${message.trim()}`);
     }
@@ -241,7 +241,9 @@ export class TruncationJobReconciler {
 
   /** The real run of a recorded run: its task id into status, then polling. */
   private async launch(job: TruncationJob, request: ReturnType<TruncationJobReconciler['request']>, lastRun: NonNullable<TruncationJobStatus['lastRun']>, counts: NonNullable<TruncationJobStatus['counts']>): Promise<ReconcileResult> {
-    const taskId = await this.deps.catalog.truncate({ ...request, dryRun: false });
+    const answer = await this.deps.catalog.truncate({ ...request, dryRun: false });
+    if (answer.dryRun) throw new Error('the server answered a real run as a dry run');
+    const taskId = answer.task;
     await this.writeStatus(job, { lastRun, taskId }, []);
     await this.deps.events.record(job, 'Normal', 'Started', 'Truncate', `task ${taskId}: deleting ${counts.toDelete} of ${counts.total} entries of ${job.spec.entityType}/${job.spec.aspect}`);
     this.deps.log.info({ key: keyOf(job), taskId, endTimeMillis: request.endTimeMillis }, 'truncation started');

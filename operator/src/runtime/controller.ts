@@ -4,7 +4,7 @@
  * while (polling); one that throws is retried with the queue's per-key exponential backoff, as
  * controller-runtime's error policy does.
  */
-import type { Logger } from '../../../server/src/log.ts';
+import type { Logger } from 'pino';
 import type { OperatorMetrics } from './metrics.ts';
 import { WorkQueue } from './workQueue.ts';
 

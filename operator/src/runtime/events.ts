@@ -4,7 +4,7 @@
  * is not repeated within ten minutes (a requeue loop would otherwise flood the namespace).
  */
 import { EventsV1Api, V1MicroTime, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import type { Logger } from '../../../server/src/log.ts';
+import type { Logger } from 'pino';
 
 const DEDUPE_MS = 10 * 60_000;
 

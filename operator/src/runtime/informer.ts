@@ -9,7 +9,7 @@
  * is why this loop is written here (see the issue on the operator).
  */
 import { Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import type { Logger } from '../../../server/src/log.ts';
+import type { Logger } from 'pino';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
 

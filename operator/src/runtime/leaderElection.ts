@@ -13,8 +13,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
-import { SvcError } from '../../../server/src/errors.ts';
-import type { Logger } from '../../../server/src/log.ts';
+import { SvcError } from '../../../server/src/contract/errors.ts';
+import type { Logger } from 'pino';
 import type { OperatorMetrics } from './metrics.ts';
 import { created, JITTER_FACTOR, leaseTimings, nextRecord, observe, observedValid, released, renewal, type LeaseRecord as LeaseRecordOf, type Observation } from './leaseDecision.ts';
 

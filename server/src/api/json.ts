@@ -4,7 +4,7 @@
  * as `60` and clients compare the text.
  */
 import type { ServerResponse } from 'node:http';
-import { doubleText } from '../doubles.ts';
+import { doubleText } from '../contract/doubles.ts';
 
 /**
  * Writes `body` as the JSON response with `status`, directly: Express' `res.send` machinery costs

@@ -27,7 +27,7 @@ import { CliError } from './errors.ts';
 import { fileProblem } from './files.ts';
 import { propertyUrn } from './propertyFile.ts';
 import { readYamlFile } from './yamlFile.ts';
-import { registry } from '../registry/registry.ts';
+import { entityUrn } from '../contract/entities.ts';
 
 const KEYS = ['id', 'platform', 'env', 'urn', 'name', 'description', 'properties', 'subtype', 'subtypes', 'schema', 'structured_properties', 'downstreams'];
 const FIELD_KEYS = ['id', 'urn', 'type', 'description', 'structured_properties'];
@@ -174,7 +174,7 @@ export function readDatasetFile(path: string, warn: (line: string) => void): Dat
         // Checked here, before anything of the file is written (the server refused it after the dataset's own aspects).
         downstreams.forEach((u, j) => {
           try {
-            registry.resolveUrn(u);
+            entityUrn(u);
           } catch (err) {
             problem(`dataset ${i + 1}: downstreams[${j}] ${u} is not a dataset URN: ${(err as Error).message}`, 'downstreams', j);
           }

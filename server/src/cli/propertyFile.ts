@@ -10,9 +10,8 @@
  *     allowed_values: [{value: 30, description: 30 days}, {value: 365}]
  */
 import { isMap, isSeq, type YAMLMap } from 'yaml';
-import { doubleText } from '../doubles.ts';
-import { normalizeEntityType } from '../properties/normalize.ts';
-import { cardinalityOf, type PropertyDefinition } from '../properties/types.ts';
+import { doubleText } from '../contract/doubles.ts';
+import { cardinalityOf, normalizeEntityType, type PropertyDefinition } from '../contract/definitions.ts';
 import { CliError } from './errors.ts';
 import { readYamlFile } from './yamlFile.ts';
 

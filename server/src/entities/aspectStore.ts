@@ -254,9 +254,9 @@ export async function readForWrite(db: Db, urn: string, aspect: string): Promise
 
 /**
  * The reason of each precondition the database checks, by the words it states it in (DataHub's, which
- * are the message clients see; db/migrations/R__svc_write_aspect_row.sql): the database answers a failed CREATE or CREATE_ENTITY with its words
- * only (`precondition:<words>` in a row's answer, or SQLSTATE SV412), so they are read here, once, and
- * everything after branches on the reason.
+ * are the message clients see; db/migrations/R__svc_write_aspect_row.sql): the database answers a
+ * failed CREATE or CREATE_ENTITY with its words only (`precondition:<words>` in a row's answer, or
+ * SQLSTATE SV412), so they are read here, once, and everything after branches on the reason.
  */
 const PRECONDITION_REASONS: ReadonlyMap<string, Reason> = new Map([
   ['Cannot perform CREATE since the aspect already exists.', 'AspectExists'],

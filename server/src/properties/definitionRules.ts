@@ -6,7 +6,7 @@
  * (qualifiedNames.ts), and a version is a real date and time (versions.ts). What version is stored is
  * {@link storedDefinition}'s rule.
  */
-import { parseUrn } from '../urn/urn.ts';
+import { parseUrn } from '../contract/urn.ts';
 import { checkValueType } from './valueRules.ts';
 import { cardinalityOf, printValue, sameValue, searchName, VERSIONED_FIELDS, type PropertyDefinition } from './types.ts';
 import { qualifiedNameProblem } from './qualifiedNames.ts';
@@ -40,19 +40,8 @@ export function allowedByVersion(previous: PropertyDefinition, next: PropertyDef
   return next.version !== undefined && compareVersions(next.version, previous.version) > 0;
 }
 
-/**
- * The definition to store for `given` (as written and checked): a version marks the last breaking
- * change, and "written under an older version" must keep meaning "written before that change", so the
- * stored version never decreases. An update without a version, or with a lower one (DataHub accepts a
- * non-breaking change whatever its version, and a breaking one needs a greater version), keeps the
- * current version; an equal or greater one is stored as given.
- *
- *   storedDefinition({ ...d, version: '20200101000000' }, { ...d, version: '20240614080000' }).version // '20240614080000'
- */
-export function storedDefinition(given: PropertyDefinition, previous: PropertyDefinition | undefined): PropertyDefinition {
-  if (previous?.version === undefined || compareVersions(given.version, previous.version) >= 0) return given;
-  return { ...given, version: previous.version };
-}
+/** What version is stored (it never goes down) is the contract's rule, which the operator applies too. */
+export { storedDefinition } from '../contract/definitions.ts';
 
 /**
  * Every violation of the definition rules, in DataHub's order, for the definition as written (before

@@ -12,7 +12,7 @@ import { aspectVersion, type Guard, type StoredAspect } from '../entities/aspect
 import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
 import { breakingChanges, checkDefinition, storedDefinition } from './definitionRules.ts';
-import { normalizeDefinition } from './normalize.ts';
+import { normalizeDefinition } from '../contract/definitions.ts';
 import {
   historicKey,
   loadDefinitionContexts,
@@ -32,7 +32,7 @@ import { LastReadStates } from './lastReadStates.ts';
 import { DATA_TYPES, entityTypeUrn, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 import { checkAssignments, checkImmutable, type PropertyState, type Violation } from './valueRules.ts';
 import { compareVersions, isOlder } from './versions.ts';
-import { HARD_DELETE_TASK, STALE_VALUES_TASK } from '../tasks/taskKinds.ts';
+import { HARD_DELETE_TASK, STALE_VALUES_TASK } from '../contract/tasks.ts';
 
 
 /** What a property's state says about showing its values (see hiddenReason). */

@@ -13,7 +13,7 @@ import { SvcError } from '../errors.ts';
 import type { EntityService, WrittenAspect } from '../entities/entityService.ts';
 import { pointerSegment, type PatchOperation } from '../entities/jsonPatch.ts';
 import { registry, type EntityUrn } from '../registry/registry.ts';
-import { normalizeEntityType } from './normalize.ts';
+import { normalizeEntityType } from '../contract/definitions.ts';
 import { duplicateEntries, propertyUrnProblem, type Violation } from './valueRules.ts';
 import { sameValue, type AllowedValue, type Assignment, type PropertyDefinition, type StructuredProperties } from './types.ts';
 

@@ -1,37 +1,14 @@
 /**
  * The shapes of structured properties (DataHub's StructuredPropertyDefinition and StructuredProperties
- * records) and the data types svc knows.
+ * records) and the data types svc knows; the definition's own shape and the data types are the
+ * contract's (contract/definitions.ts), shared with the CLI and the operator.
  * Data type and entity type URNs use the `svc.` namespace: `urn:li:dataType:svc.number`.
  */
-import { doubleText } from '../doubles.ts';
+import { DATA_TYPES, NAMESPACE, type LogicalType, type PrimitiveValue } from '../contract/definitions.ts';
+import { doubleText } from '../contract/doubles.ts';
 
-/** A typed value: `{"string": "foo"}` or `{"double": 60.0}`. */
-export type PrimitiveValue = { string: string } | { double: number };
-
-export interface AllowedValue {
-  value: PrimitiveValue;
-  description?: string;
-}
-
-/** The `propertyDefinition` aspect. */
-export interface PropertyDefinition {
-  qualifiedName: string;
-  valueType: string;
-  displayName?: string;
-  description?: string;
-  cardinality?: 'SINGLE' | 'MULTIPLE';
-  entityTypes: string[];
-  allowedValues?: AllowedValue[];
-  typeQualifier?: Record<string, string[]>;
-  immutable?: boolean;
-  version?: string;
-  searchConfiguration?: unknown;
-  created?: unknown;
-  lastModified?: unknown;
-}
-
-/** A definition's cardinality: one written without it is SINGLE (DataHub's default), and is shown so. */
-export const cardinalityOf = (d: Pick<PropertyDefinition, 'cardinality'>): 'SINGLE' | 'MULTIPLE' => d.cardinality ?? 'SINGLE';
+export { cardinalityOf, DATA_TYPES, dataTypeUrn, entityTypeUrn, NAMESPACE } from '../contract/definitions.ts';
+export type { AllowedValue, LogicalType, PrimitiveValue, PropertyDefinition } from '../contract/definitions.ts';
 
 export interface Assignment {
   propertyUrn: string;
@@ -46,20 +23,6 @@ export interface StructuredProperties {
   properties: Assignment[];
 }
 
-export type LogicalType = 'string' | 'rich_text' | 'number' | 'date' | 'urn' | 'unknown';
-
-/** The five bootstrapped data types (boot data of DataHub, renamed to `svc.`). */
-export const DATA_TYPES: { id: LogicalType; displayName: string; description: string }[] = [
-  { id: 'string', displayName: 'String', description: 'A string of characters.' },
-  { id: 'number', displayName: 'Number', description: 'An integer or decimal number.' },
-  { id: 'urn', displayName: 'Urn', description: 'An unique identifier for a svc entity.' },
-  { id: 'rich_text', displayName: 'Rich Text', description: 'An attributed string of characters.' },
-  { id: 'date', displayName: 'Date', description: 'A specific day, without time.' },
-];
-
-export const NAMESPACE = 'svc.';
-export const dataTypeUrn = (id: string) => `urn:li:dataType:${NAMESPACE}${id}`;
-export const entityTypeUrn = (entity: string) => `urn:li:entityType:${NAMESPACE}${entity}`;
 /** The entity name an entityType URN names (`urn:li:entityType:svc.dataset` → `dataset`). */
 export const entityNameOf = (urn: string) => urn.replace(/^urn:li:entityType:/, '').replace(/^(svc|datahub)\./, '');
 

@@ -5,7 +5,7 @@
  */
 import { dateTimeProblem } from '../dates.ts';
 import { SvcError, type Reason } from '../errors.ts';
-import { parseUrn } from '../urn/urn.ts';
+import { parseUrn } from '../contract/urn.ts';
 import { cardinalityOf, logicalType, numericString, printValue, printValues, sameValue, type Assignment, type PrimitiveValue, type PropertyDefinition } from './types.ts';
 
 /** What the rules need to know about one referenced property. */

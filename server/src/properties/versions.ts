@@ -15,6 +15,7 @@
  * ('' or undefined) is older than any. Postgres compares the `definition_version` column (digits or
  * '') the same way with `<`.
  */
+import { compareVersions } from '../contract/definitions.ts';
 import { compactUtc, dateTimeProblem, utcMillis, type DateTimeParts } from '../dates.ts';
 
 /** How far ahead of the server's clock (UTC) a version may be. */
@@ -62,12 +63,7 @@ function partsOf(version: string): DateTimeParts | undefined {
   return { year: n(0, 4), month: n(4, 6), day: n(6, 8), hour: n(8, 10), minute: n(10, 12), second: n(12, 14) };
 }
 
-/** Negative when `a` is older than `b`, zero when the same, positive when newer. */
-export function compareVersions(a: string | undefined, b: string | undefined): number {
-  const x = (a ?? '').toLowerCase();
-  const y = (b ?? '').toLowerCase();
-  return x < y ? -1 : x > y ? 1 : 0;
-}
+export { compareVersions };
 
 /** Whether values written under version `at` are older than the definition's `current` version. */
 export const isOlder = (at: string | undefined, current: string | undefined): boolean => compareVersions(at, current) < 0;

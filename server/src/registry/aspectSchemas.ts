@@ -252,6 +252,5 @@ export const ASPECT_SCHEMAS: Record<string, Schema> = {
 };
 
 /** Aspects stored as time series (one entry per timestamp) rather than as versioned aspects. */
-export const TIMESERIES_ASPECTS = new Set(['datasetProfile', 'datasetUsageStatistics', 'operation']);
 
 export { num as numberSchema };

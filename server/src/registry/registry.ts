@@ -5,12 +5,11 @@
 import { SvcError } from '../errors.ts';
 import { RecentCache } from '../recentCache.ts';
 import { compileSchema } from '../validation.ts';
-import { parseUrn, type Urn } from '../urn/urn.ts';
-import { ASPECT_SCHEMAS, systemMetadata, TIMESERIES_ASPECTS } from './aspectSchemas.ts';
-import { ENTITIES, type EntitySpec } from './entities.ts';
+import { ASPECT_SCHEMAS, systemMetadata } from './aspectSchemas.ts';
+import { ENTITIES, entityUrn, TIMESERIES_ASPECTS, type EntitySpec, type EntityUrn } from '../contract/entities.ts';
 import { pegasusClassOf } from './pegasus.ts';
 
-export type { EntitySpec } from './entities.ts';
+export type { EntitySpec, EntityUrn } from '../contract/entities.ts';
 
 export interface AspectSpec {
   name: string;
@@ -22,11 +21,6 @@ export interface AspectSpec {
   pegasusClass?: string;
 }
 
-/** A URN resolved against the registry. */
-export interface EntityUrn extends Urn {
-  urn: string;
-  spec: EntitySpec;
-}
 
 function keySchema(spec: EntitySpec): Record<string, unknown> {
   const properties = Object.fromEntries(spec.keyFields.map((f) => [f.name, { type: 'string' }]));
@@ -109,24 +103,9 @@ class Registry {
   resolveUrn(raw: string): EntityUrn {
     const known = this.resolved.get(raw);
     if (known) return known;
-    const parsed = parseUrn(raw);
-    const spec = this.entityByLower.get(parsed.entityType.toLowerCase());
-    if (!spec || spec.name !== parsed.entityType) throw SvcError.invalidUrn(raw, new Error('unknown entity type'));
-    if (spec.keyFields.length > 1 && parsed.parts.length !== spec.keyFields.length) {
-      throw SvcError.invalidUrn(raw, new Error(`expected ${spec.keyFields.length} tuple parts`));
-    }
-    if (spec.keyFields.length === 1 && parsed.parts.length !== 1) {
-      // A single-field key keeps a parenthesised id whole, e.g. urn:li:tag:(a,b) has name "(a,b)".
-      parsed.parts = [parsed.id];
-    }
-    spec.keyFields.forEach((f, i) => {
-      if (f.urnOf) {
-        const inner = parseUrn(parsed.parts[i]!);
-        if (inner.entityType !== f.urnOf) throw SvcError.invalidUrn(raw, new Error(`${f.name} must be a ${f.urnOf} urn`));
-      }
-    });
+    const found = entityUrn(raw);
     // Frozen: one resolution is shared by every caller of the same URN.
-    const resolved: EntityUrn = Object.freeze({ entityType: parsed.entityType, id: parsed.id, parts: Object.freeze(parsed.parts) as string[], urn: raw, spec });
+    const resolved: EntityUrn = Object.freeze({ ...found, parts: Object.freeze(found.parts) as string[] });
     this.resolved.set(raw, resolved);
     return resolved;
   }

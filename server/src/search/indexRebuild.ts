@@ -27,7 +27,7 @@ import type { Logger } from '../log.ts';
 import { allProperties } from '../properties/propertyStore.ts';
 import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
-import { INDEX_REBUILD_TASK } from '../tasks/taskKinds.ts';
+import { INDEX_REBUILD_TASK } from '../contract/tasks.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
 import { propertyEntityTypes, propertyField, type FieldSpec, type FieldType } from './fields.ts';
 import type { OpenSearchBackend } from './opensearchBackend.ts';

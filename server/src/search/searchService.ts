@@ -19,7 +19,7 @@ import type { DefinitionCache } from '../properties/definitionCache.ts';
 import { isDottedName, VERSIONED_FIELD } from '../properties/qualifiedNames.ts';
 import { numericString, searchName } from '../properties/types.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
-import { ENTITIES } from '../registry/entities.ts';
+import { ENTITIES } from '../contract/entities.ts';
 import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
 import { DEFAULT_FIELD, filtersExpr, leaves, parseQuery, type Expr, type Leaf, type OrFilters } from './expr.ts';
 import { baseFields, dateMillis, dateProblem, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type FieldSpec } from './fields.ts';

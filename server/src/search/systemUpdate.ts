@@ -17,7 +17,7 @@
 import { query, type Pool } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { allProperties } from '../properties/propertyStore.ts';
-import { ENTITIES } from '../registry/entities.ts';
+import { ENTITIES } from '../contract/entities.ts';
 import type { SearchBackend } from './backend.ts';
 import { propertyEntityTypes, propertyField } from './fields.ts';
 import type { OpenSearchBackend } from './opensearchBackend.ts';

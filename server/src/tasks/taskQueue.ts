@@ -5,27 +5,9 @@
  */
 import { SvcError } from '../errors.ts';
 import { query as rows, type Db } from '../db/pool.ts';
+import type { Task, TaskState } from '../contract/tasks.ts';
 
-export type TaskState = 'PENDING' | 'RUNNING' | 'SUCCEEDED';
-
-export interface Task {
-  id: number;
-  kind: string;
-  /** What the task works on, e.g. the URN of a hard-deleted structured property. */
-  subject: string;
-  params: Record<string, unknown>;
-  state: TaskState;
-  total: number | null;
-  done: number;
-  error: string | null;
-  /** How many times a runner claimed it (resumes included). */
-  attempts: number;
-  /** How many of those ended in an error (each retried after a backoff). */
-  failures: number;
-  createdAt: string;
-  updatedAt: string;
-  finishedAt: string | null;
-}
+export type { Task, TaskState } from '../contract/tasks.ts';
 
 /** How long a claimed task stays with its runner without a sign of life. */
 export const LEASE_SECONDS = 10;

@@ -10,7 +10,7 @@ import type { Client } from '@opensearch-project/opensearch';
 import { query, type Db } from '../db/pool.ts';
 import type { Logger } from '../log.ts';
 import { MAX_BULK_BYTES } from '../search/opensearchBackend.ts';
-import { TRUNCATE_TASK } from '../tasks/taskKinds.ts';
+import { TRUNCATE_TASK } from '../contract/tasks.ts';
 import type { Doc, TimeseriesIndices } from './opensearchIndices.ts';
 
 /** Rows of the outbox one shipping step takes. */

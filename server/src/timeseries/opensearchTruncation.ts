@@ -13,7 +13,7 @@ import type { Logger } from '../log.ts';
 import { reachingOpenSearch as os } from '../search/opensearchErrors.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
-import { TRUNCATE_TASK } from '../tasks/taskKinds.ts';
+import { TRUNCATE_TASK } from '../contract/tasks.ts';
 import { READ_TIMEOUT_MS, statusCode, type TimeseriesIndices } from './opensearchIndices.ts';
 import { DISPATCHER_LOCK, REINDEXING, waitingDeletions } from './opensearchOutbox.ts';
 import { countEntries, svcTaskStatus, truncationTask } from './postgresStore.ts';

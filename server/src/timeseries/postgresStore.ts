@@ -9,7 +9,7 @@ import { deleteLatestTimeseries, deleteTimeseriesRange, latestTimeseries, type S
 import { SvcError } from '../errors.ts';
 import { enqueueTask, getTask, type Task } from '../tasks/taskQueue.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
-import { TRUNCATE_TASK } from '../tasks/taskKinds.ts';
+import { TRUNCATE_TASK } from '../contract/tasks.ts';
 import { deleteByQueryStatus, TASK_NODE, type EntryQuery, type EntryRow, type TimeseriesStore, type TruncationOrder, type TruncationParams } from './store.ts';
 import { reindexes } from './truncation.ts';
 

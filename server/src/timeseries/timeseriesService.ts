@@ -11,12 +11,12 @@ import { authorize, type Principal } from '../auth/authorize.ts';
 import { SvcError } from '../errors.ts';
 import { registry, type AspectSpec, type EntitySpec } from '../registry/registry.ts';
 import type { ScrollIds } from '../entities/scrollIds.ts';
+import { TASK_ID } from '../contract/tasks.ts';
 import { timeseriesIndexName } from './partitions.ts';
 import type { TimeseriesStore } from './store.ts';
 import { readParameters, type ParameterSpec } from './actionParameters.ts';
-import { flagConflict, parseTruncation, summary } from './truncation.ts';
-
-const TASK_ID = /^[a-zA-Z0-9-_]+:[0-9]+$/;
+import { flagConflict, parseTruncation, reindexes, summary } from './truncation.ts';
+import type { TruncationAnswer } from '../contract/truncation.ts';
 
 export interface IndexSize {
   indexName: string;
@@ -87,20 +87,40 @@ export class TimeseriesService {
   }
 
   /**
-   * `truncateTimeseriesAspect`: the dry-run message, the flag-check line, or the id of the task that
-   * deletes every entry with `timestampMillis <= endTimeMillis`.
+   * `truncateTimeseriesAspect`, as DataHub answers it: the dry-run message, the flag-check line, or the
+   * id of the task that deletes every entry with `timestampMillis <= endTimeMillis`.
    */
   async truncate(principal: Principal, body: unknown): Promise<string> {
+    const answer = await this.truncation(principal, body);
+    return 'conflict' in answer ? answer.conflict : answer.dryRun ? answer.message : answer.task;
+  }
+
+  /**
+   * A truncation in svc's form (`POST /api/timeseries/truncations`): a dry run's counts, with DataHub's
+   * message beside them, or the task of a real run. Both flags set alike (DataHub's flag check) is
+   * refused as invalid: nothing is done.
+   */
+  async truncations(principal: Principal, body: unknown): Promise<TruncationAnswer> {
+    const answer = await this.truncation(principal, body);
+    if ('conflict' in answer) throw SvcError.validation([answer.conflict]);
+    return answer;
+  }
+
+  /** A truncation's one path; DataHub's flag check answers `{conflict}` with its line, and nothing is done. */
+  private async truncation(principal: Principal, body: unknown): Promise<TruncationAnswer | { conflict: string }> {
     authorize(principal, 'TRUNCATE_TIMESERIES');
     const r = parseTruncation(body);
     const { spec, aspect } = timeseriesAspect(r.entityType, r.aspect);
     const conflict = flagConflict(r);
-    if (conflict) return conflict;
+    if (conflict) return { conflict };
     const index = timeseriesIndexName(spec.name, aspect.name);
-    if (r.dryRun) return summary(await this.store.count(index, r.endTimeMillis), r);
+    if (r.dryRun) {
+      const counts = await this.store.count(index, r.endTimeMillis);
+      return { dryRun: true, toDelete: counts.numToDelete, total: counts.total, reindex: reindexes(r, counts.numToDelete, counts.total), message: summary(counts, r) };
+    }
     // A real run answers its task id only: the store counts what it needs to start it.
     const { dryRun: _, timeoutSeconds, ...order } = r;
-    return this.store.truncate({ ...order, index, entityType: spec.name, aspect: aspect.name, timeoutSeconds: timeoutSeconds ?? null });
+    return { dryRun: false, task: await this.store.truncate({ ...order, index, entityType: spec.name, aspect: aspect.name, timeoutSeconds: timeoutSeconds ?? null }) };
   }
 
   /**

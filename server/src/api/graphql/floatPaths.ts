@@ -1,6 +1,6 @@
 /**
  * Where an operation's answer holds Floats: GraphQL writes a Float as a JSON number, so `30` comes back
- * where DataHub's GraphQL (Java doubles) writes `30.0`, as every read in svc does (see doubles.ts).
+ * where DataHub's GraphQL (Java doubles) writes `30.0`, as every read in svc does (see contract/doubles.ts).
  * The answer is written with the Floats at these paths as doubles (api/json.ts).
  */
 import { getNamedType, getOperationAST, isCompositeType, isInterfaceType, isObjectType, type DocumentNode, type GraphQLCompositeType, type GraphQLSchema, type SelectionSetNode } from 'graphql';

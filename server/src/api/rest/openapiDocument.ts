@@ -4,7 +4,7 @@
  */
 import { REASONS } from '../../contract/errors.ts';
 import { registry, type AspectSpec, type EntitySpec } from '../../registry/registry.ts';
-import { MAX_SCHEMA_FIELD_URN_BYTES, MAX_URN_BYTES } from '../../urn/urn.ts';
+import { MAX_SCHEMA_FIELD_URN_BYTES, MAX_URN_BYTES } from '../../contract/urn.ts';
 import { ROLES } from '../../auth/authorize.ts';
 import { TOKEN_REQUEST } from '../../auth/tokens.ts';
 import { PATCH_BODY } from '../../entities/jsonPatch.ts';
@@ -14,6 +14,8 @@ import { RESTLI_QUERIES } from './restliRoutes.ts';
 import { TIMESERIES_QUERIES } from './timeseriesRoutes.ts';
 import { SEARCH_DELIVERY_QUERY } from './searchDeliveryRoutes.ts';
 import { TASK_QUERIES } from './taskRoutes.ts';
+import { TASK_STATES } from '../../contract/tasks.ts';
+import { TRUNCATIONS_PATH } from '../../contract/truncation.ts';
 import { ASPECT_BODY, BATCH_ASPECT_BODY, type ApiVersion } from './shapes.ts';
 
 type Obj = Record<string, unknown>;
@@ -357,7 +359,7 @@ function serviceSchemas(): Obj {
         kind: { type: 'string' },
         subject: { type: 'string' },
         params: { type: 'object' },
-        state: { enum: ['PENDING', 'RUNNING', 'SUCCEEDED'] },
+        state: { enum: [...TASK_STATES] },
         total: { type: ['integer', 'null'] },
         done: { type: 'integer' },
         error: { type: ['string', 'null'] },
@@ -367,6 +369,36 @@ function serviceSchemas(): Obj {
         updatedAt: { type: 'string', format: 'date-time' },
         finishedAt: { type: ['string', 'null'], format: 'date-time' },
       },
+    },
+    TruncationRequest: {
+      type: 'object',
+      properties: {
+        entityType: { type: 'string', description: 'e.g. dataset' },
+        aspect: { type: 'string', description: 'A time series aspect, e.g. datasetProfile' },
+        endTimeMillis: { type: 'integer', description: 'Entries at or before this time go (epoch milliseconds)' },
+        dryRun: { type: 'boolean', default: true, description: 'Only count, and say what would be done' },
+        batchSize: { type: 'integer', default: 10000 },
+        timeoutSeconds: { type: 'integer', minimum: 1 },
+        forceDeleteByQuery: { type: 'boolean' },
+        forceReindex: { type: 'boolean' },
+      },
+      required: ['entityType', 'aspect', 'endTimeMillis'],
+    },
+    TruncationAnswer: {
+      oneOf: [
+        {
+          type: 'object',
+          description: 'A dry run: how many entries would go of how many, whether the index would be rebuilt without them, and DataHub’s sentence',
+          properties: { dryRun: { const: true }, toDelete: { type: 'integer' }, total: { type: 'integer' }, reindex: { type: 'boolean' }, message: { type: 'string' } },
+          required: ['dryRun', 'toDelete', 'total', 'reindex', 'message'],
+        },
+        {
+          type: 'object',
+          description: 'A real run: its task id (node:number, e.g. svc:42), followed through getEsTaskStatus',
+          properties: { dryRun: { const: false }, task: { type: 'string' } },
+          required: ['dryRun', 'task'],
+        },
+      ],
     },
   };
 }
@@ -569,6 +601,21 @@ function servicePaths(): Obj {
         summary: 'A background task: state and progress',
         parameters: [param('id', 'path', { type: 'integer', minimum: 1 }, 'The task id')],
         responses: { '200': { description: 'The task', content: json(ref('Task')) }, '404': { description: 'No such task', content: json(ref('Error')) }, ...errors },
+      },
+    },
+    [TRUNCATIONS_PATH]: {
+      post: {
+        tags: ['timeseries'],
+        operationId: 'truncateTimeseries',
+        summary: 'Truncate a time series aspect (admin): truncateTimeseriesAspect with its counts or task in fields',
+        description: `${admin} The parameters and rules of the operations action truncateTimeseriesAspect; both force flags set alike is refused (400).`,
+        requestBody: { required: true, content: json(ref('TruncationRequest')) },
+        responses: {
+          '200': { description: 'A dry run’s counts', content: json(ref('TruncationAnswer')) },
+          '202': { description: 'A real run’s task', content: json(ref('TruncationAnswer')) },
+          ...errors,
+          ...bodyErrors,
+        },
       },
     },
     '/api/search/delivery': {

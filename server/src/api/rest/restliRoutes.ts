@@ -33,7 +33,7 @@ import { registry, type AspectSpec, type EntityUrn } from '../../registry/regist
 import { SYSTEM } from '../../auth/authorize.ts';
 import { principalOf } from '../auth.ts';
 import { quoted } from '../pathGuard.ts';
-import { parseUrn } from '../../urn/urn.ts';
+import { parseUrn } from '../../contract/urn.ts';
 import { jsonProblems } from '../inputRules.ts';
 import { readParameters, type ParameterSpec } from '../../timeseries/actionParameters.ts';
 import { sendJson } from '../json.ts';
@@ -88,7 +88,7 @@ interface Proposal {
  * A URN of svc's data and entity types written in DataHub's namespace (`urn:li:entityType:datahub.dataset`)
  * as svc's (`urn:li:entityType:svc.dataset`): the same entity under DataHub's name. Only the namespace
  * is read so: `urn:li:entityType:dataset` is another entity, as in DataHub (a reference to a type in
- * a definition takes the short forms, see normalize.ts; an entity addressed never does, so that no
+ * a definition takes the short forms, see contract/definitions.ts; an entity addressed never does, so that no
  * write or delete reaches an entity it did not name).
  */
 function svcTypeUrn(urn: string): string {

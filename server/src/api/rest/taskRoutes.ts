@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import { SvcError } from '../../errors.ts';
 import type { TaskService } from '../../tasks/taskService.ts';
-import { TASK_KINDS, TASK_STATES } from '../../tasks/taskKinds.ts';
+import { TASK_KINDS, TASK_STATES } from '../../contract/tasks.ts';
 import { principalOf } from '../auth.ts';
 import { sendJson } from '../json.ts';
 import { quoted } from '../pathGuard.ts';

@@ -1,11 +1,14 @@
 /**
  * `GET /openapi/v2/timeseries/{entity}/{aspect}`: the entries of a time series aspect of an entity
  * type, newest first, as DataHub's generic time series controller lists them
- * (`{"scrollId", "results": [{"urn", "messageId"?, "timestampMillis", "event"}]}`).
+ * (`{"scrollId", "results": [{"urn", "messageId"?, "timestampMillis", "event"}]}`). And svc's own form
+ * of a truncation, `POST /api/timeseries/truncations` (contract/truncation.ts): a dry run's counts, or
+ * the task of a real run, in fields (DataHub's action answers them in a sentence).
  */
 import type { Router } from 'express';
 import type { TimeseriesService } from '../../timeseries/timeseriesService.ts';
 import { principalOf } from '../auth.ts';
+import { TRUNCATIONS_PATH } from '../../contract/truncation.ts';
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
 
@@ -18,6 +21,7 @@ export const TIMESERIES_QUERIES = {
     endTimeMillis: { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, description: 'Only entries at or before this time (epoch milliseconds)' },
     systemMetadata: { type: 'boolean', default: false, description: 'Include each entry’s system metadata' },
   }),
+  truncate: queryParams({}),
 };
 
 export function timeseriesRoutes(router: Router, timeseries: TimeseriesService): void {
@@ -32,5 +36,10 @@ export function timeseriesRoutes(router: Router, timeseries: TimeseriesService):
       systemMetadata: q.systemMetadata,
     });
     sendJson(res, 200, page);
+  });
+  router.post(TRUNCATIONS_PATH, async (req, res) => {
+    TIMESERIES_QUERIES.truncate.parse(req);
+    const answer = await timeseries.truncations(principalOf(req), req.body);
+    sendJson(res, answer.dryRun ? 200 : 202, answer);
   });
 }

@@ -9,15 +9,15 @@ import { loadConfig } from '../config.ts';
 import { CliError } from '../errors.ts';
 import { output } from '../output.ts';
 import { confirm, onTerminal } from '../prompt.ts';
-import { registry } from '../../registry/registry.ts';
+import { findEntityType, TIMESERIES_ASPECTS } from '../../contract/entities.ts';
 
 /**
  * What a hard delete of the entity takes: its versioned aspects (the latest of each, as the entity's
  * GET shows them) and the entries of its time series aspects (counted page by page).
  */
 async function hardDeleteImpact(client: Client, type: string, urn: string, shown: Record<string, unknown>): Promise<{ versioned: number; timeseries: number }> {
-  const spec = registry.findEntity(type);
-  const series = new Set(spec ? registry.aspectsOf(spec).filter((a) => a.timeseries).map((a) => a.name) : []);
+  const spec = findEntityType(type);
+  const series = new Set(spec ? spec.aspects.filter((a) => TIMESERIES_ASPECTS.has(a)) : []);
   const versioned = Object.keys(shown).filter((k) => k !== 'urn' && !series.has(k)).length;
   let timeseries = 0;
   for (const aspect of series) {

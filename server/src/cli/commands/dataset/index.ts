@@ -11,7 +11,7 @@ import { CliError } from '../../errors.ts';
 import { writeTextFile } from '../../files.ts';
 import { output } from '../../output.ts';
 import { readDatasetFile, type Assignment } from '../../datasetFile.ts';
-import { doubleText } from '../../../doubles.ts';
+import { doubleText } from '../../../contract/doubles.ts';
 
 /**
  * The doubles of a model `dataset get` prints, written as every read writes them (`365.0`, see

@@ -4,17 +4,7 @@ import { Client } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { output } from '../../output.ts';
-import { TASK_KINDS, TASK_STATES } from '../../../tasks/taskKinds.ts';
-
-interface Task {
-  id: number;
-  kind: string;
-  subject: string;
-  state: string;
-  total: number | null;
-  done: number;
-  error: string | null;
-}
+import { TASK_KINDS, TASK_STATES, type Task } from '../../../contract/tasks.ts';
 
 const line = (t: Task) => `${t.id}\t${t.kind}\t${t.state}\t${t.done}/${t.total ?? '?'}\t${t.subject}${t.error ? `\t(last error: ${t.error})` : ''}`;
 

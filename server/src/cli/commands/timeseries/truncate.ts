@@ -1,16 +1,19 @@
 /**
- * `svc timeseries truncate`: deletes the entries of a time series aspect up to a time. A dry run
- * (the server's message) unless `--execute`; then a progress bar follows the task until it
+ * `svc timeseries truncate`: deletes the entries of a time series aspect up to a time, through svc's
+ * form of the truncation (counts and task in fields). A dry run (the server's message; with `--json`
+ * its counts too) unless `--execute`; then a progress bar follows the task until it
  * completes (svc's task in `postgres` mode, OpenSearch's in `opensearch` mode, both through
  * `getEsTaskStatus`), or `--no-wait` returns at once with its id.
  */
 import { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import ms from 'ms';
 import { Client } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { output } from '../../output.ts';
+import { cutoffMillis } from '../../../contract/olderThan.ts';
+import { svcTaskNumber, truncationProgress, type EsTaskStatus } from '../../../contract/tasks.ts';
+import { TRUNCATIONS_PATH, type TruncationAnswer } from '../../../contract/truncation.ts';
 
 /** A flag's integer, within `[min, max]` (whole numbers JSON carries exactly by default). */
 const integer =
@@ -24,24 +27,12 @@ const integer =
     return n;
   };
 
-/**
- * An age as a number and a unit, written out (`90d`, `12h`, `90 days`, `2w`, `1y`): a bare number
- * (which `ms` reads as milliseconds) and units in capitals (`1M` is a minute to `ms`) are refused,
- * since the age decides what `--execute` deletes. Milliseconds in all; undefined when not an age.
- */
-const AGE = /^(\d+(?:\.\d+)?) ?(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?|y|yrs?|years?)$/;
-function ageMillis(text: string): number | undefined {
-  const m = AGE.exec(text.trim());
-  const age = m ? ms(`${m[1]} ${m[2]}` as ms.StringValue) : undefined;
-  return age !== undefined && Number.isFinite(age) && age > 0 ? Math.round(age) : undefined;
-}
-
 export function truncateCommand(): Command {
   return new Command('truncate')
     .description('Delete the entries of a time series aspect at or before a time (a dry run unless --execute)')
     .requiredOption('--entity-type <type>', 'entity type, e.g. dataset')
     .requiredOption('--aspect <aspect>', 'time series aspect, e.g. datasetProfile')
-    .option('--older-than <age>', 'entries older than this age, a number and a unit (s, m, h, d, w, y): 30d, 12h, 90 days, …')
+    .option('--older-than <age>', 'entries older than this age, a whole number and a unit (s, m, h, d, w, y, or written out): 30d, 12h, 90 days, …')
     .option('--end-time-millis <millis>', 'entries at or before this time (epoch milliseconds)', integer('end-time-millis'))
     .option('--execute', 'delete (without it, only say what would be deleted)')
     .option('--batch-size <n>', 'entries per batch (default 10000)', integer('batch-size', -(2 ** 31), 2 ** 31 - 1))
@@ -54,11 +45,8 @@ export function truncateCommand(): Command {
       if ((opts.olderThan === undefined) === (opts.endTimeMillis === undefined)) throw new CliError('Give one of --older-than <age> (e.g. 30d) or --end-time-millis <millis>', 2);
       let endTimeMillis = opts.endTimeMillis;
       if (opts.olderThan !== undefined) {
-        const age = ageMillis(opts.olderThan);
-        if (age === undefined || !Number.isSafeInteger(Date.now() - age)) {
-          throw new CliError(`--older-than must be an age, a number and a unit (s, m, h, d, w or y), such as 30d, 12h or 90 days; got ${opts.olderThan}`, 2);
-        }
-        endTimeMillis = Date.now() - age;
+        endTimeMillis = cutoffMillis(opts.olderThan, Date.now());
+        if (endTimeMillis === undefined) throw new CliError(`--older-than must be an age, a number and a unit (s, m, h, d, w or y), such as 30d, 12h or 90 days; got ${opts.olderThan}`, 2);
       }
       const client = new Client(loadConfig());
       const body = {
@@ -69,16 +57,16 @@ export function truncateCommand(): Command {
         ...(opts.batchSize !== undefined ? { batchSize: opts.batchSize } : {}),
         ...(opts.timeout !== undefined ? { timeoutSeconds: opts.timeout } : {}),
       };
-      const { value } = (await client.ok('POST', '/gms/operations?action=truncateTimeseriesAspect', body)) as { value: string };
-      // A real run answers a task id; anything else (a dry run, the flags' refusal) is a message.
-      if (!opts.execute || !TASK_ID.test(value)) {
-        out.line(value);
-        out.result({ message: value, endTimeMillis });
+      const answer = (await client.ok('POST', TRUNCATIONS_PATH, body)) as TruncationAnswer;
+      if (answer.dryRun) {
+        out.line(answer.message);
+        out.result({ message: answer.message, toDelete: answer.toDelete, total: answer.total, reindex: answer.reindex, endTimeMillis });
         return;
       }
+      const value = answer.task;
       if (!opts.wait) {
-        const svcTask = /^svc:\d+$/.test(value);
-        out.line(`Truncation task ${value} queued: follow it with ${svcTask ? `svc tasks get ${value.split(':')[1]}` : 'the operations action getEsTaskStatus'}`);
+        const svcTask = svcTaskNumber(value);
+        out.line(`Truncation task ${value} queued: follow it with ${svcTask !== undefined ? `svc tasks get ${svcTask}` : 'the operations action getEsTaskStatus'}`);
         out.result({ task: value, endTimeMillis });
         return;
       }
@@ -103,15 +91,6 @@ export function truncateCommand(): Command {
     });
 }
 
-/** A task id as the operations endpoint answers one: svc's (`svc:42`), or OpenSearch's in `opensearch` mode. */
-const TASK_ID = /^[A-Za-z0-9_-]+:\d+$/;
-
-interface EsTaskStatus {
-  completed?: boolean;
-  error?: string;
-  status?: { total?: number; deleted?: number; created?: number };
-}
-
 /**
  * Follows a truncation task through the operations action `getEsTaskStatus` (svc's own or
  * OpenSearch's: the one route for both) until it has completed: a delete by query reports what it
@@ -121,11 +100,11 @@ interface EsTaskStatus {
 async function followTask(client: Client, task: string, progress: (total: number, done: number) => void): Promise<{ total: number; deleted: number; kept?: number }> {
   for (;;) {
     const { value } = (await client.ok('POST', '/gms/operations?action=getEsTaskStatus', { task })) as { value: string };
-    const st = JSON.parse(value) as EsTaskStatus;
-    if (st.error) throw new CliError(`Truncation task ${task}: ${st.error}`);
-    const { total = 0, deleted = 0, created = 0 } = st.status ?? {};
-    progress(total, deleted + created);
-    if (st.completed) return created > 0 ? { total, deleted, kept: created } : { total, deleted };
+    const st = truncationProgress(JSON.parse(value) as EsTaskStatus);
+    if (st.error !== undefined) throw new CliError(`Truncation task ${task}: ${st.error}`);
+    const { total = 0, deleted, kept } = st.found ? st : { total: 0, deleted: 0, kept: 0 };
+    progress(total, deleted + kept);
+    if (st.found && st.completed) return kept > 0 ? { total, deleted, kept } : { total, deleted };
     await new Promise((r) => setTimeout(r, 500));
   }
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { normalizeDataType } from './normalize.ts';
+import { normalizeDataType } from './definitions.ts';
 
 test('a known data type is read in any case, with or without a namespace or the URN prefix', () => {
   for (const input of ['number', 'NUMBER', 'svc.number', 'svc.NUMBER', 'datahub.Number', 'urn:li:dataType:number', 'urn:li:dataType:svc.NUMBER', 'urn:li:dataType:datahub.number']) {

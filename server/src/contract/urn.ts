@@ -3,7 +3,7 @@
  * or a tuple in parentheses whose parts may be URNs themselves:
  * `urn:li:dataset:(urn:li:dataPlatform:hive,db.table,PROD)`.
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from './errors.ts';
 
 export interface Urn {
   /** The entity type as written in the URN, e.g. `dataset`. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatUrn, parseUrn, urlEncodedLength } from './urn.ts';
-import { SvcError } from '../errors.ts';
+import { SvcError } from './errors.ts';
 
 test('parses a plain id', () => {
   const u = parseUrn('urn:li:structuredProperty:io.acryl.privacy.retentionTime');
