@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { Client } from '@opensearch-project/opensearch';
 import { startChildServer, type ChildServer } from '../support/childServer.ts';
-import { assertSearchable, assertStoredAsModelled, pickWrite, prepareWorkload, rng, runUnderFaults, sendWrite, settleUnacknowledged, type Call, type Workload } from '../support/mixedWrites.ts';
+import { assertSearchable, assertStoredAsModelled, loadBeforeFault, pickWrite, prepareWorkload, rng, runUnderFaults, sendWrite, settleUnacknowledged, type Call, type Workload } from '../support/mixedWrites.ts';
 import { opensearchUrl, searchBackends } from '../support/searchBackends.ts';
 import { TcpProxy } from '../support/tcpProxy.ts';
 import { createTestDatabase } from '../support/testServer.ts';
@@ -90,7 +90,9 @@ for (const backend of searchBackends()) {
       const random = rng(SEED);
       const chaos = (async () => {
         for (let k = 0; k < KILLS; k++) {
+          const before = counts.acknowledged;
           await new Promise((r) => setTimeout(r, 700 + random() * 1500));
+          await loadBeforeFault(counts, before, 20);
           await target!.restart();
         }
         await new Promise((r) => setTimeout(r, 700));

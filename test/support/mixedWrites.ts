@@ -219,6 +219,15 @@ export async function assertStoredAsModelled(call: Call, load: Workload): Promis
 }
 
 /**
+ * Waits until the clients have had more than `writes` writes acknowledged since `counts.acknowledged`
+ * read `since`: a fault loop calls it before each fault, so every fault meets a load however slow the
+ * machine is (a fixed pause met 88 writes where 90 were asked on a busy one).
+ */
+export async function loadBeforeFault(counts: { acknowledged: number }, since: number, writes: number): Promise<void> {
+  await pollUntil(`${writes} writes acknowledged before the fault`, async () => counts.acknowledged, (n) => n > since + writes, 60_000);
+}
+
+/**
  * Runs writing clients beside a fault loop, which ends by stopping them (`stop`), until all are done: a
  * client that fails ends the run at once with its error (the others are stopped through `stop`).
  */
