@@ -1,36 +1,33 @@
 /**
- * Lookups over the declared registry: entity and aspect names (case-insensitive on input, as DataHub),
- * URN → entity spec and key aspect, and compiled validators for every aspect.
+ * Lookups over the registry: entity and aspect names (case-insensitive on input, as DataHub), URN →
+ * entity spec and key aspect, and a validator for every aspect (compiled when first used: most of
+ * DataHub's 270 aspects are never written to a given server).
  */
 import { SvcError } from '../errors.ts';
 import { RecentCache } from '../recentCache.ts';
 import { compileSchema } from '../validation.ts';
 import { parseUrn, type Urn } from '../urn/urn.ts';
-import { ASPECT_SCHEMAS, systemMetadata, TIMESERIES_ASPECTS } from './aspectSchemas.ts';
+import { ASPECT_SCHEMAS, systemMetadata } from './aspectSchemas.ts';
+import { DATAHUB_MODEL, datahubAspectSchema, withDatahubFields, withDefinitions } from './datahubModel.ts';
 import { ENTITIES, type EntitySpec } from './entities.ts';
-import { pegasusClassOf } from './pegasus.ts';
 
 export type { EntitySpec } from './entities.ts';
 
 export interface AspectSpec {
   name: string;
+  /** The JSON Schema of its value, self-contained (the named types it uses under `definitions`). */
   schema: Record<string, unknown>;
   timeseries: boolean;
   /** Set for key aspects: the entity whose key this is. */
   keyOf?: EntitySpec;
-  /** DataHub's Pegasus class of the aspect, as Rest.li clients name it. */
-  pegasusClass?: string;
+  /** DataHub's Pegasus class of the aspect, as Rest.li clients name it (`com.linkedin.common.Status`). */
+  pegasusClass: string;
 }
 
 /** A URN resolved against the registry. */
 export interface EntityUrn extends Urn {
   urn: string;
   spec: EntitySpec;
-}
-
-function keySchema(spec: EntitySpec): Record<string, unknown> {
-  const properties = Object.fromEntries(spec.keyFields.map((f) => [f.name, { type: 'string' }]));
-  return { type: 'object', properties, required: spec.keyFields.map((f) => f.name), additionalProperties: false };
 }
 
 /**
@@ -45,27 +42,30 @@ class Registry {
   private readonly aspectByLower = new Map<string, AspectSpec>();
   private readonly aspectByPegasus = new Map<string, AspectSpec>();
   private readonly validators = new Map<string, (value: unknown) => string[]>();
+  private readonly keyOf = new Map(ENTITIES.map((e) => [e.keyAspect, e]));
   /** URNs resolved lately (a page of search results, the entities of a batch of writes; see recentCache.ts). */
   private readonly resolved = new RecentCache<EntityUrn>(2 * RESOLVED_URNS);
 
   constructor() {
-    for (const [name, schema] of Object.entries(ASPECT_SCHEMAS)) {
-      this.addAspect({ name, schema, timeseries: TIMESERIES_ASPECTS.has(name) });
+    for (const [name, a] of Object.entries(DATAHUB_MODEL.aspects)) {
+      const own = ASPECT_SCHEMAS[name];
+      const schema = own ? withDefinitions(withDatahubFields(own, DATAHUB_MODEL.definitions[a.class]!)) : datahubAspectSchema(name);
+      this.addAspect({ name, schema, timeseries: a.timeseries === true, keyOf: this.keyOf.get(name), pegasusClass: a.class });
+    }
+    for (const name of Object.keys(ASPECT_SCHEMAS)) {
+      if (!this.aspectByLower.has(name.toLowerCase())) throw new Error(`registry: svc's schema of ${name} names no aspect of DataHub's model`);
     }
     for (const spec of ENTITIES) {
       this.entityByLower.set(spec.name.toLowerCase(), spec);
-      this.addAspect({ name: spec.keyAspect, schema: keySchema(spec), timeseries: false, keyOf: spec });
-      for (const a of spec.aspects) {
+      for (const a of [spec.keyAspect, ...spec.aspects]) {
         if (!this.aspectByLower.has(a.toLowerCase())) throw new Error(`registry: ${spec.name} names unknown aspect ${a}`);
       }
     }
   }
 
   private addAspect(spec: AspectSpec): void {
-    spec.pegasusClass = pegasusClassOf(spec.name, spec.keyOf !== undefined);
-    if (spec.pegasusClass) this.aspectByPegasus.set(spec.pegasusClass, spec);
+    this.aspectByPegasus.set(spec.pegasusClass, spec);
     this.aspectByLower.set(spec.name.toLowerCase(), spec);
-    this.validators.set(spec.name, compileSchema(spec.schema, spec.name));
   }
 
   /** The entity spec for a name in any case; NOT_FOUND-free: throws VALIDATION naming the known types. */
@@ -119,11 +119,20 @@ class Registry {
       // A single-field key keeps a parenthesised id whole, e.g. urn:li:tag:(a,b) has name "(a,b)".
       parsed.parts = [parsed.id];
     }
+    // Each part as DataHub checks the key aspect built from it: a URN where the field is one (of its
+    // type where it has one), one of the symbols of an enum.
     spec.keyFields.forEach((f, i) => {
-      if (f.urnOf) {
-        const inner = parseUrn(parsed.parts[i]!);
-        if (inner.entityType !== f.urnOf) throw SvcError.invalidUrn(raw, new Error(`${f.name} must be a ${f.urnOf} urn`));
+      const part = parsed.parts[i]!;
+      if (f.urnOf || f.urn) {
+        let inner: Urn;
+        try {
+          inner = parseUrn(part);
+        } catch (err) {
+          throw SvcError.invalidUrn(raw, new Error(`${f.name} must be a urn`, { cause: err }));
+        }
+        if (f.urnOf && inner.entityType !== f.urnOf) throw SvcError.invalidUrn(raw, new Error(`${f.name} must be a ${f.urnOf} urn`));
       }
+      if (f.symbols && !f.symbols.includes(part)) throw SvcError.invalidUrn(raw, new Error(`${f.name} must be one of ${f.symbols.join(', ')}`));
     });
     // Frozen: one resolution is shared by every caller of the same URN.
     const resolved: EntityUrn = Object.freeze({ entityType: parsed.entityType, id: parsed.id, parts: Object.freeze(parsed.parts) as string[], urn: raw, spec });
@@ -143,7 +152,12 @@ class Registry {
 
   /** Validates an aspect value against its schema; returns every violation, prefixed with the aspect name. */
   validate(aspect: AspectSpec, value: unknown): string[] {
-    return this.validators.get(aspect.name)!(value);
+    let check = this.validators.get(aspect.name);
+    if (!check) {
+      check = compileSchema(aspect.schema, aspect.name);
+      this.validators.set(aspect.name, check);
+    }
+    return check(value);
   }
 }
 
