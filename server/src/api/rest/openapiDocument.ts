@@ -85,7 +85,7 @@ const failures = {
   '403': restliError('A role the call needs'),
 };
 /** Failures of a Rest.li call with a JSON body. */
-const bodyFailures = { '413': restliError('The body is larger than SVC_MAX_BODY_BYTES'), '415': restliError('The body is not sent as application/json') };
+const bodyFailures = { '413': restliError('The body is larger than SVC_MAX_BODY_BYTES (SVC_MAX_INGEST_BODY_BYTES for an ingestProposal or ingestProposalBatch)'), '415': restliError('The body is not sent as application/json') };
 
 /** Answers of an operation that takes a JSON body. */
 const bodyErrors = { '413': response('PayloadTooLarge'), '415': response('UnsupportedMediaType') };
