@@ -15,7 +15,8 @@
  *   "systemMetadata"}`); the key aspect is always there (built from the URN, as DataHub does, so an entity
  *   that does not exist answers its key alone) unless `alwaysIncludeKeyAspect=false`;
  * - `POST /aspects?action=getTimeseriesAspectValues`: the entries of a time series aspect of one entity,
- *   newest first (`latestValue: true` for the newest alone), each value a JSON string;
+ *   newest first (`latestValue: true` for the newest alone; a `filter` on their fields), each value a
+ *   JSON string;
  * - `POST /entities?action=delete`: a hard delete, answering the rows it removed;
  * - `POST /entities?action=deleteReferences` (`{"urn", "dryRun"}`): the references other entities hold
  *   to the entity (references.ts), counted, and removed unless a dry run (the default, as in DataHub).
@@ -26,6 +27,7 @@ import type { Request, Response, Router } from 'express';
 import type { EntityService, AspectInput } from '../../entities/entityService.ts';
 import type { StoredAspect, WriteMode } from '../../entities/aspectStore.ts';
 import { MAX_ENTRY_PAGE, type TimeseriesService } from '../../timeseries/timeseriesService.ts';
+import { eventFilter } from '../../timeseries/eventFilter.ts';
 import type { PatchOperation } from '../../entities/jsonPatch.ts';
 import { SvcError, toSvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
@@ -350,8 +352,9 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
 
   /**
    * `getTimeseriesAspectValues`: `{urn, entity, aspect, startTimeMillis?, endTimeMillis?, limit?,
-   * latestValue?}`; the entries of one entity, newest first, each value a JSON string as DataHub's
-   * clients decode it.
+   * latestValue?, filter?}`; the entries of one entity, newest first, those the filter holds for
+   * (eventFilter.ts: stateful ingestion asks for its pipeline's last checkpoint so), each value a JSON
+   * string as DataHub's clients decode it.
    */
   const timeseriesValues = async (req: Request) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
@@ -376,6 +379,7 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
     const limit = integer('limit', 'a positive integer', 1) ?? MAX_ENTRY_PAGE;
     if (body.latestValue !== undefined && typeof body.latestValue !== 'boolean') problems.push('latestValue must be true or false');
     if (problems.length) throw SvcError.validation(problems);
+    const matches = eventFilter(body.filter);
     const t = target(urn, 'urn');
     if (t.spec.name.toLowerCase() !== entity.toLowerCase()) throw SvcError.validation([`entity ${entity} does not match the URN's type ${t.spec.name}`]);
     const spec = registry.aspect(t.spec, aspectName);
@@ -386,6 +390,7 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
       startTimeMillis,
       endTimeMillis,
       systemMetadata: true,
+      matches,
     });
     return {
       entityName: t.spec.name,
@@ -491,7 +496,7 @@ export function restliConfig(req: Request, res: Response): void {
     versions: { 'acryldata/datahub': { version: RESTLI_VERSION, commit: 'svc' } },
     datahub: { serverType: 'prod', serverEnv: 'core' },
     patchCapable: true,
-    statefulIngestionCapable: false,
+    statefulIngestionCapable: true,
     supportsImpactAnalysis: false,
     retention: 'false',
     telemetry: { enabledCli: false, enabledIngestion: false },
