@@ -15,8 +15,9 @@
  * `datahub.emitter.serialization_helper.pre_json_transform`):
  * - a record is an object of its fields, closed; a field is required unless it has a default or is
  *   optional (`["null", T]`), and an optional field is absent rather than null;
- * - a union of several types is an object of exactly one member, keyed by the member's Pegasus name
- *   (`{"com.linkedin.schema.StringType": {}}`, `{"string": "x"}`, `{"double": 1.0}`), and a union
+ * - a union (but `["null", T]`, an optional T) is an object of exactly one member, keyed by the
+ *   member's Pegasus name (`{"com.linkedin.schema.StringType": {}}`, `{"string": "x"}`, `{"double": 1.0}`),
+ *   even a union of one type, and a union
  *   with aliases (a record with a `fieldDiscriminator`) is an object of exactly one of its fields;
  * - an enum is one of its symbols; int and long are integers in range (a long within what a
  *   JavaScript number holds exactly), float and double numbers, bytes strings;
@@ -227,7 +228,9 @@ class Converter {
 
   private union(members: Avro[], ns: string | undefined, scope: Map<string, Schema>, urn?: string): Schema {
     const present = members.filter((m) => m !== 'null');
-    if (present.length === 1) return this.convert(present[0]!, ns, scope, urn);
+    // An optional value (`["null", T]`) is T or absent; a union of one type without null is still an
+    // object keyed by it (ChartInfo.inputs: `[{"string": "urn:li:dataset:…"}]`).
+    if (present.length === 1 && present.length < members.length) return this.convert(present[0]!, ns, scope, urn);
     const properties: Record<string, Schema> = {};
     for (const m of present) properties[this.memberKey(m, ns)] = this.convert(m, ns, scope, urn);
     const keys = Object.keys(properties);

@@ -107,7 +107,20 @@ function inDatahubNamespace(value: unknown): unknown {
 
 function target(urn: unknown, where: string): EntityUrn {
   if (typeof urn !== 'string' || urn === '') throw SvcError.validation([`${where}: entityUrn must be a URN`]);
-  return registry.resolveUrn(svcTypeUrn(urn));
+  return located(where, () => registry.resolveUrn(svcTypeUrn(urn)));
+}
+
+/**
+ * What `lookup` gives, its refusal naming `where` (`proposals[3]: Unknown aspect …`): in a batch, which
+ * proposal is wrong. A malformed URN keeps its own form (`Invalid urn!: …`), which names the URN.
+ */
+function located<T>(where: string, lookup: () => T): T {
+  try {
+    return lookup();
+  } catch (err) {
+    if (err instanceof SvcError && err.code === 'VALIDATION') throw SvcError.validation((err.violations.length ? err.violations : [err.message]).map((v) => `${where}: ${v}`));
+    throw err;
+  }
 }
 
 /**
@@ -314,7 +327,7 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
         throw SvcError.validation([`${where}: entityType ${p.entityType} does not match the URN's type ${t.spec.name}`]);
       }
       if (typeof p.aspectName !== 'string') throw SvcError.validation([`${where}: aspectName is required`]);
-      const aspectName = p.aspectName;
+      const aspectName = located(where, () => registry.aspect(t.spec, p.aspectName as string)).name;
       const changeType = String(p.changeType ?? 'UPSERT').toUpperCase();
       const mode: WriteMode | undefined = changeType === 'UPSERT' ? 'upsert' : changeType === 'CREATE' ? 'create' : changeType === 'CREATE_ENTITY' ? 'create_entity' : undefined;
       if (mode) {
