@@ -7,9 +7,9 @@
  *   npx tsx test/scripts/datahub-model.ts [<site-packages/datahub/metadata/schemas> …]
  *
  * Without arguments it reads the client virtualenvs the test setup provisions (`SVC_DATAHUB_BINS`, or
- * every `~/.cache/svc-test/datahub-<version>`). The newest version is the model; an older one only adds
- * the fields its records had that the newest dropped (as optional fields), so that its clients' writes
- * are still taken (0.14's `Criterion.value`).
+ * every `datahub-<version>` under provision.sh's cache, `SVC_CACHE_DIR`). The newest version is the
+ * model; an older one only adds the fields its records had that the newest dropped (as optional
+ * fields), so that its clients' writes are still taken (0.14's `Criterion.value`).
  *
  * The JSON Schemas describe an aspect as DataHub's clients send it (the Pegasus JSON form, see
  * `datahub.emitter.serialization_helper.pre_json_transform`):
@@ -52,6 +52,8 @@ interface AvroField {
 type Schema = Record<string, unknown>;
 
 const OUT = resolve(import.meta.dirname, '../../server/src/registry/datahubModel.json');
+/** Where test/infra/provision.sh installs the clients. */
+const CACHE = process.env.SVC_CACHE_DIR ?? join(homedir(), '.cache/svc-test');
 const PEGASUS2AVRO = /\.pegasus2avro(?=\.|$)/;
 
 /** DataHub's Pegasus name of an Avro name (`com.linkedin.pegasus2avro.common.Status` → `com.linkedin.common.Status`). */
@@ -85,9 +87,9 @@ function versionsToRead(args: string[]): Version[] {
   const dirs = args.length
     ? args
     : (process.env.SVC_DATAHUB_BINS?.split(' ').filter(Boolean).map((bin) => resolve(bin, '..')) ??
-      readdirSync(join(homedir(), '.cache/svc-test'))
+      readdirSync(CACHE)
         .filter((d) => /^datahub-[\d.]+$/.test(d))
-        .map((d) => join(homedir(), '.cache/svc-test', d)));
+        .map((d) => join(CACHE, d)));
   return dirs
     .map((dir) => {
       let schemas = dir;
