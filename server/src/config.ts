@@ -48,6 +48,11 @@ export interface Config {
   logLevel: string;
   /** `SVC_MAX_BODY_BYTES`: largest accepted request body (default 5 MB). */
   maxBodyBytes: number;
+  /**
+   * `SVC_MAX_INGEST_BODY_BYTES`: largest body of a Rest.li `ingestProposal` or `ingestProposalBatch`
+   * (default 16,000,000 bytes, DataHub's own limit: its clients fill batches up to 15 MiB under it).
+   */
+  maxIngestBodyBytes: number;
   /** `SVC_REQUEST_TIMEOUT_MS`: time a client has to send a whole request, headers and body (default 30 s). */
   requestTimeoutMs: number;
   /**
@@ -121,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: int('SVC_DB_POOL_SIZE', env.SVC_DB_POOL_SIZE, 20, 1, 1000),
     logLevel: env.SVC_LOG_LEVEL || 'info',
     maxBodyBytes: int('SVC_MAX_BODY_BYTES', env.SVC_MAX_BODY_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxIngestBodyBytes: int('SVC_MAX_INGEST_BODY_BYTES', env.SVC_MAX_INGEST_BODY_BYTES, 16_000_000, 1024, 1024 * 1024 * 1024),
     requestTimeoutMs: int('SVC_REQUEST_TIMEOUT_MS', env.SVC_REQUEST_TIMEOUT_MS, 30_000, 100, 3_600_000),
     keepAliveTimeoutMs: int('SVC_KEEP_ALIVE_TIMEOUT_MS', env.SVC_KEEP_ALIVE_TIMEOUT_MS, 75_000, 1_000, 3_600_000),
     shutdownGraceMs: int('SVC_SHUTDOWN_GRACE_MS', env.SVC_SHUTDOWN_GRACE_MS, 20_000, 0, 3_600_000),

@@ -8,20 +8,16 @@
  * the hard delete of a user, which removes the references to it first. What each wrote is read back
  * through svc's own REST API.
  *
- * The clients' calls to PyPI and GitHub (their upgrade check) go to a proxy that refuses them, so the
- * suite stays off the internet.
+ * The clients run as support/datahubClient.ts runs them, off the internet.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { datahubClient, datahubClientVersions, FIXTURES } from '../support/datahubClient.ts';
 import { searchBackends } from '../support/searchBackends.ts';
-import { ADMIN_TOKEN, enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
-const BINS = (process.env.SVC_DATAHUB_BINS ?? '').split(' ').filter(Boolean);
-const FIXTURES = join(import.meta.dirname, 'fixtures');
 const SDK_SCRIPT = join(FIXTURES, 'sdk_patch_read_search.py');
 const RETENTION = 'urn:li:structuredProperty:io.acryl.privacy.retentionTime';
 const STEWARD = 'urn:li:structuredProperty:io.acryl.dataManagement.steward';
@@ -83,44 +79,26 @@ const DATASET = `- id: user.clicks
     - ${CLICKS_AGG}
 `;
 
-if (BINS.length === 0) throw new Error('SVC_DATAHUB_BINS is not set: run through `npm test`, which provisions the DataHub clients');
-
 for (const backend of searchBackends()) {
-  for (const bin of BINS) {
-    const version = /datahub-([^/]+)\/bin$/.exec(bin)?.[1] ?? bin;
-    describe(`datahub ${version} against svc on ${backend.name}`, () => {
+  for (const client of datahubClientVersions()) {
+    describe(`datahub ${client.version} against svc on ${backend.name}`, () => {
       let s: TestServer;
       let dir: string;
+      let clientRun: ReturnType<typeof datahubClient>;
       before(async () => {
         s = await startTestServer(backend.env);
-        dir = mkdtempSync(join(tmpdir(), 'svc-datahub-cli-'));
+        clientRun = datahubClient(client, s);
+        dir = clientRun.dir;
         writeFileSync(join(dir, 'properties.yaml'), PROPERTIES);
         writeFileSync(join(dir, 'dataset.yaml'), DATASET);
       });
       after(async () => {
         await s?.close();
-        rmSync(dir, { recursive: true, force: true });
+        clientRun?.cleanup();
       });
 
-      const datahub = (args: string[]) => run('datahub', args);
-      const python = (args: string[]) => run('python', args);
-      const run = (program: string, args: string[]) =>
-        new Promise<{ code: number; out: string }>((done) => {
-          const env = {
-            PATH: `${bin}:${process.env.PATH}`,
-            HOME: dir,
-            DATAHUB_GMS_URL: s.url,
-            DATAHUB_GMS_TOKEN: ADMIN_TOKEN,
-            DATAHUB_TELEMETRY_ENABLED: 'false',
-            // The upgrade check's calls to PyPI and GitHub are refused at once; svc is reached directly.
-            HTTP_PROXY: 'http://127.0.0.1:9',
-            HTTPS_PROXY: 'http://127.0.0.1:9',
-            NO_PROXY: '127.0.0.1,localhost',
-          };
-          execFile(join(bin, program), args, { env, cwd: dir, timeout: 120_000 }, (err, stdout, stderr) =>
-            done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` }),
-          );
-        });
+      const datahub = (args: string[]) => clientRun.datahub(args);
+      const python = (args: string[]) => clientRun.python(args);
       const rest = async (path: string) => JSON.parse(await text(await s.request(path), 200));
       /** The JSON document a command printed (after its log lines). */
       const printed = (out: string) => JSON.parse(out.slice(out.indexOf('\n{') + 1, out.lastIndexOf('}') + 1));

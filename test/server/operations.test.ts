@@ -9,6 +9,25 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
 let s: TestServer;
+
+/**
+ * The API document, with the responses and parameters operations share (components, referred to by
+ * `$ref`) put in place where they are used, as a client reading an operation sees them.
+ */
+async function apiDocs(): Promise<unknown> {
+  const doc = (await (await s.request('/openapi/v3/api-docs', { token: null })).json()) as { paths: unknown; components: Record<string, Record<string, unknown>> };
+  const inline = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(inline);
+    if (typeof v !== 'object' || v === null) return v;
+    const ref = (v as { $ref?: unknown }).$ref;
+    const shared = typeof ref === 'string' ? /^#\/components\/(responses|parameters)\/(.+)$/.exec(ref) : null;
+    if (shared) return doc.components[shared[1]!]![shared[2]!];
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, inline(x)]));
+  };
+  doc.paths = inline(doc.paths);
+  return doc;
+}
+
 before(async () => {
   s = await startTestServer();
 });
@@ -58,7 +77,7 @@ test('the OpenAPI document is generated from the registry for both families', as
 
 test('the OpenAPI document is strict JSON Schema, and the answers the server gives are the ones it declares', async () => {
   type Op = { responses: Record<string, { content?: Record<string, { schema: unknown }> }>; parameters?: { name: string; in: string; required: boolean; schema: { maxLength?: number } }[] };
-  const doc = (await (await s.request('/openapi/v3/api-docs', { token: null })).json()) as { paths: Record<string, Record<string, Op>>; components: { schemas: Record<string, unknown> } };
+  const doc = (await apiDocs()) as { paths: Record<string, Record<string, Op>>; components: { schemas: Record<string, unknown> } };
   // Every schema compiles in ajv's strict mode (an unknown keyword such as errorMessage fails it).
   const ajv = new Ajv2020({ strict: true, allErrors: true, strictTypes: false });
   addFormats.default(ajv);
@@ -173,7 +192,7 @@ test('every operation of the OpenAPI document has a unique operationId; tokens, 
 });
 
 test('the query parameters a route documents are the ones it takes', async () => {
-  const doc = (await (await s.request('/openapi/v3/api-docs', { token: null })).json()) as {
+  const doc = (await apiDocs()) as {
     paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
   };
   const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,documented,PROD)';

@@ -2,7 +2,8 @@
  * Requests refused before a route sees them, answered at once and in JSON like every other error: a
  * body announced larger than SVC_MAX_BODY_BYTES (413 without waiting for the body), a body that stalls
  * (408 after SVC_REQUEST_TIMEOUT_MS), headers over Node's limit (431) and bytes that are not HTTP (400);
- * and a stop that a stalled request does not hold beyond SVC_SHUTDOWN_GRACE_MS.
+ * and a stop that a stalled request does not hold beyond SVC_SHUTDOWN_GRACE_MS. DataHub's ingestion
+ * calls have a limit of their own (SVC_MAX_INGEST_BODY_BYTES), for writers only.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,11 +16,12 @@ import { ADMIN_TOKEN, enc, startTestServer, type TestServer, expectMissing } fro
 let s: TestServer;
 const TIMEOUT_MS = 1_500;
 const DATASET = 'urn:li:dataset:(urn:li:dataPlatform:hive,slow_requests,PROD)';
+const INGEST_LIMIT = 262_144;
 const post = (path: string, headers: string[]) =>
   [`POST ${path} HTTP/1.1`, 'Host: svc', `Authorization: Bearer ${ADMIN_TOKEN}`, 'Content-Type: application/json', ...headers].join('\r\n');
 
 before(async () => {
-  s = await startTestServer({ SVC_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS), SVC_MAX_BODY_BYTES: '65536' });
+  s = await startTestServer({ SVC_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS), SVC_MAX_BODY_BYTES: '65536', SVC_MAX_INGEST_BODY_BYTES: String(INGEST_LIMIT) });
 });
 after(async () => {
   await s.close();
@@ -44,6 +46,52 @@ test('a chunked body growing past the limit is 413 as soon as it does, and is no
   assert.match(JSON.parse(res.body).message, /larger than the limit of 65536 bytes/);
   assert.equal(res.closed, true);
   assert.equal(await fingerprint(s.databaseUrl), before);
+});
+
+/** An ingestProposalBatch of `count` proposals, each a dataset's properties with a 1,000-character description. */
+function batch(count: number): string {
+  const proposals = Array.from({ length: count }, (_, i) => ({
+    entityType: 'dataset',
+    entityUrn: `urn:li:dataset:(urn:li:dataPlatform:hive,ingested_${i},PROD)`,
+    changeType: 'UPSERT',
+    aspectName: 'datasetProperties',
+    aspect: { contentType: 'application/json', value: JSON.stringify({ description: 'd'.repeat(1_000) }) },
+  }));
+  return JSON.stringify({ proposals });
+}
+
+test('DataHub\'s ingestion calls take bodies up to SVC_MAX_INGEST_BODY_BYTES, past SVC_MAX_BODY_BYTES; other routes do not', async () => {
+  const body = batch(150);
+  assert.ok(body.length > 65_536 && body.length < INGEST_LIMIT);
+  const res = await s.request('/aspects?action=ingestProposalBatch', { method: 'POST', body });
+  assert.equal(res.status, 200, await res.text());
+  const read = await s.request(`/openapi/v3/entity/dataset/${enc('urn:li:dataset:(urn:li:dataPlatform:hive,ingested_149,PROD)')}/datasetProperties`);
+  assert.equal(((await read.json()) as { datasetProperties: { value: { description: string } } }).datasetProperties.value.description.length, 1_000);
+  const elsewhere = await s.request('/openapi/v3/entity/dataset', { method: 'POST', body });
+  assert.equal(elsewhere.status, 413);
+});
+
+test('an ingestion call over SVC_MAX_INGEST_BODY_BYTES is 413 at once, naming that limit', async () => {
+  const before = await fingerprint(s.databaseUrl);
+  const res = await rawRequest(s.url, post('/aspects?action=ingestProposalBatch', [`Content-Length: ${INGEST_LIMIT + 1}`]), '{"proposals":[');
+  assert.equal(res.status, 413);
+  assert.equal(res.headers['x-restli-error-response'], 'true');
+  assert.deepEqual(JSON.parse(res.body), { message: `The request body is larger than the limit of ${INGEST_LIMIT} bytes (SVC_MAX_INGEST_BODY_BYTES)`, status: 413 });
+  assert.ok(res.answeredAfterMs < TIMEOUT_MS, `answered after ${res.answeredAfterMs} ms`);
+  assert.equal(res.closed, true);
+  assert.equal(await fingerprint(s.databaseUrl), before);
+});
+
+test('a reader\'s ingestion call is 403 before its body is read', async () => {
+  const created = await s.request('/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'ingest-reader', role: 'reader' }) });
+  assert.equal(created.status, 201);
+  const { token } = (await created.json()) as { token: string };
+  const head = ['POST /aspects?action=ingestProposalBatch HTTP/1.1', 'Host: svc', `Authorization: Bearer ${token}`, 'Content-Type: application/json', `Content-Length: ${INGEST_LIMIT}`].join('\r\n');
+  const res = await rawRequest(s.url, head, '{"proposals":[');
+  assert.equal(res.status, 403);
+  assert.match(JSON.parse(res.body).message, /is unauthorized to UPDATE entities/);
+  assert.ok(res.answeredAfterMs < TIMEOUT_MS, `answered after ${res.answeredAfterMs} ms`);
+  assert.equal(res.closed, true);
 });
 
 test('a body that stalls is 408 after SVC_REQUEST_TIMEOUT_MS, in JSON, and writes nothing', async () => {

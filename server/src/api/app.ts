@@ -10,7 +10,7 @@ import { authenticate } from './auth.ts';
 import { clientErrorHandler } from './clientErrors.ts';
 import { errorHandler } from './errorHandler.ts';
 import { healthRoutes } from './health.ts';
-import { jsonBody } from './jsonBody.ts';
+import { requestBody } from './requestBody.ts';
 import { createMetrics } from './metrics.ts';
 import { pathGuard } from './pathGuard.ts';
 import { queryGuard } from './queryGuard.ts';
@@ -85,7 +85,7 @@ export function createApp(deps: AppDeps): Express {
   // Authentication first: a caller without a valid token gets 401 before any body is read.
   const api = express.Router();
   api.use(authenticate(catalog.tokens, deps.config.authEnabled));
-  api.use(jsonBody(deps.config.maxBodyBytes));
+  api.use(requestBody(deps.config));
   api
     .route(GRAPHQL_PATH)
     .get(graphql)

@@ -19,12 +19,18 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
 const PATCH_TYPES = ['application/json-patch+json', 'application/json'];
 const JSON_TYPES = ['application/json'];
 
-function tooLarge(req: Request, res: Response, limit: number): SvcError {
-  // Answered at once; the rest of the body is read and dropped before the connection closes (a
-  // client still sending would otherwise see a reset instead of the answer).
+/**
+ * Answers `err` before the body is read: the rest of the body is read and dropped before the
+ * connection closes (a client still sending would otherwise see a reset instead of the answer).
+ */
+export function refusedUnread(req: Request, res: Response, err: SvcError): SvcError {
   res.setHeader('Connection', 'close');
   lingerOnClose(req);
-  return new SvcError('PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${limit} bytes (SVC_MAX_BODY_BYTES)`);
+  return err;
+}
+
+function tooLarge(req: Request, res: Response, limit: number, setting: string): SvcError {
+  return refusedUnread(req, res, new SvcError('PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${limit} bytes (${setting})`));
 }
 
 /** The media type and charset of a request, or undefined when the header is absent or malformed. */
@@ -38,7 +44,8 @@ function mediaType(req: Request): { type: string; charset: string | undefined } 
   }
 }
 
-export function jsonBody(limit: number) {
+/** The body reader of requests up to `limit` bytes; `setting` names the limit in a 413. */
+export function jsonBody(limit: number, setting = 'SVC_MAX_BODY_BYTES') {
   return (req: Request, res: Response, next: NextFunction): void => {
     const length = req.headers['content-length'];
     if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return next();
@@ -55,10 +62,10 @@ export function jsonBody(limit: number) {
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
       throw new SvcError('UNSUPPORTED_MEDIA_TYPE', `The request body must be sent uncompressed; got Content-Encoding "${encoding.slice(0, 40)}"`);
     }
-    if (length !== undefined && Number(length) > limit) throw tooLarge(req, res, limit);
+    if (length !== undefined && Number(length) > limit) throw tooLarge(req, res, limit, setting);
     const readBody = (err: (Error & { type?: string }) | null, bytes: Buffer): void => {
       if (err) {
-        if (err.type === 'entity.too.large') return next(tooLarge(req, res, limit));
+        if (err.type === 'entity.too.large') return next(tooLarge(req, res, limit, setting));
         return next(new SvcError('BAD_REQUEST', `The request body could not be read: ${err.message}`, { cause: err }));
       }
       let raw: string;

@@ -1,18 +1,16 @@
 /**
- * The entity registry, declared once: each entity type, how its URN maps to its key aspect, the
- * aspects it may carry and which of them are time series. Everything else (validation, the OpenAPI
- * document, bootstrapped entityType entities: server/src/registry/) is derived from this list, and a
- * client reads it to know what a URN names (the CLI checks a file's URNs before it writes anything).
+ * The entity registry: DataHub's entity types (datahubModel.ts), each with how its URN maps to its key
+ * aspect and the aspects it may carry, which of them are time series, and the few aspects svc adds.
+ * Everything else (validation, the OpenAPI document, bootstrapped entityType entities, GraphQL's entity
+ * types: server/src/registry/) is derived from this list, and a client reads it to know what a URN
+ * names (the CLI checks a file's URNs before it writes anything).
  */
+import { DATAHUB_MODEL, type ModelKeyField } from './datahubModel.ts';
 import { SvcError } from './errors.ts';
 import { parseUrn, type Urn } from './urn.ts';
 
 /** One field of a key aspect, filled from one part of the URN id. */
-export interface KeyField {
-  name: string;
-  /** When set, the part must itself be a URN of this entity type. */
-  urnOf?: string;
-}
+export type KeyField = ModelKeyField;
 
 export interface EntitySpec {
   /** Canonical name as in URNs and paths, e.g. `dataset`, `schemaField`, `corpuser`. */
@@ -23,72 +21,28 @@ export interface EntitySpec {
   aspects: string[];
 }
 
-const common = ['status', 'structuredProperties'];
+/**
+ * Aspects svc has served on entity types whose DataHub registry lacks them (a soft delete of a domain,
+ * a platform or an ingestion run's records; structured property values on a tag): kept, so that what
+ * was written before stays readable and writable.
+ */
+const SVC_ASPECTS: Record<string, string[]> = {
+  domain: ['status'],
+  tag: ['structuredProperties'],
+  dataPlatform: ['status'],
+  dataHubIngestionSource: ['status'],
+  dataHubExecutionRequest: ['status'],
+};
 
-export const ENTITIES: EntitySpec[] = [
-  {
-    name: 'dataset',
-    keyAspect: 'datasetKey',
-    keyFields: [{ name: 'platform', urnOf: 'dataPlatform' }, { name: 'name' }, { name: 'origin' }],
-    aspects: [...common, 'datasetProperties', 'schemaMetadata', 'subTypes', 'upstreamLineage', 'datasetProfile', 'datasetUsageStatistics', 'operation'],
-  },
-  {
-    name: 'schemaField',
-    keyAspect: 'schemaFieldKey',
-    keyFields: [{ name: 'parent' }, { name: 'fieldPath' }],
-    aspects: [...common],
-  },
-  {
-    name: 'dataFlow',
-    keyAspect: 'dataFlowKey',
-    keyFields: [{ name: 'orchestrator' }, { name: 'flowId' }, { name: 'cluster' }],
-    aspects: [...common, 'dataFlowInfo', 'subTypes'],
-  },
-  {
-    name: 'dataJob',
-    keyAspect: 'dataJobKey',
-    keyFields: [{ name: 'flow', urnOf: 'dataFlow' }, { name: 'jobId' }],
-    aspects: [...common, 'dataJobInfo', 'subTypes'],
-  },
-  { name: 'chart', keyAspect: 'chartKey', keyFields: [{ name: 'dashboardTool' }, { name: 'chartId' }], aspects: [...common, 'subTypes'] },
-  {
-    name: 'dashboard',
-    keyAspect: 'dashboardKey',
-    keyFields: [{ name: 'dashboardTool' }, { name: 'dashboardId' }],
-    aspects: [...common, 'subTypes'],
-  },
-  { name: 'container', keyAspect: 'containerKey', keyFields: [{ name: 'guid' }], aspects: [...common, 'subTypes'] },
-  { name: 'domain', keyAspect: 'domainKey', keyFields: [{ name: 'id' }], aspects: [...common] },
-  { name: 'glossaryTerm', keyAspect: 'glossaryTermKey', keyFields: [{ name: 'name' }], aspects: [...common] },
-  { name: 'tag', keyAspect: 'tagKey', keyFields: [{ name: 'name' }], aspects: [...common] },
-  { name: 'corpuser', keyAspect: 'corpUserKey', keyFields: [{ name: 'username' }], aspects: [...common] },
-  { name: 'corpGroup', keyAspect: 'corpGroupKey', keyFields: [{ name: 'name' }], aspects: [...common] },
-  { name: 'dataPlatform', keyAspect: 'dataPlatformKey', keyFields: [{ name: 'platformName' }], aspects: ['status'] },
-  {
-    name: 'structuredProperty',
-    keyAspect: 'structuredPropertyKey',
-    keyFields: [{ name: 'id' }],
-    aspects: ['propertyDefinition', 'status'],
-  },
-  { name: 'dataType', keyAspect: 'dataTypeKey', keyFields: [{ name: 'id' }], aspects: ['dataTypeInfo', 'status'] },
-  { name: 'entityType', keyAspect: 'entityTypeKey', keyFields: [{ name: 'id' }], aspects: ['entityTypeInfo', 'status'] },
-  // The records of ingestion runs `datahub ingest` keeps by default: the recipe's source and each run.
-  {
-    name: 'dataHubIngestionSource',
-    keyAspect: 'dataHubIngestionSourceKey',
-    keyFields: [{ name: 'id' }],
-    aspects: ['dataHubIngestionSourceInfo', 'status'],
-  },
-  {
-    name: 'dataHubExecutionRequest',
-    keyAspect: 'dataHubExecutionRequestKey',
-    keyFields: [{ name: 'id' }],
-    aspects: ['dataHubExecutionRequestInput', 'dataHubExecutionRequestResult', 'status'],
-  },
-];
+export const ENTITIES: EntitySpec[] = DATAHUB_MODEL.entities.map((e) => ({
+  name: e.name,
+  keyAspect: e.keyAspect,
+  keyFields: e.keyFields,
+  aspects: [...e.aspects, ...(SVC_ASPECTS[e.name] ?? []).filter((a) => !e.aspects.includes(a))],
+}));
 
 /** The time series aspects: their entries are kept apart from an entity's versioned aspects, and truncated. */
-export const TIMESERIES_ASPECTS: ReadonlySet<string> = new Set(['datasetProfile', 'datasetUsageStatistics', 'operation']);
+export const TIMESERIES_ASPECTS: ReadonlySet<string> = new Set(Object.entries(DATAHUB_MODEL.aspects).filter(([, a]) => a.timeseries === true).map(([name]) => name));
 
 const BY_LOWER = new Map(ENTITIES.map((e) => [e.name.toLowerCase(), e]));
 
@@ -103,7 +57,8 @@ export interface EntityUrn extends Urn {
 
 /**
  * Parses a URN and finds its entity type; an unparsable URN, an unknown type (or one written in
- * another case) or a tuple of the wrong shape for the type is INVALID_URN (`Invalid urn!: <urn>`).
+ * another case), a tuple of the wrong shape for the type, or a part that is not what its key field
+ * takes is INVALID_URN (`Invalid urn!: <urn>`).
  */
 export function entityUrn(raw: string): EntityUrn {
   const parsed = parseUrn(raw);
@@ -116,11 +71,20 @@ export function entityUrn(raw: string): EntityUrn {
     // A single-field key keeps a parenthesised id whole, e.g. urn:li:tag:(a,b) has name "(a,b)".
     parsed.parts = [parsed.id];
   }
+  // Each part as DataHub checks the key aspect built from it: a URN where the field is one (of its
+  // type where it has one), one of the symbols of an enum.
   spec.keyFields.forEach((f, i) => {
-    if (f.urnOf) {
-      const inner = parseUrn(parsed.parts[i]!);
-      if (inner.entityType !== f.urnOf) throw SvcError.invalidUrn(raw, new Error(`${f.name} must be a ${f.urnOf} urn`));
+    const part = parsed.parts[i]!;
+    if (f.urnOf || f.urn) {
+      let inner: Urn;
+      try {
+        inner = parseUrn(part);
+      } catch (err) {
+        throw SvcError.invalidUrn(raw, new Error(`${f.name} must be a urn`, { cause: err }));
+      }
+      if (f.urnOf && inner.entityType !== f.urnOf) throw SvcError.invalidUrn(raw, new Error(`${f.name} must be a ${f.urnOf} urn`));
     }
+    if (f.symbols && !f.symbols.includes(part)) throw SvcError.invalidUrn(raw, new Error(`${f.name} must be one of ${f.symbols.join(', ')}`));
   });
   return { entityType: parsed.entityType, id: parsed.id, parts: parsed.parts, urn: raw, spec };
 }

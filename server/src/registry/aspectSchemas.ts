@@ -1,6 +1,9 @@
 /**
- * JSON Schemas (draft-07, checked by ajv) of every aspect svc knows. They follow DataHub's PDL models;
- * unknown fields are rejected so a typo is reported instead of silently stored.
+ * svc's own JSON Schemas (draft-07, checked by ajv) of the aspects it has rules for: they follow
+ * DataHub's PDL models, and type some fields more narrowly (the fields DataHub types as URNs of an
+ * entity type, typed property values). The registry adds the fields DataHub's records have that these
+ * do not name (datahubModel.ts, withDatahubFields); every other aspect is validated by DataHub's
+ * structure alone. Unknown fields are rejected so a typo is reported instead of silently stored.
  */
 
 type Schema = Record<string, unknown>;
@@ -250,7 +253,3 @@ export const ASPECT_SCHEMAS: Record<string, Schema> = {
     ['status'],
   ),
 };
-
-/** Aspects stored as time series (one entry per timestamp) rather than as versioned aspects. */
-
-export { num as numberSchema };

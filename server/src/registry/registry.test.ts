@@ -66,3 +66,31 @@ test('every aspect\'s schema compiles (validators are compiled by their first us
     for (const aspect of registry.aspectsOf(spec)) assert.ok(Array.isArray(registry.validate(aspect, {})), `${spec.name}.${aspect.name}`);
   }
 });
+
+test('DataHub\'s whole model: every entity type and aspect of its registry, with their Pegasus classes and time series flags', () => {
+  assert.ok(registry.entities.length >= 70, `${registry.entities.length} entity types`);
+  const dataset = registry.entity('dataset');
+  for (const a of ['ownership', 'globalTags', 'glossaryTerms', 'browsePathsV2', 'container', 'dataPlatformInstance', 'domains']) assert.equal(registry.aspect(dataset, a).name, a);
+  assert.equal(registry.aspect(registry.entity('container'), 'containerProperties').pegasusClass, 'com.linkedin.container.ContainerProperties');
+  assert.equal(registry.aspect(registry.entity('chart'), 'chartUsageStatistics').timeseries, true);
+  assert.equal(registry.aspect(dataset, 'status').pegasusClass, 'com.linkedin.common.Status');
+  assert.equal(registry.aspect(dataset, 'datasetKey').keyOf, dataset);
+});
+
+test('an aspect or entity type DataHub does not know is still refused, naming it', () => {
+  assert.throws(() => registry.aspect(registry.entity('dataset'), 'notAnAspect'), (e: unknown) => e instanceof SvcError && /Unknown aspect "notAnAspect"/.test(e.message));
+  assert.throws(() => registry.entity('notAnEntity'), (e: unknown) => e instanceof SvcError && /Unknown entity type "notAnEntity"/.test(e.message));
+});
+
+test('an aspect without svc rules is checked by DataHub\'s structure: enums, URN fields, no unknown fields', () => {
+  const ownership = registry.aspect(registry.entity('dataset'), 'ownership');
+  assert.deepEqual(registry.validate(ownership, { owners: [{ owner: 'urn:li:corpuser:jdoe', type: 'DATAOWNER' }] }), []);
+  const problems = registry.validate(ownership, { owners: [{ owner: 'jdoe', type: 'NOT_A_TYPE', extra: 1 }] });
+  assert.ok(problems.some((p) => /owner: must be a URN/.test(p)), problems.join('\n'));
+  assert.ok(problems.some((p) => /type: must be one of/.test(p)), problems.join('\n'));
+  assert.ok(problems.some((p) => /unknown field "extra"/.test(p)), problems.join('\n'));
+});
+
+test('the fields of an older client\'s records that the newest dropped are still taken (0.14\'s Criterion.value)', () => {
+  assert.ok(JSON.stringify(registry.aspect(registry.entity('dataHubView'), 'dataHubViewInfo').schema).includes('"value"'));
+});

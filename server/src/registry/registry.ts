@@ -1,31 +1,28 @@
 /**
- * Lookups over the declared registry: entity and aspect names (case-insensitive on input, as DataHub),
- * URN → entity spec and key aspect, and a validator for every aspect (compiled when first used).
+ * Lookups over the registry: entity and aspect names (case-insensitive on input, as DataHub), URN →
+ * entity spec and key aspect, and a validator for every aspect (compiled when first used: most of
+ * DataHub's 270 aspects are never written to a given server).
  */
 import { SvcError } from '../errors.ts';
 import { RecentCache } from '../recentCache.ts';
 import { compileSchema } from '../validation.ts';
 import { ASPECT_SCHEMAS, systemMetadata } from './aspectSchemas.ts';
-import { ENTITIES, entityUrn, TIMESERIES_ASPECTS, type EntitySpec, type EntityUrn } from '../contract/entities.ts';
-import { pegasusClassOf } from './pegasus.ts';
+import { DATAHUB_MODEL, datahubAspectSchema, withDatahubFields, withDefinitions } from '../contract/datahubModel.ts';
+import { ENTITIES, entityUrn, type EntitySpec, type EntityUrn } from '../contract/entities.ts';
 
 export type { EntitySpec, EntityUrn } from '../contract/entities.ts';
 
 export interface AspectSpec {
   name: string;
+  /** The JSON Schema of its value, self-contained (the named types it uses under `definitions`). */
   schema: Record<string, unknown>;
   timeseries: boolean;
   /** Set for key aspects: the entity whose key this is. */
   keyOf?: EntitySpec;
-  /** DataHub's Pegasus class of the aspect, as Rest.li clients name it. */
-  pegasusClass?: string;
+  /** DataHub's Pegasus class of the aspect, as Rest.li clients name it (`com.linkedin.common.Status`). */
+  pegasusClass: string;
 }
 
-
-function keySchema(spec: EntitySpec): Record<string, unknown> {
-  const properties = Object.fromEntries(spec.keyFields.map((f) => [f.name, { type: 'string' }]));
-  return { type: 'object', properties, required: spec.keyFields.map((f) => f.name), additionalProperties: false };
-}
 
 /**
  * How many resolved URNs the registry keeps in each of its two generations (URNs are at most 512
@@ -40,25 +37,29 @@ class Registry {
   private readonly aspectByPegasus = new Map<string, AspectSpec>();
   /** By aspect name, each compiled by its first validation: compiling them all cost every start about 0.4 s of CPU. */
   private readonly validators = new Map<string, (value: unknown) => string[]>();
+  private readonly keyOf = new Map(ENTITIES.map((e) => [e.keyAspect, e]));
   /** URNs resolved lately (a page of search results, the entities of a batch of writes; see recentCache.ts). */
   private readonly resolved = new RecentCache<EntityUrn>(2 * RESOLVED_URNS);
 
   constructor() {
-    for (const [name, schema] of Object.entries(ASPECT_SCHEMAS)) {
-      this.addAspect({ name, schema, timeseries: TIMESERIES_ASPECTS.has(name) });
+    for (const [name, a] of Object.entries(DATAHUB_MODEL.aspects)) {
+      const own = ASPECT_SCHEMAS[name];
+      const schema = own ? withDefinitions(withDatahubFields(own, DATAHUB_MODEL.definitions[a.class]!)) : datahubAspectSchema(name);
+      this.addAspect({ name, schema, timeseries: a.timeseries === true, keyOf: this.keyOf.get(name), pegasusClass: a.class });
+    }
+    for (const name of Object.keys(ASPECT_SCHEMAS)) {
+      if (!this.aspectByLower.has(name.toLowerCase())) throw new Error(`registry: svc's schema of ${name} names no aspect of DataHub's model`);
     }
     for (const spec of ENTITIES) {
       this.entityByLower.set(spec.name.toLowerCase(), spec);
-      this.addAspect({ name: spec.keyAspect, schema: keySchema(spec), timeseries: false, keyOf: spec });
-      for (const a of spec.aspects) {
+      for (const a of [spec.keyAspect, ...spec.aspects]) {
         if (!this.aspectByLower.has(a.toLowerCase())) throw new Error(`registry: ${spec.name} names unknown aspect ${a}`);
       }
     }
   }
 
   private addAspect(spec: AspectSpec): void {
-    spec.pegasusClass = pegasusClassOf(spec.name, spec.keyOf !== undefined);
-    if (spec.pegasusClass) this.aspectByPegasus.set(spec.pegasusClass, spec);
+    this.aspectByPegasus.set(spec.pegasusClass, spec);
     this.aspectByLower.set(spec.name.toLowerCase(), spec);
   }
 

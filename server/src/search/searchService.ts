@@ -122,7 +122,7 @@ export class SearchService {
     const page = await this.backend.search({
       entityTypes: specs.map((s) => s.name),
       where,
-      includeRemoved: input.includeSoftDeleted ?? false,
+      includeRemoved: includesRemoved(input),
       after: input.scrollId ? this.scrollIds.decode(scope, input.scrollId) : undefined,
       descending,
       limit: Math.min(start + limit + 1, MAX_RESULT_WINDOW),
@@ -150,7 +150,7 @@ export class SearchService {
       ? await this.backend.aggregate({
           entityTypes: specs.map((s) => s.name),
           where,
-          includeRemoved: input.includeSoftDeleted ?? false,
+          includeRemoved: includesRemoved(input),
           facets: fields,
           maxValues: input.maxAggValues,
         })
@@ -212,7 +212,8 @@ export class SearchService {
     const deleted = new Set<string>();
     for (const { name, property } of wanted) {
       if (property === undefined) {
-        const f = base.get(name);
+        // `platform.keyword`, as DataHub's clients filter on it, is `platform`.
+        const f = base.get(name.replace(SUFFIXES, ''));
         if (!f) {
           problems.push(`Unknown search ${what} ${JSON.stringify(name)}; the fields are ${[...base.keys()].join(', ')} and ${PROPERTIES_FIELD}.<property>`);
         }
@@ -250,6 +251,15 @@ export class SearchService {
     if (problems.length) throw SvcError.validation(problems);
     return out;
   }
+}
+
+/**
+ * Whether soft-deleted entities are searched: when asked for, or when a filter names `removed` (it
+ * then says itself which ones it wants), as DataHub's search does: its clients ask for soft-deleted
+ * entities alone with the filter `removed = true`, without the flag (0.14).
+ */
+function includesRemoved(input: { includeSoftDeleted?: boolean; filters?: OrFilters }): boolean {
+  return (input.includeSoftDeleted ?? false) || (input.filters ?? []).some((g) => g.and.some((c) => c.field.replace(SUFFIXES, '') === 'removed'));
 }
 
 /** The part after `structuredProperties.` of a field name (suffix stripped); undefined for other fields. */

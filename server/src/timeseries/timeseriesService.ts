@@ -13,7 +13,7 @@ import { registry, type AspectSpec, type EntitySpec } from '../registry/registry
 import type { ScrollIds } from '../entities/scrollIds.ts';
 import { TASK_ID } from '../contract/tasks.ts';
 import { timeseriesIndexName } from './partitions.ts';
-import type { TimeseriesStore } from './store.ts';
+import type { EntryQuery, EntryRow, TimeseriesStore } from './store.ts';
 import { readParameters, type ParameterSpec } from './actionParameters.ts';
 import { flagConflict, parseTruncation, reindexes, summary } from './truncation.ts';
 import type { TruncationAnswer } from '../contract/truncation.ts';
@@ -42,6 +42,8 @@ export interface EntryPage {
 }
 
 export const MAX_ENTRY_PAGE = 1000;
+/** Entries a filtered listing looks at, at most (the newest). */
+export const MAX_FILTERED_SCAN = 10_000;
 
 export class TimeseriesService {
   constructor(
@@ -58,7 +60,16 @@ export class TimeseriesService {
     principal: Principal,
     entityType: string,
     aspectName: string,
-    opts: { count: number; scrollId?: string; urn?: string; startTimeMillis?: number; endTimeMillis?: number; systemMetadata: boolean },
+    opts: {
+      count: number;
+      scrollId?: string;
+      urn?: string;
+      startTimeMillis?: number;
+      endTimeMillis?: number;
+      systemMetadata: boolean;
+      /** Only the entries whose value this holds for (eventFilter.ts); the newest MAX_FILTERED_SCAN entries are looked at. */
+      matches?: (event: unknown) => boolean;
+    },
   ): Promise<EntryPage> {
     authorize(principal, 'READ');
     const { spec, aspect } = timeseriesAspect(entityType, aspectName);
@@ -71,7 +82,8 @@ export class TimeseriesService {
     const scope = `timeseries:${index}:${opts.urn ?? ''}:${opts.startTimeMillis ?? ''}:${opts.endTimeMillis ?? ''}`;
     const after = opts.scrollId ? (this.scrollIds.decode(scope, opts.scrollId).split(':').map(Number) as [number, number]) : undefined;
     const limit = Math.min(Math.max(opts.count, 1), MAX_ENTRY_PAGE);
-    const rows = await this.store.list(index, { urn: opts.urn, startTimeMillis: opts.startTimeMillis, endTimeMillis: opts.endTimeMillis, after, limit });
+    const query = { urn: opts.urn, startTimeMillis: opts.startTimeMillis, endTimeMillis: opts.endTimeMillis, after, limit };
+    const rows = opts.matches ? await this.filtered(index, query, opts.matches) : await this.store.list(index, query);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
@@ -84,6 +96,26 @@ export class TimeseriesService {
         event: r.value,
       })),
     };
+  }
+
+  /**
+   * The entries a filter holds for, limit + 1 of them: read a page at a time, newest first, and
+   * filtered here (the stores index no field of the values but the time), at most the newest
+   * {@link MAX_FILTERED_SCAN}. The clients filter one entity's entries (a pipeline's checkpoints).
+   */
+  private async filtered(index: string, q: EntryQuery, matches: (event: unknown) => boolean): Promise<EntryRow[]> {
+    const out: EntryRow[] = [];
+    let after = q.after;
+    for (let scanned = 0; scanned < MAX_FILTERED_SCAN && out.length <= q.limit; ) {
+      const page = await this.store.list(index, { ...q, after, limit: MAX_ENTRY_PAGE });
+      const rows = page.slice(0, MAX_ENTRY_PAGE);
+      for (const r of rows) if (out.length <= q.limit && matches(r.value)) out.push(r);
+      scanned += rows.length;
+      if (page.length <= MAX_ENTRY_PAGE) break;
+      const last = rows[rows.length - 1]!;
+      after = [last.timestampMillis, last.id];
+    }
+    return out;
   }
 
   /**

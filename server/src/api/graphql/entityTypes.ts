@@ -1,11 +1,14 @@
 /**
  * DataHub's `EntityType` enum and GraphQL type name of each registry entity: `dataset` ↔ `DATASET`
- * (type `Dataset`), `corpuser` ↔ `CORP_USER` (type `CorpUser`).
+ * (type `Dataset`), `corpuser` ↔ `CORP_USER` (type `CorpUser`). The entity types schema.graphql
+ * declares have their fields there; every other one of DataHub's model is declared here
+ * ({@link ENTITY_TYPE_DEFS}) with the fields every entity has, and its structured properties.
  */
 import { SvcError } from '../../errors.ts';
 import { registry, type EntitySpec } from '../../registry/registry.ts';
 
-const NAMES: Record<string, { enum: string; type: string }> = {
+/** The entity types schema.graphql declares, with their names there. */
+const DECLARED: Record<string, { enum: string; type: string }> = {
   dataset: { enum: 'DATASET', type: 'Dataset' },
   schemaField: { enum: 'SCHEMA_FIELD', type: 'SchemaFieldEntity' },
   dataFlow: { enum: 'DATA_FLOW', type: 'DataFlow' },
@@ -25,6 +28,71 @@ const NAMES: Record<string, { enum: string; type: string }> = {
   dataHubIngestionSource: { enum: 'INGESTION_SOURCE', type: 'IngestionSource' },
   dataHubExecutionRequest: { enum: 'EXECUTION_REQUEST', type: 'ExecutionRequest' },
 };
+
+/** Names DataHub's GraphQL API gives that the rule below does not (its ML types, its own entities). */
+const DATAHUB_NAMES: Record<string, { enum: string; type: string }> = {
+  mlModel: { enum: 'MLMODEL', type: 'MLModel' },
+  mlModelGroup: { enum: 'MLMODEL_GROUP', type: 'MLModelGroup' },
+  mlFeature: { enum: 'MLFEATURE', type: 'MLFeature' },
+  mlFeatureTable: { enum: 'MLFEATURE_TABLE', type: 'MLFeatureTable' },
+  mlPrimaryKey: { enum: 'MLPRIMARY_KEY', type: 'MLPrimaryKey' },
+  erModelRelationship: { enum: 'ER_MODEL_RELATIONSHIP', type: 'ERModelRelationship' },
+  ownershipType: { enum: 'CUSTOM_OWNERSHIP_TYPE', type: 'OwnershipTypeEntity' },
+  query: { enum: 'QUERY', type: 'QueryEntity' },
+  dataHubView: { enum: 'DATAHUB_VIEW', type: 'DataHubView' },
+  dataHubPolicy: { enum: 'DATAHUB_POLICY', type: 'DataHubPolicy' },
+  dataHubRole: { enum: 'DATAHUB_ROLE', type: 'DataHubRole' },
+  dataHubConnection: { enum: 'DATAHUB_CONNECTION', type: 'DataHubConnection' },
+  dataHubAccessToken: { enum: 'ACCESS_TOKEN', type: 'AccessToken' },
+};
+
+/**
+ * The `EntityType` value of an entity name as DataHub's Python client converts one
+ * (`entity_type_to_graphql`: camel case to upper snake case, `DATA_HUB_` dropped), so that the
+ * names its searches send are the enum's.
+ */
+function enumByClientRule(name: string): string {
+  const upper = name.replace(/[A-Z]/g, (c) => `_${c}`).replace(/^_/, '').toUpperCase();
+  return upper.startsWith('DATA_HUB_') ? upper.slice('DATA_HUB_'.length) : upper;
+}
+
+/** Type names the static schema uses for other things: an entity type's name takes `Entity` after it instead. */
+const TAKEN = new Set(['Query', 'Mutation', 'Entity', 'Long', 'EntityType']);
+
+const NAMES: Record<string, { enum: string; type: string }> = { ...DECLARED };
+{
+  const enums = new Set(Object.values(NAMES).map((n) => n.enum));
+  const types = new Set([...TAKEN, ...Object.values(NAMES).map((n) => n.type)]);
+  for (const spec of registry.entities) {
+    if (NAMES[spec.name]) continue;
+    const known = DATAHUB_NAMES[spec.name];
+    let e = known?.enum ?? enumByClientRule(spec.name);
+    if (enums.has(e)) e = `DATAHUB_${e}`;
+    let t = known?.type ?? `${spec.name[0]!.toUpperCase()}${spec.name.slice(1)}`;
+    if (types.has(t)) t = `${t}Entity`;
+    if (enums.has(e) || types.has(t)) throw new Error(`GraphQL names of ${spec.name} (${e}, ${t}) are taken`);
+    enums.add(e);
+    types.add(t);
+    NAMES[spec.name] = { enum: e, type: t };
+  }
+}
+
+/**
+ * The SDL of the entity types schema.graphql does not declare: their `EntityType` values and object
+ * types (`urn`, `type`, `exists`, and `structuredProperties` where the entity has them).
+ */
+export const ENTITY_TYPE_DEFS = (() => {
+  const extra = registry.entities.filter((spec) => !DECLARED[spec.name]);
+  const values = extra.map((spec) => `  ${NAMES[spec.name]!.enum}`).join('\n');
+  const types = extra.map((spec) => {
+    const properties = spec.aspects.includes('structuredProperties') ? '\n  structuredProperties: StructuredProperties' : '';
+    return `"""A ${spec.name} entity of DataHub's model."""\ntype ${NAMES[spec.name]!.type} implements Entity {\n  urn: String!\n  type: EntityType!\n  exists: Boolean${properties}\n}`;
+  });
+  return `\nextend enum EntityType {\n${values}\n}\n\n${types.join('\n\n')}\n`;
+})();
+
+/** The entity names of the types {@link ENTITY_TYPE_DEFS} declares, by GraphQL type name. */
+export const GENERATED_ENTITY_TYPES = new Map(registry.entities.filter((spec) => !DECLARED[spec.name]).map((spec) => [NAMES[spec.name]!.type, spec]));
 
 const BY_ENUM = new Map(Object.entries(NAMES).map(([name, n]) => [n.enum, name]));
 

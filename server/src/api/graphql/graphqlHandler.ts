@@ -20,6 +20,7 @@ import { SvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { principalOf } from '../auth.ts';
 import { createContext } from './context.ts';
+import { ENTITY_TYPE_DEFS } from './entityTypes.ts';
 import { directParams, serveDirect } from './directPost.ts';
 import { GRAPHQL_PATH, wantsGraphiQL } from './endpoint.ts';
 import { renderGraphiQL } from './graphiql.ts';
@@ -46,7 +47,7 @@ const asValidationError = {
   onReject: [(ctx: ValidationContext | null, err: GraphQLError) => ctx?.reportError(new GraphQLError(err.message.replace(/^Syntax Error: /, '')))],
 };
 
-export const typeDefs = readFileSync(join(import.meta.dirname, 'schema.graphql'), 'utf8');
+export const typeDefs = readFileSync(join(import.meta.dirname, 'schema.graphql'), 'utf8') + ENTITY_TYPE_DEFS;
 
 const REQUEST_FORM = '{"query": "…", "variables": {…}}';
 

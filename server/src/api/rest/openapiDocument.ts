@@ -38,26 +38,48 @@ function urnParamOf(e: EntitySpec): Obj {
   return param('urn', 'path', { type: 'string', maxLength: max }, `The entity URN, percent-encoded (at most ${max} bytes encoded)`);
 }
 
-const errors = {
-  '400': { description: 'Invalid input: `{"error":"Validation Error","message":…}` or `{"error":"Invalid urn!: …"}`', content: json(ref('Error')) },
-  '401': { description: 'Missing or invalid bearer token', content: json(ref('Error')) },
-  '403': { description: 'The token role does not permit this operation: `{"error":"<actor> is unauthorized to <OP> entities.","message":…}`', content: json(ref('Error')) },
-};
-/** Answers of an operation that writes. */
-const writeErrors = {
-  ...errors,
-  '409': {
+/**
+ * Responses and parameters many operations share are components, referred to where used: the
+ * document has a path for each aspect of each of DataHub's 72 entity types (about 1,700), and spelled
+ * out at each it was 19 MB.
+ */
+const RESPONSES: Record<string, Obj> = {
+  BadRequest: { description: 'Invalid input: `{"error":"Validation Error","message":…}` or `{"error":"Invalid urn!: …"}`', content: json(ref('Error')) },
+  Unauthorized: { description: 'Missing or invalid bearer token', content: json(ref('Error')) },
+  Forbidden: { description: 'The token role does not permit this operation: `{"error":"<actor> is unauthorized to <OP> entities.","message":…}`', content: json(ref('Error')) },
+  Conflict: {
     description: 'Not written, for now: the write collided with a concurrent one (retry it), or a structured property definition names a qualified name another property holds or that is still being cleaned up after a hard delete',
     content: json(ref('Error')),
   },
+  /** A missing entity or aspect: an empty body, and why in a header (DataHub's `ENTITY` for either). */
+  NotFound: {
+    description: 'Not found: an empty body',
+    headers: { 'Not-Found-Reason': { description: 'What is missing: ENTITY for a missing entity or aspect, as DataHub answers both', schema: { enum: ['ENTITY'] } } },
+  },
+  HeadBadRequest: { description: 'A malformed URN or query parameter' },
+  HeadUnauthorized: { description: 'Missing or invalid bearer token' },
+  HeadForbidden: { description: 'The token role does not permit reading' },
+  PayloadTooLarge: { description: 'The body is larger than SVC_MAX_BODY_BYTES', content: json(ref('Error')) },
+  UnsupportedMediaType: { description: 'The body is not sent as application/json', content: json(ref('Error')) },
+  CreatePreconditionV3: {
+    description:
+      'A CREATE precondition failed (the aspect exists and createIfNotExists is true; with the header If-None-Match: * the write is dropped instead, 200), or If-Version-Match does not hold (`{"error":"Validation Error"}`)',
+    content: json(ref('Error')),
+  },
+  CreatePreconditionV2: { description: 'A CREATE precondition failed (the aspect exists and createIfNotExists is true)', content: json(ref('Error')) },
+  PatchPrecondition: {
+    description: 'A precondition of the write failed: the entity does not exist, a structured property it names does not exist, or If-Version-Match does not hold; nothing is written',
+    content: json(ref('Error')),
+  },
 };
-/** A missing entity or aspect: an empty body, and why in a header (DataHub's `ENTITY` for either). */
-const notFound = {
-  description: 'Not found: an empty body',
-  headers: { 'Not-Found-Reason': { description: 'What is missing: ENTITY for a missing entity or aspect, as DataHub answers both', schema: { enum: ['ENTITY'] } } },
-};
+const response = (name: keyof typeof RESPONSES) => ({ $ref: `#/components/responses/${name}` });
+
+const errors = { '400': response('BadRequest'), '401': response('Unauthorized'), '403': response('Forbidden') };
+/** Answers of an operation that writes. */
+const writeErrors = { ...errors, '409': response('Conflict') };
+const notFound = response('NotFound');
 /** Answers of a HEAD (no body). */
-const headErrors = { '400': { description: 'A malformed URN or query parameter' }, '401': { description: 'Missing or invalid bearer token' }, '403': { description: 'The token role does not permit reading' } };
+const headErrors = { '400': response('HeadBadRequest'), '401': response('HeadUnauthorized'), '403': response('HeadForbidden') };
 /** A failure of a Rest.li call: `{"message", "status"}`, with the header X-RestLi-Error-Response: true. */
 /** svc's machine-readable kind of a refusal, beside DataHub's fields (contract/errors.ts). */
 const REASON = { type: 'string', enum: Object.keys(REASONS), description: 'What kind of refusal this is, when it is one a client may act on (absent otherwise)' };
@@ -68,16 +90,41 @@ const failures = {
   '403': restliError('A role the call needs'),
 };
 /** Failures of a Rest.li call with a JSON body. */
-const bodyFailures = { '413': restliError('The body is larger than SVC_MAX_BODY_BYTES'), '415': restliError('The body is not sent as application/json') };
+const bodyFailures = { '413': restliError('The body is larger than SVC_MAX_BODY_BYTES (SVC_MAX_INGEST_BODY_BYTES for an ingestProposal or ingestProposalBatch)'), '415': restliError('The body is not sent as application/json') };
 
 /** Answers of an operation that takes a JSON body. */
-const bodyErrors = {
-  '413': { description: 'The body is larger than SVC_MAX_BODY_BYTES', content: json(ref('Error')) },
-  '415': { description: 'The body is not sent as application/json', content: json(ref('Error')) },
-};
+const bodyErrors = { '413': response('PayloadTooLarge'), '415': response('UnsupportedMediaType') };
+
+/** Parameters as components (`parameters`, filled as the document is built), referred to by name. */
+function shared(parameters: Obj, prefix: string, list: Obj[]): Obj[] {
+  return list.map((p) => {
+    const name = `${prefix}.${String(p.name)}`;
+    parameters[name] ??= p;
+    return { $ref: `#/components/parameters/${name}` };
+  });
+}
 
 function aspectSchemaName(a: AspectSpec): string {
   return `${cap(a.name)}Aspect`;
+}
+
+/**
+ * An aspect's schema as a component: the named types it uses (`definitions`, by Pegasus name, e.g.
+ * `com.linkedin.common.AuditStamp`) become components of their own, shared by every aspect using them.
+ */
+function aspectComponent(a: AspectSpec, schemas: Obj): Obj {
+  const { definitions, ...schema } = a.schema as Obj & { definitions?: Record<string, Obj> };
+  for (const [name, d] of Object.entries(definitions ?? {})) schemas[name] ??= toComponentRefs(d);
+  return toComponentRefs(schema) as Obj;
+}
+
+/** A schema with its `#/definitions/<name>` references made `#/components/schemas/<name>`. */
+function toComponentRefs(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(toComponentRefs);
+  if (typeof v !== 'object' || v === null) return v;
+  return Object.fromEntries(
+    Object.entries(v).map(([k, x]) => [k, k === '$ref' && typeof x === 'string' ? x.replace(/^#\/definitions\//, '#/components/schemas/') : toComponentRefs(x)]),
+  );
 }
 
 /** The body of a write of `a` (v3's {@link ASPECT_BODY}, or a batch's {@link BATCH_ASPECT_BODY}), its value being that aspect. */
@@ -87,7 +134,7 @@ function aspectBodySchema(a: AspectSpec, body: Obj & { properties: Obj } = ASPEC
 
 /** The body of a batch write of `e` entities: each aspect as {@link aspectBodySchema}. */
 function batchBodySchema(v: ApiVersion, e: EntitySpec): Obj {
-  const aspects = Object.fromEntries(registry.aspectsOf(e).map((a) => [a.name, aspectBodySchema(a, BATCH_ASPECT_BODY)]));
+  const aspects = Object.fromEntries(registry.aspectsOf(e).map((a) => [a.name, ref(`${aspectSchemaName(a)}BatchBody`)]));
   const urn = { type: 'string', description: 'The entity URN' };
   const item =
     v === 'v3'
@@ -105,19 +152,20 @@ function wrapperSchema(a: AspectSpec): Obj {
 }
 
 function entitySchema(v: ApiVersion, e: EntitySpec): Obj {
-  const aspects = Object.fromEntries(registry.aspectsOf(e).map((a) => [a.name, wrapperSchema(a)]));
+  const aspects = Object.fromEntries(registry.aspectsOf(e).map((a) => [a.name, ref(`${aspectSchemaName(a)}Wrapper`)]));
   if (v === 'v3') return { type: 'object', properties: { urn: { type: 'string' }, ...aspects }, required: ['urn'] };
   return { type: 'object', properties: { urn: { type: 'string' }, aspects: { type: 'object', properties: aspects } }, required: ['urn'] };
 }
 
-function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
+function entityPaths(v: ApiVersion, e: EntitySpec, parameters: Obj): Obj {
   const base = `/openapi/${v}/entity/${e.name}`;
   const tag = `${v} ${e.name}`;
   const id = (verb: string, aspect = '') => `${v}${verb}${cap(e.name)}${cap(aspect)}`;
   const entityRef = ref(`${cap(e.name)}Entity${v.toUpperCase()}`);
   const aspectNames = registry.aspectsOf(e).map((a) => a.name);
   const q = ENTITY_QUERIES;
-  const urnParam = urnParamOf(e);
+  const [urnParam] = shared(parameters, e.name === 'schemaField' ? 'schemaField' : 'entity', [urnParamOf(e)]);
+  const aspectQueries = (name: 'getAspect' | 'headAspect' | 'patchAspect', list = q[name]) => shared(parameters, name, list.openapi());
   const paths: Obj = {
     [base]: {
       get: {
@@ -176,22 +224,22 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
     },
   };
   for (const a of registry.aspectsOf(e)) {
-    const body = v === 'v3' ? aspectBodySchema(a) : ref(aspectSchemaName(a));
-    const single = v === 'v2' ? wrapperSchema(a) : { type: 'object', properties: { urn: { type: 'string' }, [a.name]: wrapperSchema(a) } };
-    const written = v === 'v2' ? { type: 'object', properties: { urn: { type: 'string' }, aspects: { type: 'object', properties: { [a.name]: wrapperSchema(a) } } } } : single;
+    const body = v === 'v3' ? ref(`${aspectSchemaName(a)}Body`) : ref(aspectSchemaName(a));
+    const single = v === 'v2' ? ref(`${aspectSchemaName(a)}Wrapper`) : ref(`${aspectSchemaName(a)}ReadV3`);
+    const written = v === 'v2' ? ref(`${aspectSchemaName(a)}WrittenV2`) : single;
     paths[`${base}/{urn}/${a.name}`] = {
       get: {
         tags: [tag],
         operationId: id('Get', a.name),
         summary: `Get the ${a.name} aspect${a.timeseries ? ' (latest entry of the time series)' : ''}`,
-        parameters: [urnParam, ...q.getAspect.openapi()],
+        parameters: [urnParam, ...aspectQueries('getAspect')],
         responses: { '200': { description: 'The aspect', content: json(single) }, '404': notFound, ...errors },
       },
       head: {
         tags: [tag],
         operationId: id('Exists', a.name),
         summary: `Does the ${a.name} aspect exist`,
-        parameters: [urnParam, ...q.headAspect.openapi()],
+        parameters: [urnParam, ...aspectQueries('headAspect')],
         responses: { '204': { description: 'Exists' }, '404': { description: 'Absent' }, ...headErrors },
       },
       post: {
@@ -201,18 +249,12 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
           v === 'v3'
             ? `Create the ${a.name} aspect; with createIfNotExists=false, create or update it`
             : `Create or update the ${a.name} aspect; with createIfNotExists=true, only create it`,
-        parameters: [urnParam, ...q.postAspect[v].openapi()],
+        parameters: [urnParam, ...shared(parameters, `postAspect.${v}`, q.postAspect[v].openapi())],
         requestBody: { required: true, content: json(body) },
         responses: {
           '200': { description: 'Written', content: json(written) },
           '202': { description: 'Written, with async=true', content: json(written) },
-          '412': {
-            description:
-              v === 'v3'
-                ? 'A CREATE precondition failed (the aspect exists and createIfNotExists is true; with the header If-None-Match: * the write is dropped instead, 200), or If-Version-Match does not hold (`{"error":"Validation Error"}`)'
-                : 'A CREATE precondition failed (the aspect exists and createIfNotExists is true)',
-            content: json(ref('Error')),
-          },
+          '412': response(v === 'v3' ? 'CreatePreconditionV3' : 'CreatePreconditionV2'),
           ...writeErrors,
           ...bodyErrors,
         },
@@ -224,15 +266,12 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
               tags: [tag],
               operationId: id('Patch', a.name),
               summary: `JSON Patch the ${a.name} aspect`,
-              parameters: [urnParam, ...q.patchAspect.openapi()],
+              parameters: [urnParam, ...aspectQueries('patchAspect')],
               requestBody: { required: true, content: { 'application/json-patch+json': { schema: ref('PatchBody') }, 'application/json': { schema: ref('PatchBody') } } },
               responses: {
                 '200': { description: 'The patched aspect', content: json(written) },
                 '202': { description: 'Patched, with async=true', content: json(written) },
-                '412': {
-                  description: 'A precondition of the write failed: the entity does not exist, a structured property it names does not exist, or If-Version-Match does not hold; nothing is written',
-                  content: json(ref('Error')),
-                },
+                '412': response('PatchPrecondition'),
                 ...writeErrors,
                 ...bodyErrors,
               },
@@ -259,11 +298,21 @@ export function openapiDocument(): Obj {
     PatchBody: { oneOf: [PATCH_BODY, { type: 'array', items: PATCH_BODY.properties.patch.items, description: 'A bare JSON Patch array, taken as {"patch": [...]}' }] },
   };
   const paths: Obj = {};
+  const parameters: Obj = {};
   for (const e of registry.entities) {
-    for (const a of registry.aspectsOf(e)) schemas[aspectSchemaName(a)] = a.schema;
+    for (const a of registry.aspectsOf(e)) {
+      const name = aspectSchemaName(a);
+      if (schemas[name]) continue;
+      schemas[name] = aspectComponent(a, schemas);
+      schemas[`${name}Body`] = aspectBodySchema(a);
+      schemas[`${name}BatchBody`] = aspectBodySchema(a, BATCH_ASPECT_BODY);
+      schemas[`${name}Wrapper`] = wrapperSchema(a);
+      schemas[`${name}ReadV3`] = { type: 'object', properties: { urn: { type: 'string' }, [a.name]: ref(`${name}Wrapper`) } };
+      schemas[`${name}WrittenV2`] = { type: 'object', properties: { urn: { type: 'string' }, aspects: { type: 'object', properties: { [a.name]: ref(`${name}Wrapper`) } } } };
+    }
     for (const v of ['v2', 'v3'] as const) {
       schemas[`${cap(e.name)}Entity${v.toUpperCase()}`] = entitySchema(v, e);
-      Object.assign(paths, entityPaths(v, e));
+      Object.assign(paths, entityPaths(v, e, parameters));
     }
   }
   Object.assign(paths, servicePaths(), restliPaths());
@@ -272,7 +321,7 @@ export function openapiDocument(): Obj {
     openapi: '3.1.0',
     info: { title: 'svc metadata catalog', version: '0.1.0', description: 'Entities and their aspects. v3 wraps aspects as {"value": …}; v2 nests them under "aspects".' },
     security: [{ bearer: [] }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas, responses: RESPONSES, parameters },
     paths,
   }) as Obj;
 }

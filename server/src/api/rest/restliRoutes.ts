@@ -15,7 +15,8 @@
  *   "systemMetadata"}`); the key aspect is always there (built from the URN, as DataHub does, so an entity
  *   that does not exist answers its key alone) unless `alwaysIncludeKeyAspect=false`;
  * - `POST /aspects?action=getTimeseriesAspectValues`: the entries of a time series aspect of one entity,
- *   newest first (`latestValue: true` for the newest alone), each value a JSON string;
+ *   newest first (`latestValue: true` for the newest alone; a `filter` on their fields), each value a
+ *   JSON string;
  * - `POST /entities?action=delete`: a hard delete, answering the rows it removed;
  * - `POST /entities?action=deleteReferences` (`{"urn", "dryRun"}`): the references other entities hold
  *   to the entity (references.ts), counted, and removed unless a dry run (the default, as in DataHub).
@@ -26,6 +27,7 @@ import type { Request, Response, Router } from 'express';
 import type { EntityService, AspectInput } from '../../entities/entityService.ts';
 import type { StoredAspect, WriteMode } from '../../entities/aspectStore.ts';
 import { MAX_ENTRY_PAGE, type TimeseriesService } from '../../timeseries/timeseriesService.ts';
+import { eventFilter } from '../../timeseries/eventFilter.ts';
 import type { PatchOperation } from '../../entities/jsonPatch.ts';
 import { SvcError, toSvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
@@ -105,7 +107,20 @@ function inDatahubNamespace(value: unknown): unknown {
 
 function target(urn: unknown, where: string): EntityUrn {
   if (typeof urn !== 'string' || urn === '') throw SvcError.validation([`${where}: entityUrn must be a URN`]);
-  return registry.resolveUrn(svcTypeUrn(urn));
+  return located(where, () => registry.resolveUrn(svcTypeUrn(urn)));
+}
+
+/**
+ * What `lookup` gives, its refusal naming `where` (`proposals[3]: Unknown aspect …`): in a batch, which
+ * proposal is wrong. A malformed URN keeps its own form (`Invalid urn!: …`), which names the URN.
+ */
+function located<T>(where: string, lookup: () => T): T {
+  try {
+    return lookup();
+  } catch (err) {
+    if (err instanceof SvcError && err.code === 'VALIDATION') throw SvcError.validation((err.violations.length ? err.violations : [err.message]).map((v) => `${where}: ${v}`));
+    throw err;
+  }
 }
 
 /**
@@ -312,7 +327,7 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
         throw SvcError.validation([`${where}: entityType ${p.entityType} does not match the URN's type ${t.spec.name}`]);
       }
       if (typeof p.aspectName !== 'string') throw SvcError.validation([`${where}: aspectName is required`]);
-      const aspectName = p.aspectName;
+      const aspectName = located(where, () => registry.aspect(t.spec, p.aspectName as string)).name;
       const changeType = String(p.changeType ?? 'UPSERT').toUpperCase();
       const mode: WriteMode | undefined = changeType === 'UPSERT' ? 'upsert' : changeType === 'CREATE' ? 'create' : changeType === 'CREATE_ENTITY' ? 'create_entity' : undefined;
       if (mode) {
@@ -350,8 +365,9 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
 
   /**
    * `getTimeseriesAspectValues`: `{urn, entity, aspect, startTimeMillis?, endTimeMillis?, limit?,
-   * latestValue?}`; the entries of one entity, newest first, each value a JSON string as DataHub's
-   * clients decode it.
+   * latestValue?, filter?}`; the entries of one entity, newest first, those the filter holds for
+   * (eventFilter.ts: stateful ingestion asks for its pipeline's last checkpoint so), each value a JSON
+   * string as DataHub's clients decode it.
    */
   const timeseriesValues = async (req: Request) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
@@ -376,6 +392,7 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
     const limit = integer('limit', 'a positive integer', 1) ?? MAX_ENTRY_PAGE;
     if (body.latestValue !== undefined && typeof body.latestValue !== 'boolean') problems.push('latestValue must be true or false');
     if (problems.length) throw SvcError.validation(problems);
+    const matches = eventFilter(body.filter);
     const t = target(urn, 'urn');
     if (t.spec.name.toLowerCase() !== entity.toLowerCase()) throw SvcError.validation([`entity ${entity} does not match the URN's type ${t.spec.name}`]);
     const spec = registry.aspect(t.spec, aspectName);
@@ -386,6 +403,7 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
       startTimeMillis,
       endTimeMillis,
       systemMetadata: true,
+      matches,
     });
     return {
       entityName: t.spec.name,
@@ -491,7 +509,7 @@ export function restliConfig(req: Request, res: Response): void {
     versions: { 'acryldata/datahub': { version: RESTLI_VERSION, commit: 'svc' } },
     datahub: { serverType: 'prod', serverEnv: 'core' },
     patchCapable: true,
-    statefulIngestionCapable: false,
+    statefulIngestionCapable: true,
     supportsImpactAnalysis: false,
     retention: 'false',
     telemetry: { enabledCli: false, enabledIngestion: false },

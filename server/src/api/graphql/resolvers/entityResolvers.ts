@@ -8,7 +8,7 @@ import { registry } from '../../../registry/registry.ts';
 import { SvcError } from '../../../errors.ts';
 import { logicalType, entityNameOf, type Assignment, type PrimitiveValue, type StructuredProperties } from '../../../properties/types.ts';
 import { aspectOf, entityRef, then, type EntityRef, type GraphQLContext } from '../context.ts';
-import { enumOfEntityName, graphqlNames } from '../entityTypes.ts';
+import { enumOfEntityName, GENERATED_ENTITY_TYPES, graphqlNames } from '../entityTypes.ts';
 
 type Resolver<P, A = Record<string, never>, R = unknown> = (parent: P, args: A, ctx: GraphQLContext) => R | Promise<R>;
 
@@ -88,6 +88,8 @@ export const entityResolvers = {
       return { qualifiedName: key(ref, 'id'), ...info, type };
     },
   },
+  // The other entity types of DataHub's model (entityTypes.ts).
+  ...Object.fromEntries([...GENERATED_ENTITY_TYPES].map(([type, spec]) => [type, spec.aspects.includes('structuredProperties') ? withProperties : base])),
   StructuredPropertiesEntry: {
     structuredProperty: (a: Assignment) => entityRef(a.propertyUrn),
     values: (a: Assignment) => a.values.map(propertyValue),

@@ -124,7 +124,7 @@ function results(ctx: GraphQLContext, entities: EntityRecord[], primed: string[]
   const aspects = primed && new Set(primed);
   return entities.map((e) => {
     if (aspects) primeEntity(ctx, e, aspects);
-    return { entity: entityRef(e.urn), matchedFields: [] };
+    return { entity: entityRef(e.urn), matchedFields: [], extraProperties: [] };
   });
 }
 
