@@ -12,7 +12,9 @@ ENV NODE_ENV=production \
     SVC_DATA_DIR=/tmp/svc-data
 
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# npm ls fails when a dependency is missing: npm ci can exit 0 without installing (npm 10's "Exit handler
+# never called!" after failed fetches), which built an image without node_modules.
+RUN npm ci --omit=dev --no-audit --no-fund && npm ls --omit=dev --depth=0 >/dev/null && npm cache clean --force
 
 COPY bin ./bin
 COPY crds ./crds
