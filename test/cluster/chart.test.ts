@@ -102,6 +102,14 @@ describe('the chart in hook mode with the bundled Postgres', () => {
 
   test('a StructuredProperty and a TruncationJob applied with kubectl are reconciled by the in-cluster operator, under the chart RBAC', async () => {
     const qualifiedName = 'cluster.owner';
+    // Time series entries for the TruncationJob: 3 older than its cut-off, 2 newer.
+    const profiled = datasetUrn('cluster.profiled');
+    await ok(call(base, token, `/openapi/v3/entity/dataset/${enc(profiled)}/status?createIfNotExists=false`, { method: 'POST', body: '{"value":{"removed":false}}' }), 'create');
+    const now = Date.now();
+    for (const [k, age] of [100, 90, 60, 1, 0].entries()) {
+      const value = { timestampMillis: now - age * 86_400_000 - k, rowCount: k };
+      await ok(call(base, token, `/openapi/v3/entity/dataset/${enc(profiled)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value }) }), 'profile');
+    }
     await kubectl(['apply', '-n', ns, '-f', '-'], `
 apiVersion: catalog.svc.dev/v1alpha1
 kind: StructuredProperty
@@ -122,7 +130,8 @@ spec: { entityType: dataset, aspect: datasetProfile, olderThan: 30d, dryRun: fal
     const definition = (await ok(call(base, token, `/openapi/v3/entity/structuredProperty/${enc(propertyUrn(qualifiedName))}/propertyDefinition`), 'definition')) as { propertyDefinition: { value: { displayName: string } } };
     assert.equal(definition.propertyDefinition.value.displayName, 'Owner');
     const truncation = await pollUntil('the TruncationJob Complete', () => read('truncationjobs', 'profiles'), (o) => cond(o, 'Complete')?.status === 'True', 60_000);
-    assert.equal(cond(truncation, 'Complete')!.reason, 'Completed');
+    assert.equal(cond(truncation, 'Complete')!.reason, 'Completed', JSON.stringify(truncation.status));
+    assert.equal((truncation.status as { counts?: { deleted?: number } }).counts?.deleted, 3, JSON.stringify(truncation.status));
     // It acted as the chart's ServiceAccount: the leader Lease is held by its pod.
     const [operatorPod] = await podsOf(ns, 'operator');
     assert.equal(operatorPod!.spec!.serviceAccountName, `${FULL}-operator`);
