@@ -384,6 +384,8 @@ start_control_plane() {
     --listen-peer-urls=http://127.0.0.1:2380 --initial-advertise-peer-urls=http://127.0.0.1:2380 \
     --initial-cluster=default=http://127.0.0.1:2380 --logger=zap --log-level=warn
   start containerd containerd --config "$root/config/containerd.toml"
+  wait_for "containerd" 30 containerd ctr --address "$root/containerd.sock" version
+  load_images_start
   wait_for "etcd" 30 etcd in_netns curl -sf http://127.0.0.1:2379/health
 
   start kube-apiserver "$SVC_KUBE_APISERVER" \
@@ -418,14 +420,29 @@ start_control_plane() {
     --bind-address=127.0.0.1 --leader-elect=false --profiling=false --v=1
 }
 
-load_images() {
-  wait_for "containerd" 30 containerd ctr --address "$root/containerd.sock" version
-  local archive start=$SECONDS
-  for archive in $(cat "$SVC_CLUSTER_IMAGES") "$SVC_IMAGE_ARCHIVE"; do
-    ctr --address "$root/containerd.sock" -n k8s.io images import --no-unpack=false "$archive" >/dev/null \
-      || die "ctr images import $archive failed"
-  done
-  log "images loaded into containerd in $((SECONDS - start)) s"
+# Loads the images into containerd in the background while the control plane starts: the small ones
+# the node needs first (pause, CoreDNS), then Postgres and svc's (the slow part: their layers are read,
+# checked and unpacked). images_loaded waits for them all.
+load_images_start() {
+  (
+    local archive
+    for archive in $(grep -E '/(pause|coredns)-' "$SVC_CLUSTER_IMAGES") - $(grep -vE '/(pause|coredns)-' "$SVC_CLUSTER_IMAGES") "$SVC_IMAGE_ARCHIVE"; do
+      if [ "$archive" = - ]; then touch "$root/images-node"; continue; fi
+      ctr --address "$root/containerd.sock" -n k8s.io images import "$archive" >/dev/null 2>"$root/logs/images.log" \
+        || { echo "ctr images import $archive failed: $(cat "$root/logs/images.log")" >"$root/images-failed"; exit 1; }
+    done
+    touch "$root/images-all"
+  ) &
+  images_job=$!
+}
+
+images_ready() { [ -e "$root/images-failed" ] && die "$(cat "$root/images-failed")"; [ -e "$root/images-$1" ]; }
+
+images_loaded() {
+  local start=$SECONDS
+  wait_for "the images loaded into containerd" 300 containerd images_ready all
+  wait "$images_job" || die "loading the images failed"
+  log "images loaded (the last $((SECONDS - start)) s after the cluster was ready)"
 }
 
 start_node() {
@@ -522,12 +539,13 @@ up() {
   make_certificates
   write_configs
   start_control_plane
-  load_images
+  wait_for "the pause and CoreDNS images" 120 containerd images_ready node
   start_node
   wait_for "node $node_name Ready" 120 kubelet node_ready
   apply_addons
   wait_for "CoreDNS available" 120 kubelet dns_ready
   wait_for "the default ServiceAccount" 60 kube-controller-manager default_service_account
+  images_loaded
   trap - EXIT
   log "cluster $name up in $((SECONDS - start_cluster)) s ($((SECONDS - start_all)) s in all); logs in $root/logs"
 

@@ -3,9 +3,10 @@
 # and without pulling any image: every base is made from Debian's packages, the npm registry and Go
 # modules.
 #
-#   bash test/infra/images.sh base   the cluster's images: debian:bookworm-slim, node:20-bookworm-slim,
-#                                    postgres:15 (the chart's trial Postgres), registry.k8s.io/pause and
-#                                    registry.k8s.io/coredns/coredns; prints SVC_CLUSTER_IMAGES=<list file>
+#   bash test/infra/images.sh base   debian:bookworm-slim and node:20-bookworm-slim (the bases), and the
+#                                    images the cluster runs: postgres:15 (the chart's trial Postgres),
+#                                    registry.k8s.io/pause and registry.k8s.io/coredns/coredns; prints
+#                                    SVC_CLUSTER_IMAGES=<a file listing the archives the cluster loads>
 #   bash test/infra/images.sh svc    the project's Dockerfile, as it is, on that node image; prints
 #                                    SVC_IMAGE=<repository>:<tag> and SVC_IMAGE_ARCHIVE=<file>
 #
@@ -39,10 +40,13 @@ bh() {
     --storage-driver overlay "$@"
 }
 
+# Part of every key: raise it when a change here changes what an image holds.
+RECIPE=2
+
 # sha256 of a list of files and strings, in order (file names relative to their base folder count too).
 hash_inputs() {
   local item
-  for item in "$@"; do
+  for item in "recipe $RECIPE" "$@"; do
     if [ -d "$item" ]; then
       (cd "$item" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum)
     elif [ -f "$item" ]; then
@@ -78,6 +82,14 @@ build_image() {
     quiet bh push --quiet "$ref" "docker-archive:$archive.tmp:$ref" || die "$name: could not write $archive"
     mv "$archive.tmp" "$archive"
     log "$name: built in $((SECONDS - start)) s, $(du -m "$archive" | cut -f1) MB"
+    # The archive is what is kept: buildah's storage is emptied (a build loads its base from its archive),
+    # and of the archives of this image only the newest few stay (each change to the tree is a new svc).
+    quiet bh rmi --all --force >/dev/null 2>&1 || true
+    local old keep=1
+    [ "$name" = svc ] && keep=3
+    for old in $(ls -t "$images/$name"-*.tar 2>/dev/null | tail -n +$((keep + 1))); do
+      [ "$old" = "$archive" ] || rm -f "$old"
+    done
   fi
   echo "$archive"
 }
@@ -88,9 +100,10 @@ build_trust=()
 if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
   build_npmrc="$(mktemp "${TMPDIR:-/tmp}/svc-image-npmrc-XXXXXX")"
   trap 'rm -f "$build_npmrc"' EXIT
-  echo 'cafile=/etc/ssl/certs/ca-certificates.crt' >"$build_npmrc"
   chmod 644 "$build_npmrc"
-  build_trust=(-v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro -v "$build_npmrc:/usr/local/etc/npmrc:ro")
+  # Under /run (a tmpfs in every RUN step), so that no mount point is left in the image.
+  echo 'cafile=/run/svc-build/ca-certificates.crt' >"$build_npmrc"
+  build_trust=(-v /etc/ssl/certs/ca-certificates.crt:/run/svc-build/ca-certificates.crt:ro -v "$build_npmrc:/usr/local/etc/npmrc:ro")
 fi
 
 # A build context: the Dockerfile folder copied into a fresh temporary folder, for the inputs made here.
@@ -218,9 +231,11 @@ case "${1:-}" in
     postgres_image
     pause_image
     coredns_image
-    archives=("$DEBIAN_ARCHIVE" "$NODE_ARCHIVE" "$POSTGRES_ARCHIVE" "$PAUSE_ARCHIVE" "$COREDNS_ARCHIVE")
+    # The list holds what the cluster runs; debian and node are only the bases of other images.
+    archives=("$POSTGRES_ARCHIVE" "$PAUSE_ARCHIVE" "$COREDNS_ARCHIVE")
     list="$images/base-$(printf '%s\n' "${archives[@]##*/}" | sha256sum | cut -c1-16).list"
     printf '%s\n' "${archives[@]}" >"$list"
+    find "$images" -maxdepth 1 -name 'base-*.list' ! -newer "$list" ! -path "$list" -delete
     out SVC_CLUSTER_IMAGES "$list"
     ;;
   svc)
