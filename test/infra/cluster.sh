@@ -65,6 +65,32 @@ cgroup_controllers() {
   done
 }
 
+# The kernel settings the kubelet sets at start (it refuses to run without them): they are the machine's,
+# not the namespace's. The first cluster up saves them, the last one down puts them back.
+clusters_root="${SVC_CLUSTER_ROOT:-/var/lib/svc-cluster}"
+kernel_tunables=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
+
+save_kernel_tunables() {
+  mkdir -p "$clusters_root"
+  (
+    flock 9
+    [ -f "$clusters_root/.kernel-tunables" ] || sysctl -e "${kernel_tunables[@]}" >"$clusters_root/.kernel-tunables"
+  ) 9>"$clusters_root/.lock"
+}
+
+restore_kernel_tunables() {
+  [ -d "$clusters_root" ] || return 0
+  (
+    flock 9
+    local other
+    other="$(find "$clusters_root" -mindepth 1 -maxdepth 1 -type d ! -name "$name" | head -1)"
+    if [ -z "$other" ] && [ -f "$clusters_root/.kernel-tunables" ]; then
+      sysctl -q -p "$clusters_root/.kernel-tunables" || log "could not restore the kernel settings of $clusters_root/.kernel-tunables"
+      rm -f "$clusters_root/.kernel-tunables"
+    fi
+  ) 9>"$clusters_root/.lock"
+}
+
 # ---------------------------------------------------------------------------------------------
 # down
 
@@ -78,24 +104,36 @@ cluster_pids() {
   done | sort -un
 }
 
-stop_daemon() {
-  local file="$root/pids/$1.pid" pid
-  [ -f "$file" ] || return 0
-  pid="$(cat "$file")"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    local i
-    for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$file"
+# stop_daemons NAME…: SIGTERM to them all at once, SIGKILL to those still there 5 s later.
+stop_daemons() {
+  local d pids=()
+  for d in "$@"; do
+    [ -f "$root/pids/$d.pid" ] && pids+=("$(cat "$root/pids/$d.pid")")
+    rm -f "$root/pids/$d.pid"
+  done
+  [ ${#pids[@]} -gt 0 ] || return 0
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  local i pid alive
+  for i in $(seq 1 50); do
+    alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ $alive = 1 ] || break
+    sleep 0.1
+  done
+  kill -KILL "${pids[@]}" 2>/dev/null || true
 }
 
 down() {
   log "stopping cluster $name"
-  local d
-  # The kubelet first, so that nothing restarts the containers; then the rest, the API server last but etcd.
-  for d in kubelet kube-proxy kube-scheduler kube-controller-manager containerd kube-apiserver etcd; do stop_daemon "$d"; done
+  # The kubelet first, so that nothing restarts the containers; then containerd's tasks, deleted through
+  # containerd (their shims then remove their sockets and runc its state); then the rest.
+  stop_daemons kubelet
+  if running containerd; then
+    local ctr=(ctr --address "$root/containerd.sock" -n k8s.io) task
+    for task in $(timeout 10 "${ctr[@]}" tasks ls -q 2>/dev/null); do timeout 5 "${ctr[@]}" tasks kill -s SIGKILL "$task" >/dev/null 2>&1 || true; done
+    for task in $(timeout 10 "${ctr[@]}" tasks ls -q 2>/dev/null); do timeout 10 "${ctr[@]}" tasks delete --force "$task" >/dev/null 2>&1 || true; done
+  fi
+  stop_daemons kube-proxy kube-scheduler kube-controller-manager containerd kube-apiserver etcd
   # What remains in the cluster's cgroups: the containers and containerd's shims.
   local pids tries=0
   while pids="$(cluster_pids)"; [ -n "$pids" ] && [ $tries -lt 50 ]; do
@@ -121,6 +159,7 @@ down() {
     done
   done
   rm -rf "$root" "$etcd_dir"
+  restore_kernel_tunables
   log "cluster $name removed"
 }
 
@@ -301,6 +340,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        Root = "$root/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$root/cni/net.d"
@@ -534,6 +574,7 @@ up() {
   # Anything failing from here on leaves nothing behind.
   # (SVC_CLUSTER_KEEP_FAILED=1 keeps it, with its logs, to look into.)
   trap 'code=$?; if [ $code -ne 0 ] && [ "${SVC_CLUSTER_KEEP_FAILED:-}" != 1 ]; then log "up failed: removing what it made"; down; fi' EXIT
+  save_kernel_tunables
   make_cgroups
   setup_network
   make_certificates
