@@ -5,8 +5,8 @@
  * `svc` CLI in a pod), custom resources reconciled by the in-cluster operator under the chart's RBAC,
  * `helm upgrade` to a new image tag (that revision's Job completes before the rollout; a client writing
  * through the Service during the rollout loses no acknowledged write), two server replicas (tasks run
- * once, search fed once, the PodDisruptionBudget refuses a second eviction), and `helm uninstall` (what
- * the README says stays, stays). Nothing is marked complete by the test: the cluster does it all.
+ * once, search fed once, the PodDisruptionBudget refuses a second eviction), Postgres's pod replaced on
+ * its local volume, and `helm uninstall` (what the README says stays, stays). Nothing is marked complete by the test: the cluster does it all.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -247,6 +247,26 @@ spec: { entityType: dataset, aspect: datasetProfile, olderThan: 30d, dryRun: fal
     const pdb = await policy.readNamespacedPodDisruptionBudget({ name: FULL, namespace: ns });
     assert.equal(pdb.status!.disruptionsAllowed, 0);
     await waitPodsReady(ns, 'server', 2);
+  });
+
+  test("Postgres's pod deleted: the StatefulSet starts it again on the same local volume, the data is there, the server serves on", async () => {
+    const urn = datasetUrn('cluster.survivor');
+    await ok(call(base, token, `/openapi/v3/entity/dataset/${enc(urn)}/datasetProperties`, { method: 'POST', body: JSON.stringify({ value: { description: 'kept' } }) }), 'write');
+    const [before] = await waitPodsReady(ns, 'postgresql', 1);
+    await core.deleteNamespacedPod({ name: before!.metadata!.name!, namespace: ns });
+    const [after] = await pollUntil('a new Postgres pod', () => podsOf(ns, 'postgresql'), (ps) => ps.length === 1 && ps[0]!.metadata!.uid !== before!.metadata!.uid, 60_000);
+    assert.equal(after!.spec!.volumes!.find((v) => v.name === 'data')!.persistentVolumeClaim!.claimName, `data-${FULL}-postgresql-0`);
+    await waitPodsReady(ns, 'postgresql', 1);
+    const read = await pollUntil(
+      'the write read back through the server',
+      async () => {
+        const res = await call(base, token, `/openapi/v3/entity/dataset/${enc(urn)}/datasetProperties`).catch(() => undefined);
+        return res ? `${res.status} ${await res.text()}` : 'no answer';
+      },
+      (r) => r.startsWith('200 '),
+      90_000,
+    );
+    assert.match(read, /"description":"kept"/);
   });
 
   test('helm uninstall leaves the admin token and Postgres Secrets, the Postgres volume, the finished Jobs and the CRDs, and removes the rest', async () => {

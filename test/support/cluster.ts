@@ -81,10 +81,14 @@ export async function podsOf(ns: string, component: string): Promise<V1Pod[]> {
 
 /** Waits until `count` pods of the component are Ready (and no other is running); returns them. */
 export async function waitPodsReady(ns: string, component: string, count: number, timeoutMs = 180_000): Promise<V1Pod[]> {
-  const pods = await pollUntil(
+  let pods: V1Pod[] = [];
+  await pollUntil(
     `${count} ready ${component} pod(s) in ${ns}`,
-    async () => (await podsOf(ns, component)).filter((p) => !p.metadata?.deletionTimestamp),
-    (ps) => ps.length === count && ps.every(ready),
+    async () => {
+      pods = (await podsOf(ns, component)).filter((p) => !p.metadata?.deletionTimestamp);
+      return pods.map((p) => `${p.metadata!.name} ${p.status?.phase}${ready(p) ? ' ready' : ''}`);
+    },
+    (ps) => ps.length === count && pods.every(ready),
     timeoutMs,
   ).catch(async (err: Error) => {
     throw new Error(`${err.message}\n${await describePods(ns)}`);

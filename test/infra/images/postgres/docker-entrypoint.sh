@@ -13,12 +13,14 @@ if [ "$1" = postgres ]; then
     chown -R postgres:postgres "$PGDATA" /var/run/postgresql
     exec setpriv --reuid=postgres --regid=postgres --init-groups "$BASH_SOURCE" "$@"
   fi
+  # On every start, as the official entrypoint: Postgres refuses a data directory that the group may
+  # write, which a volume's fsGroup handling makes it (the kubelet, by default, on each mount).
+  mkdir -p "$PGDATA"
+  chmod 00700 "$PGDATA" || :
   if [ ! -s "$PGDATA/PG_VERSION" ]; then
     : "${POSTGRES_PASSWORD:?is required to initialise a database (set POSTGRES_PASSWORD)}"
     user="${POSTGRES_USER:-postgres}"
     db="${POSTGRES_DB:-$user}"
-    mkdir -p "$PGDATA"
-    chmod 00700 "$PGDATA"
     # shellcheck disable=SC2086 # POSTGRES_INITDB_ARGS is a list of arguments, as in the official image.
     initdb --username="$user" --pwfile=<(printf '%s\n' "$POSTGRES_PASSWORD") ${POSTGRES_INITDB_ARGS:-}
     printf '\nhost all all all scram-sha-256\n' >>"$PGDATA/pg_hba.conf"
