@@ -24,6 +24,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
 source "$here/versions.env"
 
+exec 4>&2
 log() { printf 'cluster: %s\n' "$*" >&2; }
 die() { printf 'cluster: %s\n' "$*" >&2; exit 1; }
 out() { printf '%s=%s\n' "$1" "$2"; }
@@ -418,6 +419,8 @@ EOF
 }
 
 start_control_plane() {
+  # A folder left by a cluster of the same name that was not taken down would be its data.
+  rm -rf "$etcd_dir"
   mkdir -p "$etcd_dir"
   start etcd "$SVC_ETCD" --name=default --data-dir="$etcd_dir/data" \
     --listen-client-urls=http://127.0.0.1:2379 --advertise-client-urls=http://127.0.0.1:2379 \
@@ -476,7 +479,11 @@ load_images_start() {
   images_job=$!
 }
 
-images_ready() { [ -e "$root/images-failed" ] && die "$(cat "$root/images-failed")"; [ -e "$root/images-$1" ]; }
+# (wait_for silences its check: a failure is told on the script's own stderr, fd 4.)
+images_ready() {
+  if [ -e "$root/images-failed" ]; then printf 'cluster: %s\n' "$(cat "$root/images-failed")" >&4; exit 1; fi
+  [ -e "$root/images-$1" ]
+}
 
 images_loaded() {
   local start=$SECONDS
@@ -559,7 +566,8 @@ up() {
   [ -e "$root" ] && die "cluster $name exists ($root): cluster.sh down --name $name first"
   local start_all=$SECONDS
   # The binaries and the base images (cached), then svc's image from the tree (cached by content).
-  if [ -z "${SVC_KUBE_NODE_BIN:-}" ] || [ -z "${SVC_CLUSTER_IMAGES:-}" ] || [ -z "${SVC_KUBE_APISERVER:-}" ]; then
+  if [ -z "${SVC_KUBE_NODE_BIN:-}" ] || [ -z "${SVC_CLUSTER_IMAGES:-}" ] || [ -z "${SVC_KUBE_APISERVER:-}" ] \
+    || [ -z "${SVC_ETCD:-}" ] || [ -z "${SVC_KUBE_SOURCE:-}" ]; then
     local env
     env="$(bash "$here/provision.sh" kube cluster)" || die "provisioning failed (see the log above)"
     eval "$(sed -n 's/^\([A-Z_][A-Z0-9_]*\)=\(.*\)$/export \1="\2"/p' <<<"$env")"
