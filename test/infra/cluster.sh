@@ -84,7 +84,7 @@ restore_kernel_tunables() {
   (
     flock 9
     local other
-    other="$(find "$clusters_root" -mindepth 1 -maxdepth 1 -type d ! -name "$name" | head -1)"
+    other="$(find "$clusters_root" -mindepth 1 -maxdepth 1 -type d ! -name "$name" ! -name '.*' | head -1)"
     if [ -z "$other" ] && [ -f "$clusters_root/.kernel-tunables" ]; then
       sysctl -q -p "$clusters_root/.kernel-tunables" || log "could not restore the kernel settings of $clusters_root/.kernel-tunables"
       rm -f "$clusters_root/.kernel-tunables"
@@ -159,7 +159,17 @@ down() {
       [ -d "$dir" ] && find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
     done
   done
-  rm -rf "$root" "$etcd_dir"
+  # The unpacked images are the bulk of it, slow to delete on a busy disk: moved aside at once (a new
+  # cluster of the same name may start), deleted in the background.
+  if [ -d "$root" ]; then
+    local trash="$clusters_root/.removing-$name-$$"
+    if mv "$root" "$trash"; then
+      setsid rm -rf "$trash" </dev/null >/dev/null 2>&1 &
+    else
+      rm -rf "$root"
+    fi
+  fi
+  rm -rf "$etcd_dir"
   restore_kernel_tunables
   log "cluster $name removed"
 }
