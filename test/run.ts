@@ -20,7 +20,20 @@ interface Suite {
   name: string;
   files: string[];
   needs: ComponentName[];
+  /** Environment of the suite's test processes, beside the components'. */
+  env?: Record<string, string>;
 }
+
+/**
+ * The behaviour tests of writes, run again under each way a write may get the state its rules check
+ * (server/src/config.ts, writeStrategy): every one must give the same answers. The tests of one
+ * mechanism (kept rows, checked statements, group commit) run with the default only.
+ */
+const WRITE_BEHAVIOUR = ['test/server/structured-property-values.test.ts', 'test/server/structured-property-lifecycle.test.ts', 'test/server/structured-property-definitions.test.ts', 'test/server/concurrency.test.ts', 'test/server/seed-flows.test.ts'];
+const WRITE_STRATEGIES: { name: string; env: Record<string, string> }[] = [
+  { name: 'locked', env: { SVC_WRITE_STRATEGY: 'locked' } },
+  { name: 'checked, read for each write', env: { SVC_WRITE_STATE_SOURCES: 'read' } },
+];
 
 const ROOT = resolve(import.meta.dirname, '..');
 const PROVISIONED: Partial<Record<ComponentName, string>> = { postgres: 'postgres', opensearch: 'opensearch', kube: 'kube', helm: 'helm', datahub: 'datahub', cluster: 'cluster' };
@@ -66,6 +79,8 @@ function suites(selected: string[] | undefined): Suite[] {
     out.push({ name: 'server on Debian Postgres 15', files: server, needs: ['postgres'] });
     out.push({ name: 'server on embedded Postgres', files: server, needs: ['embedded-postgres'] });
   }
+  const writes = server.filter((f) => WRITE_BEHAVIOUR.includes(f));
+  if (writes.length) for (const s of WRITE_STRATEGIES) out.push({ name: `writes ${s.name}, on Debian Postgres 15`, files: writes, needs: ['postgres'], env: s.env });
   // Search runs every case against both backends: Postgres (always there) and OpenSearch.
   if (search.length) out.push({ name: 'search on Postgres and OpenSearch', files: search, needs: ['postgres', 'opensearch'] });
   // GraphQL's search cases run against both backends too.
@@ -243,7 +258,7 @@ async function main(): Promise<number> {
     }
     process.stdout.write(`\n# suite "${suite.name}": ${suite.files.length} file(s)\n`);
     try {
-      const env: Record<string, string> = {};
+      const env: Record<string, string> = { ...suite.env };
       for (const n of suite.needs) {
         const c = await startComponent(n);
         running.add(c);

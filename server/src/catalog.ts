@@ -26,6 +26,7 @@ import type { SearchBackend } from './search/backend.ts';
 import { OpenSearchBackend } from './search/opensearchBackend.ts';
 import { SearchOutbox } from './search/outbox.ts';
 import { PostgresBackend } from './search/postgresBackend.ts';
+import { SearchDeliveryService } from './search/searchDeliveryService.ts';
 import { SearchService } from './search/searchService.ts';
 import { indexRebuild } from './search/indexRebuild.ts';
 import { TimeseriesService } from './timeseries/timeseriesService.ts';
@@ -38,7 +39,7 @@ import { HARD_DELETE_TASK, INDEX_REBUILD_TASK, STALE_VALUES_TASK, TRUNCATE_TASK 
 /** What the catalog needs of the configuration. */
 export type CatalogConfig = Pick<
   Config,
-  'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas' | 'searchLingerMs'
+  'databaseUrl' | 'dataDir' | 'dbPoolSize' | 'adminToken' | 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas' | 'searchLingerMs' | 'writeStrategy'
 >;
 
 export interface Catalog {
@@ -52,6 +53,8 @@ export interface Catalog {
   readonly search: SearchService;
   /** The search outbox's dispatcher (see search/outbox.ts). */
   readonly searchOutbox: SearchOutbox;
+  /** Search's lag and the entities failing delivery (`GET /api/search/delivery`). */
+  readonly searchDelivery: SearchDeliveryService;
   /** The root token, and whether this start generated it (to be printed once). */
   readonly rootToken: { token: string; generated: boolean };
   /** Whether the database is embedded (started by the catalog) or external (`DATABASE_URL`). */
@@ -81,7 +84,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
     const root = rootToken(config.adminToken, config.dataDir);
     const scrollIds = new ScrollIds(await loadScrollSecret(pool));
     const timeseries = timeseriesStore(config, backend, pool, log);
-    const entities = new EntityService(pool, scrollIds, timeseries);
+    const entities = new EntityService(pool, scrollIds, timeseries, config.writeStrategy);
     const searchOutbox = new SearchOutbox(pool, entities, backend, log, database.url, timeseries instanceof OpenSearchTimeseriesStore ? timeseries : undefined, config.searchLingerMs);
     const runner = new TaskRunner(pool, log, { listenUrl: database.url });
     const definitions = new DefinitionCache(pool, database.url, log);
@@ -108,6 +111,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       tokens: new TokenService(pool, root.token),
       search: new SearchService(backend, entities, scrollIds, definitions),
       searchOutbox,
+      searchDelivery: new SearchDeliveryService(pool),
       rootToken: root,
       embeddedDatabase: database.embedded,
       pool,

@@ -26,6 +26,16 @@ export interface Config {
    * step before the next, to deliver the changes of that time together (default 100; 0: each at once).
    */
   searchLingerMs: number;
+  /**
+   * `SVC_WRITE_STRATEGY` and `SVC_WRITE_STATE_SOURCES`: how a write of an aspect with rules (e.g.
+   * structured-property values) gets the state its rules check it against. `locked`: read under the
+   * entity's lock, in the write's transaction. `checked` (the default): read without locks and written by
+   * one statement that checks what was read still holds (prepared again when not); then the state may
+   * also come from `grouped` reads (the reads of concurrent writes in one statement), `kept` (what the
+   * entity's last write left), or a `guess` (what a first write most likely finds): a comma-separated
+   * list, default `grouped,kept,guess`; `read` for none of them. Every choice gives the same answers.
+   */
+  writeStrategy: WriteStrategy;
   /** `SVC_AUTH_ENABLED`: require `Authorization: Bearer` on every API route (default true). */
   authEnabled: boolean;
   /** `SVC_ADMIN_TOKEN`: the root token; unset means generated on first start and saved under `dataDir`. */
@@ -38,6 +48,14 @@ export interface Config {
   maxBodyBytes: number;
   /** `SVC_REQUEST_TIMEOUT_MS`: time a client has to send a whole request, headers and body (default 30 s). */
   requestTimeoutMs: number;
+  /**
+   * `SVC_KEEP_ALIVE_TIMEOUT_MS`: how long an idle keep-alive connection stays open (default 75 s, as
+   * nginx's `keepalive_timeout`): longer than a load balancer's idle timeout (60 s for AWS's ALB and
+   * most proxies), so that the balancer, not svc, closes an idle connection; one svc closed while the
+   * balancer still held it turns into a 502 or a client's reset. Behind a balancer that keeps idle
+   * connections longer (Google's: 600 s), set it above that balancer's.
+   */
+  keepAliveTimeoutMs: number;
   /** `SVC_SHUTDOWN_GRACE_MS`: on SIGTERM, time in-flight requests have before their connections are closed (default 20 s). */
   shutdownGraceMs: number;
   /** `SVC_WORKERS`: HTTP worker processes sharing the port (default 1; `auto` = one per CPU). */
@@ -71,6 +89,27 @@ function indexPrefix(raw: string | undefined): string {
   return p;
 }
 
+/** How writes of aspects with rules get the state they are checked against (see {@link Config.writeStrategy}). */
+export interface WriteStrategy {
+  /** Read without locks and checked by the write statement (else read under the entity's lock). */
+  checked: boolean;
+  grouped: boolean;
+  kept: boolean;
+  guess: boolean;
+}
+
+const STATE_SOURCES = ['grouped', 'kept', 'guess'] as const;
+
+function writeStrategy(strategy: string | undefined, sources: string | undefined): WriteStrategy {
+  const s = strategy || 'checked';
+  if (s !== 'checked' && s !== 'locked') throw new ConfigError(`SVC_WRITE_STRATEGY must be "checked" or "locked", got "${s}"`);
+  const list = (sources ?? STATE_SOURCES.join(',')).split(',').map((x) => x.trim()).filter((x) => x !== '' && x !== 'read');
+  const unknown = list.filter((x) => !(STATE_SOURCES as readonly string[]).includes(x));
+  if (unknown.length) throw new ConfigError(`SVC_WRITE_STATE_SOURCES takes read, or any of ${STATE_SOURCES.join(', ')} separated by commas; got "${unknown.join(', ')}"`);
+  const checked = s === 'checked';
+  return { checked, grouped: checked && list.includes('grouped'), kept: checked && list.includes('kept'), guess: checked && list.includes('guess') };
+}
+
 /** Reads and validates the configuration from `env`; throws {@link ConfigError} naming the bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const searchBackend = env.SEARCH_BACKEND || 'postgres';
@@ -91,12 +130,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     indexShards: int('ELASTICSEARCH_INDEX_BUILDER_NUM_SHARDS', env.ELASTICSEARCH_INDEX_BUILDER_NUM_SHARDS, 1, 1, 1024),
     indexReplicas: int('ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS', env.ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS, 1, 0, 16),
     searchLingerMs: int('SVC_SEARCH_LINGER_MS', env.SVC_SEARCH_LINGER_MS, 100, 0, 10_000),
+    writeStrategy: writeStrategy(env.SVC_WRITE_STRATEGY, env.SVC_WRITE_STATE_SOURCES),
     authEnabled: bool('SVC_AUTH_ENABLED', env.SVC_AUTH_ENABLED, true),
     adminToken: env.SVC_ADMIN_TOKEN || undefined,
     dbPoolSize: int('SVC_DB_POOL_SIZE', env.SVC_DB_POOL_SIZE, 20, 1, 1000),
     logLevel: env.SVC_LOG_LEVEL || 'info',
     maxBodyBytes: int('SVC_MAX_BODY_BYTES', env.SVC_MAX_BODY_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     requestTimeoutMs: int('SVC_REQUEST_TIMEOUT_MS', env.SVC_REQUEST_TIMEOUT_MS, 30_000, 100, 3_600_000),
+    keepAliveTimeoutMs: int('SVC_KEEP_ALIVE_TIMEOUT_MS', env.SVC_KEEP_ALIVE_TIMEOUT_MS, 75_000, 1_000, 3_600_000),
     shutdownGraceMs: int('SVC_SHUTDOWN_GRACE_MS', env.SVC_SHUTDOWN_GRACE_MS, 20_000, 0, 3_600_000),
     workers: env.SVC_WORKERS === 'auto' ? availableParallelism() : int('SVC_WORKERS', env.SVC_WORKERS, 1, 1, 256),
   };

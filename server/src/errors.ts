@@ -56,7 +56,8 @@ export class SvcError extends Error {
     super(message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS - 1)}…` : message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'SvcError';
     this.code = code;
-    this.violations = opts.violations ?? [];
+    // As many as an error lists (see listing()), whoever made it.
+    this.violations = (opts.violations ?? []).slice(0, MAX_LISTED_VIOLATIONS);
     this.notFoundReason = opts.notFoundReason;
     this.detail = opts.detail;
   }
@@ -77,10 +78,15 @@ export class SvcError extends Error {
    * there were: `a; b; … and 499,980 more problems`.
    */
   static validation(violations: string[], total = violations.length): SvcError {
+    return SvcError.listing('VALIDATION', violations, total);
+  }
+
+  /** An error of `code` listing violations, bounded as {@link validation}'s (a 412 naming 10,000 missing properties, say). */
+  static listing(code: ErrorCode, violations: string[], total = violations.length): SvcError {
     const listed = violations.slice(0, MAX_LISTED_VIOLATIONS).map((v) => (v.length > MAX_VIOLATION_CHARS ? `${v.slice(0, MAX_VIOLATION_CHARS - 1)}…` : v));
     const more = Math.max(total - listed.length, 0);
     const message = more > 0 ? `${listed.join('; ')}; … and ${more.toLocaleString('en-US')} more problem${more === 1 ? '' : 's'}` : listed.join('; ');
-    return new SvcError('VALIDATION', message, { violations: listed });
+    return new SvcError(code, message, { violations: listed });
   }
 
   static invalidUrn(urn: string, cause?: unknown): SvcError {

@@ -32,7 +32,7 @@ export async function startSvc(config: Config, log: Logger): Promise<Svc> {
       );
       server.listen(config.port, () => resolve());
     });
-    server.keepAliveTimeout = 5_000;
+    server.keepAliveTimeout = config.keepAliveTimeoutMs;
     const port = (server.address() as AddressInfo).port;
     log.info({ port, database: catalog.embeddedDatabase ? 'embedded' : 'external' }, 'svc listening');
     let closing: Promise<void> | undefined;

@@ -104,3 +104,10 @@ test('the rule finds the spreads it forbids and lets a rest parameter through', 
     ['out.push(...items)', 'Math.max(...values)', 'new Set(...lists)', 'f.apply(null, args)'],
   );
 });
+
+test('every npm script that runs a process of svc hands it the script\'s place (exec): a SIGTERM to npm reaches it', () => {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const running = Object.entries(scripts).filter(([, command]) => /\bnode\b.*(server|operator)\/src\/\w+\.ts/.test(command));
+  assert.ok(running.length >= 3, JSON.stringify(running));
+  for (const [name, command] of running) assert.match(command, /^exec /, `npm run ${name}: ${command}`);
+});

@@ -237,7 +237,7 @@ export async function untilSettled(databaseUrl: string, timeoutMs = 120_000): Pr
   }
 }
 
-/** The raw side's table: the shape of svc's `aspects` (migration 001), without its triggers and other indexes. */
+/** The raw side's table: the shape of svc's `aspects` (server/src/db/migrations/V001__baseline.sql), without its triggers and other indexes. */
 export const RAW_TABLE = `CREATE TABLE IF NOT EXISTS aspects (
     urn text COLLATE "C" NOT NULL, aspect text NOT NULL, version bigint NOT NULL, metadata json NOT NULL,
     system_metadata jsonb NOT NULL DEFAULT '{}', created_on timestamptz NOT NULL DEFAULT now(), created_by text NOT NULL,

@@ -122,7 +122,8 @@ const sqlPage = (test: string) =>
 const rawPg = {
   range: () => raw.query(sqlPage('v.num_value >= $2 AND v.num_value <= $3'), [RANGE.field, RANGE.min, RANGE.max]),
   exists: () => raw.query(sqlPage('true'), [EXISTS.field]),
-  equal: () => raw.query(sqlPage('v.str_value = $2'), [EQUAL.field, EQUAL.value]),
+  // As svc asks (search_values_by_string_prefix): the value's key (its first 256 characters), which is the value here.
+  equal: () => raw.query(sqlPage('left(v.str_value, 256) = $2'), [EQUAL.field, EQUAL.value]),
   facets: () =>
     Promise.all(
       FACETS.map((f) =>

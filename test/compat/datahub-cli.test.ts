@@ -227,6 +227,23 @@ for (const backend of searchBackends()) {
         assert.match(missing.out, /not found/);
       });
 
+      test('delete -a <time series aspect> --hard with a time range: only those entries go; the dataset and its other aspects stay (it deleted the whole dataset)', async () => {
+        const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,profiled.orders,PROD)';
+        const T0 = 1_700_000_000_000;
+        const HOUR = 3_600_000;
+        await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProperties?createIfNotExists=false`, { method: 'POST', body: '{"value":{"description":"profiled"}}' }), 200);
+        for (let i = 0; i < 4; i++) {
+          await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: T0 + i * HOUR, rowCount: i } }) }), 200);
+        }
+        // Hours 1 and 2, as epoch seconds (the CLI's --start-time and --end-time take them).
+        const del = await datahub(['delete', '--urn', urn, '-a', 'datasetProfile', '--hard', '-f', '--start-time', String((T0 + HOUR) / 1000), '--end-time', String((T0 + 2 * HOUR) / 1000)]);
+        assert.equal(del.code, 0, del.out);
+        assert.match(del.out, /2 timeseries aspect rows/, del.out);
+        const left = JSON.parse(await text(await s.request('/aspects?action=getTimeseriesAspectValues', { method: 'POST', body: JSON.stringify({ urn, entity: 'dataset', aspect: 'datasetProfile', limit: 10 }) }), 200));
+        assert.deepEqual(left.value.values.map((v: { aspect: { value: string } }) => JSON.parse(v.aspect.value).rowCount), [3, 0]);
+        assert.equal((await rest(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProperties`)).datasetProperties.value.description, 'profiled');
+      });
+
       test('delete --hard of a user: the references to it go first (deleteReferences), the values naming it with them', async () => {
         const user = 'urn:li:corpuser:jdoe';
         const del = await datahub(['delete', '--urn', user, '--hard', '-f']);

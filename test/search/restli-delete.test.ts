@@ -114,7 +114,9 @@ for (const backend of searchBackends()) {
           // Written as text: an object literal's __proto__ would set its prototype, not a key.
           const text = `${JSON.stringify(body).slice(0, -1)},${JSON.stringify(name)}:{"dryRun":false}}`;
           await expectRejected(s, () => s.request(path, { method: 'POST', body: text }), 400, (raw) => {
-            assert.match(JSON.parse(raw).message, new RegExp(`Parameter '${name.replace(/_/g, '_')}' is not a parameter of`), raw);
+            // __proto__ is refused at the door, in any body (see inputRules.ts); the others by the action.
+            const expected = name === '__proto__' ? /a field name is __proto__/ : new RegExp(`Parameter '${name}' is not a parameter of`);
+            assert.match(JSON.parse(raw).message, expected, raw);
           });
         }
       }

@@ -98,3 +98,14 @@ test('inputs at the extremes of size and depth, on every JSON route, as the whol
   // The extremes reached the rules, not only the size limit.
   assert.ok((seen.get(400) ?? 0) > 0 && (seen.get(413) ?? 0) > 0, JSON.stringify(Object.fromEntries(seen)));
 });
+
+test('a request naming 10,000 missing properties is refused with the first 20 and a count, in a bounded answer (it was 4 MB)', async () => {
+  const properties = Array.from({ length: 10_000 }, (_, i) => ({ propertyUrn: propertyUrn(`extremes.missing.p${i}`), values: [{ string: 'a' }] }));
+  const before = await fingerprint(s.databaseUrl);
+  const res = await s.request(`/openapi/v2/entity/dataset/${enc(DATASET)}/structuredProperties`, { method: 'POST', body: JSON.stringify({ properties }) });
+  const raw = await res.text();
+  assert.equal(res.status, 412, raw.slice(0, 300));
+  assert.ok(raw.length < MAX_ERROR_BODY, `${raw.length} bytes`);
+  assert.match(JSON.parse(raw).message, /extremes\.missing\.p0 does not exist.*; … and 9,980 more problems$/);
+  assert.equal(await fingerprint(s.databaseUrl), before);
+});

@@ -16,10 +16,15 @@ after(async () => {
   await s.close();
 });
 
-test('/ready reports the database up, the migrations applied and search reachable', async () => {
+test('/ready reports the database up, the migrations applied, search reachable and its lag', async () => {
   const res = await s.request('/ready', { token: null });
   assert.equal(res.status, 200);
-  assert.deepEqual(await res.json(), { status: 'READY', database: 'UP', migrations: 'DONE', search: 'UP' });
+  const { searchDelivery, ...rest } = (await res.json()) as { searchDelivery: { lagSeconds: number; outboxDepth: number; failingEntities: number } };
+  assert.deepEqual(rest, { status: 'READY', database: 'UP', migrations: 'DONE', search: 'UP' });
+  // The server's first writes may still be on their way to search.
+  assert.deepEqual(Object.keys(searchDelivery).sort(), ['failingEntities', 'lagSeconds', 'outboxDepth']);
+  assert.equal(searchDelivery.failingEntities, 0);
+  assert.ok(searchDelivery.lagSeconds >= 0 && searchDelivery.outboxDepth >= 0, JSON.stringify(searchDelivery));
 });
 
 test('/metrics counts requests by route and status and exposes the pool', async () => {
@@ -109,6 +114,7 @@ test('the OpenAPI document is strict JSON Schema, and the answers the server giv
   const task = ((await run.json()) as { value: string }).value;
   await declared(await s.request(`/openapi/operations/elasticSearch/getTaskStatus?task=${enc(task)}`), doc.paths['/openapi/operations/elasticSearch/getTaskStatus']!.get!, `status of ${task}`);
   await declared(await s.request('/ready', { token: null }), doc.paths['/ready']!.get!, 'ready');
+  await declared(await s.request('/api/search/delivery'), doc.paths['/api/search/delivery']!.get!, 'search delivery');
   await declared(await s.request('/health', { token: null }), doc.paths['/health']!.get!, 'health');
   const missing = await s.request(`${dataset('doc.a')}/datasetProperties`);
   assert.equal(missing.status, 404);
@@ -151,6 +157,7 @@ test('every operation of the OpenAPI document has a unique operationId; tokens, 
     ['/api/tokens/{id}', 'delete', 'revokeToken'],
     ['/api/tasks', 'get', 'listTasks'],
     ['/api/tasks/{id}', 'get', 'getTask'],
+    ['/api/search/delivery', 'get', 'searchDelivery'],
     ['/health', 'get', 'health'],
     ['/ready', 'get', 'ready'],
     ['/openapi/v3/entity/dataset/{urn}/structuredProperties', 'patch', 'v3PatchDatasetStructuredProperties'],
@@ -175,6 +182,7 @@ test('the query parameters a route documents are the ones it takes', async () =>
     ['/openapi/v2/entity/dataset/{urn}', 'get'],
     ['/openapi/v3/entity/dataset/{urn}/status', 'get'],
     ['/api/tasks', 'get'],
+    ['/api/search/delivery', 'get'],
   ] as const) {
     const names = (doc.paths[template]![method]!.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
     assert.ok(names.length > 0, template);

@@ -23,7 +23,7 @@ import {
   READ_CONTEXT_SQL,
 } from '../../server/src/properties/propertyStore.ts';
 import { PostgresBackend } from '../../server/src/search/postgresBackend.ts';
-import type { SearchDocument } from '../../server/src/search/backend.ts';
+import type { Resolved, SearchDocument } from '../../server/src/search/backend.ts';
 import { createTestDatabase } from '../support/testServer.ts';
 
 const N = 300;
@@ -138,11 +138,12 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     // …and no plan of a read context, of a property lookup or of the record of a write walked a whole table.
     const lookups = plans.filter((p) => /structured_property_assignments|propertyDefinition|unnest\(p_urns/.test(p));
     assert.ok(lookups.length >= 4, `plans of the lookups were reported:\n${plans.join('\n')}`);
-    // The set-wise write (migration 024): its classification of the rows and its updates.
+    // The set-wise write (R__svc_write_checked.sql): its classification of the rows and its updates.
     assert.ok(lookups.filter((p) => /unnest\(p_urns, p_aspects/.test(p)).length >= 2, `plans of the set-wise write were reported:\n${plans.join('\n')}`);
-    // The check of the record when a value is given again unchanged (migration 028).
+    // The check of the record when a value is given again unchanged (R__svc_record_assignments.sql).
     assert.ok(lookups.some((p) => /OLD\.metadata::text = NEW\.metadata::text/.test(p)), `the plan of the record's check was reported:\n${plans.join('\n')}`);
-    // The record of the rows a write statement inserted, made once for all of them (migration 031).
+    // The record of the rows a write statement inserted, made once for all of them
+    // (R__svc_record_inserted_assignments.sql).
     const recordPlans = lookups.filter((p) => /FROM latest l, json_array_elements/.test(p));
     assert.ok(recordPlans.length > 0, `the plan of the record of inserted rows was reported:\n${plans.join('\n')}`);
     // Its delete finds the entities' rows by key (a join with the statement's rows once walked the whole record).
@@ -152,7 +153,7 @@ test('plans made on empty tables read by index once the tables have grown', asyn
     assert.ok(plans.some((p) => /AS k\(urn, aspect\)/.test(p)), `the plan of the version numbers was reported:\n${plans.join('\n')}`);
     for (const p of lookups) {
       assert.doesNotMatch(p, /Seq Scan on (structured_property_assignments|aspects)/, `a plan scans a whole table:\n${p}`);
-      // A lookup by entity through the index by property reads that whole index (migration 030).
+      // A lookup by entity through the index by property reads that whole index (assignments_by_property).
       assert.doesNotMatch(p, ENTITY_BY_PROPERTY_INDEX, `a plan looks entities up through the index by property:\n${p}`);
     }
   } finally {
@@ -241,6 +242,76 @@ test("a search delivery step reads and deletes the stored values of its entities
       assert.equal(before.rows[0].n, 5700);
     } finally {
       await close();
+    }
+  } finally {
+    await db.end();
+  }
+});
+
+test('searches on string values find them through the index of value keys: equality, ranges and prefixes, long values too', async () => {
+  // The index holds a value's first 256 characters (search_values_by_string_prefix); conditions on
+  // values must still be index conditions on it, with the whole value compared only for values longer
+  // than the key.
+  const url = await createTestDatabase();
+  const db = createPool(url, 2);
+  try {
+    await migrate(db);
+    const long = (i: number) => `${'k'.repeat(300)}${i}`;
+    await db.query(
+      `INSERT INTO search_documents (entity_type, urn, removed, document) SELECT 'dataset', u, false, '{}' FROM unnest($1::text[]) AS u`,
+      [Array.from({ length: 4000 }, (_, i) => datasetUrn(i))],
+    );
+    await db.query(
+      `INSERT INTO search_values (entity_type, urn, field, str_value, num_value)
+         SELECT 'dataset', u, f, v || lpad(i::text, 5, '0'), NULL
+           FROM unnest($1::text[]) WITH ORDINALITY AS t(u, i), (VALUES ('name', 'n'), ('structuredProperties.plan_tier', 'v')) AS x(f, v)`,
+      [Array.from({ length: 4000 }, (_, i) => datasetUrn(i))],
+    );
+    await db.query("INSERT INTO search_values (entity_type, urn, field, str_value) VALUES ('dataset', $1, 'structuredProperties.plan_tier', $2), ('dataset', $3, 'structuredProperties.plan_tier', $4)", [
+      datasetUrn(1),
+      long(1),
+      datasetUrn(2),
+      long(2),
+    ]);
+    await db.query('ANALYZE search_documents, search_values');
+    // The backend's own pool, its connection reporting the plans of what it runs.
+    const plans: string[] = [];
+    const explainingUrl = new URL(url);
+    explainingUrl.searchParams.set('options', '-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=0 -c client_min_messages=log');
+    const explaining = createPool(explainingUrl.toString(), 1);
+    explaining.on('connect', (client) =>
+      client.on('notice', (n) => {
+        if (n.message?.includes('Query Text')) plans.push(n.message);
+      }),
+    );
+    try {
+      const backend = new PostgresBackend(explaining);
+      const field = { name: 'structuredProperties.plan_tier', type: 'keyword' as const };
+      const search = async (where: Resolved) => {
+        plans.length = 0;
+        const { urns, total } = await backend.search({ entityTypes: ['dataset'], where, includeRemoved: false, descending: false, limit: 10, total: true });
+        return { urns, total, plans: plans.join('\n') };
+      };
+      const cases: { what: string; where: Resolved; expect: string[]; cond: RegExp }[] = [
+        { what: 'equality', where: { kind: 'terms', field, values: ['v00042'] }, expect: [datasetUrn(41)], cond: /Index Cond: .*"left"\(str_value, 256\) = ANY/ },
+        {
+          what: 'a range',
+          where: { kind: 'range', field, min: { value: 'v00100', inclusive: true }, max: { value: 'v00103', inclusive: false } },
+          expect: [99, 100, 101].map(datasetUrn).sort(),
+          cond: /Index Cond: .*"left"\(str_value, 256\) >= 'v00100'.*"left"\(str_value, 256\) < 'v00103'/,
+        },
+        { what: 'a prefix', where: { kind: 'wildcard', field, pattern: ['v0020', { wildcard: '*' }] }, expect: [199, 200, 201, 202, 203, 204, 205, 206, 207, 208].map(datasetUrn).sort(), cond: /Index Cond: .*"left"\(str_value, 256\) >= 'v0020'/ },
+        { what: 'a long value', where: { kind: 'terms', field, values: [long(2)] }, expect: [datasetUrn(2)], cond: /Index Cond: .*"left"\(str_value, 256\) = ANY[\s\S]*Filter: \(str_value = ANY/ },
+      ];
+      for (const c of cases) {
+        const got = await search(c.where);
+        assert.deepEqual(got.urns, c.expect, c.what);
+        assert.match(got.plans, /search_values_by_string_prefix/, `${c.what}: the index of value keys is used:\n${got.plans}`);
+        assert.match(got.plans, c.cond, `${c.what}: the condition is an index condition on the key:\n${got.plans}`);
+        assert.doesNotMatch(got.plans, /Seq Scan on search_values/, `${c.what}: no plan scans the value rows:\n${got.plans}`);
+      }
+    } finally {
+      await explaining.end();
     }
   } finally {
     await db.end();

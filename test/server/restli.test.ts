@@ -239,7 +239,9 @@ test('refusals are Rest.li errors that say what was expected, and change nothing
   await refused(() => s.request('/entitiesV2?ids=List()'), 400, /The query parameter ids is required/);
   await refused(() => s.request(`/entitiesV2/${enc(DATASET)}?aspects=List(status,no-such)`), 400, /query parameter aspects: "no-such" is not an aspect name/);
   await refused(() => s.request('/entitiesV2?ids=List(urn%3Ali%3Adataset%3A%ZZ)'), 400, /query parameter ids: .* is not valid percent-encoding/);
-  await refused(() => post('/entities?action=deleteReferences', { urn: DATASET, dryRun: 'no' }), 400, /dryRun must be true or false/);
+  await refused(() => post('/entities?action=deleteReferences', { urn: DATASET, dryRun: 'no' }), 400, /Parameter 'dryRun' must be true or false/);
+  // A content type svc does not read is named (it was told "not JSON" of the value, or a missing field).
+  await refused(() => ingest({ ...proposal(DATASET, 'status', { removed: false }), aspect: { value: '<status/>', contentType: 'application/xml' } }), 400, /aspect\.contentType must be application\/json .*got "application\/xml"/);
   await refused(() => s.request(`/entitiesVersionedV2/${enc(DATASET)}`), 404, /^svc does not serve the Rest.li call GET \/entitiesVersionedV2; it serves GET \/config, GET \/aspects/);
   await refused(() => post('/relationships', {}), 404, /svc does not serve the Rest.li call POST \/relationships/);
 });

@@ -1,7 +1,8 @@
 /**
  * The record of assignments and the search outbox hear of inserted aspect rows once per statement
- * (migration 031): a statement inserting the rows of many entities, as a group commit does, leaves
- * each entity the record its own value names, and queues each entity once per row search builds on.
+ * (R__svc_record_inserted_assignments.sql and R__svc_search_inserted.sql in server/src/db/migrations/):
+ * a statement inserting the rows of many entities, as a group commit does, leaves each entity the
+ * record its own value names, and queues each entity once per row search builds on.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -74,4 +75,12 @@ test('one statement queues each entity whose search document it changes', async 
   const { rows } = await pool.query<{ urn: string }>('SELECT urn FROM search_outbox ORDER BY id');
   // e: its key (a new entity) and its values; f: its key only (datasetProperties builds no document).
   assert.deepEqual(rows.map((r) => r.urn).sort(), [e, e, f].sort());
+});
+
+test('the record of an entity replaced from a list keeps what is given, drops the rest, and updates versions', async () => {
+  // svc_replace_assignments: what the record's row trigger does for a latest row updated in place.
+  const g = dataset('g');
+  await writeAspects(pool, [write(g, 'structuredProperties', values(P, Q))], true);
+  await pool.query('SELECT svc_replace_assignments($1, $2, $3)', [g, [Q], ['20250101000000']]);
+  assert.deepEqual((await record())[g], [`${Q}@20250101000000`]);
 });

@@ -79,6 +79,24 @@ test('a raw NUL or space in the request line is 400 in JSON, saying to percent-e
   }
 });
 
+test('a request HTTP does not allow is 400 naming what is wrong with it (both Content-Length and Transfer-Encoding was told to percent-encode the path)', async () => {
+  const head = (lines: string[]) => post('/openapi/v3/entity/dataset', lines);
+  const cases: [string, string, RegExp][] = [
+    [head(['Content-Length: 5', 'Transfer-Encoding: chunked']), '', /Content-Length.*send one of them/],
+    [head(['Transfer-Encoding: chunked', 'Content-Length: 5']), '', /Content-Length.*send one of them/],
+    [head(['Transfer-Encoding: chunked, gzip']), '', /Transfer-Encoding must end with chunked/],
+    [head(['Content-Length: 5x']), '', /Content-Length must be one decimal number/],
+    [head(['Bad Header: y']), '', /a header name or value holds a character HTTP does not allow/],
+    [head(['Transfer-Encoding: chunked']), 'zz\r\n', /does not start with its size in hexadecimal/],
+  ];
+  for (const [request, body, message] of cases) {
+    const res = await rawRequest(s.url, request, body);
+    assert.equal(res.status, 400, `${request}: ${res.status} ${res.body}`);
+    assert.match(JSON.parse(res.body).message, message, request);
+    assert.doesNotMatch(JSON.parse(res.body).message, /percent-encode/, request);
+  }
+});
+
 test('a stop is not held by a stalled request: its connection is closed after SVC_SHUTDOWN_GRACE_MS', async () => {
   const own = await startTestServer({ SVC_REQUEST_TIMEOUT_MS: '3600000', SVC_SHUTDOWN_GRACE_MS: '300' });
   const { port } = new URL(own.url);

@@ -204,7 +204,7 @@ test('a batch of upserts has the outcomes and rows of the same writes made one b
 
 /**
  * `SELECT <fn>(…)` of a batch with the arguments writeAspects sends: `svc_write_checked` (set-wise for
- * upserts of distinct entities, migration 024) or `svc_write_checked_rows` (row by row).
+ * upserts of distinct entities, R__svc_write_checked.sql) or `svc_write_checked_rows` (row by row).
  */
 async function writeWith(fn: 'svc_write_checked' | 'svc_write_checked_rows', ws: AspectWrite[], atomic = false): Promise<string[]> {
   const values = ws.map((_, i) => `$${i + 15}::json`).join(', ');

@@ -1,6 +1,7 @@
 /**
  * A svc server in a process of its own (`server/src/main.ts`), for the tests that kill it (SIGKILL)
- * in the middle of durable work and look at what a restart does.
+ * in the middle of durable work and look at what a restart does, and those whose clients must not
+ * share the server's event loop (what reaches a client over a connection depends on it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +13,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 export interface ChildServer {
   child: ChildProcess;
+  /** Base URL, e.g. `http://127.0.0.1:8080`. */
+  url: string;
   /** Requests with the admin token, as {@link TestServer.request}. */
   remote: Pick<TestServer, 'request'>;
   /** SIGKILL, and waits for the process to be gone. */
@@ -53,7 +56,7 @@ export async function startChildServer(env: Record<string, string>): Promise<Chi
       request: (path: string, init: RequestInit & { token?: string | null } = {}) =>
         fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', ...(init.headers as object) } }),
     };
-    return { child, remote, kill };
+    return { child, url: base, remote, kill };
   } catch (err) {
     await kill();
     throw err;

@@ -53,7 +53,9 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-data-'));
   // On the shared test OpenSearch: indices of this server's own (removed on close), without replicas.
   const search = env.SEARCH_BACKEND === 'opensearch' ? { INDEX_PREFIX: `t${randomBytes(5).toString('hex')}`, ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0' } : {};
-  const config = loadConfig({ PORT: '0', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_DB_POOL_SIZE: '10', ...search, ...env, DATABASE_URL: databaseUrl });
+  // The suite's write strategy (test/run.ts runs the behaviour tests of writes under each).
+  const strategy = Object.fromEntries(['SVC_WRITE_STRATEGY', 'SVC_WRITE_STATE_SOURCES'].filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]!]));
+  const config = loadConfig({ PORT: '0', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_DB_POOL_SIZE: '10', ...strategy, ...search, ...env, DATABASE_URL: databaseUrl });
   const svc = await startSvc(config, testLogger());
   return {
     svc,

@@ -19,6 +19,7 @@ import { restliConfig, restliRoutes, restliUnsupported } from './rest/restliRout
 import { entityRoutes } from './rest/entityRoutes.ts';
 import { openapiDocument } from './rest/openapiDocument.ts';
 import { tokenRoutes } from './rest/tokenRoutes.ts';
+import { searchDeliveryRoutes } from './rest/searchDeliveryRoutes.ts';
 import { taskRoutes } from './rest/taskRoutes.ts';
 import { operationsRoutes } from './rest/operationsRoutes.ts';
 import { timeseriesRoutes } from './rest/timeseriesRoutes.ts';
@@ -90,6 +91,7 @@ export function createApp(deps: AppDeps): Express {
   entityRoutes(api, catalog.entities, catalog.search, 'v3');
   api.use(tokenRoutes(catalog.tokens));
   api.use(taskRoutes(catalog.tasks));
+  api.use(searchDeliveryRoutes(catalog.searchDelivery));
   operationsRoutes(api, catalog.timeseries, deps.log);
   timeseriesRoutes(api, catalog.timeseries);
   restliRoutes(api, catalog.entities, catalog.timeseries, deps.log);

@@ -1,7 +1,23 @@
-/** `/health` (the process is up), `/ready` (database reachable, migrations applied; search reachable or not), `/metrics`. */
+/** `/health` (the process is up), `/ready` (database reachable, migrations applied; search's state and lag), `/metrics`. */
 import type { Router } from 'express';
 import type { Catalog } from '../catalog.ts';
+import { deliveryLag, type DeliveryLag } from '../search/deliveryFailures.ts';
 import type { Metrics } from './metrics.ts';
+
+/** Search lagging more than this many seconds is reported as `DEGRADED` by `/ready` (the target is 1 s). */
+export const SEARCH_LAG_DEGRADED_SECONDS = 30;
+/** The most outbox rows `/ready` counts: a probe must stay fast under any backlog (`/metrics` counts them all). */
+const READY_COUNT_UP_TO = 10_000;
+
+/**
+ * Search's state as `/ready` reports it: `UNREACHABLE` when its backend does not answer, `DEGRADED`
+ * when an entity's document cannot be delivered or changes wait longer than
+ * {@link SEARCH_LAG_DEGRADED_SECONDS}, `UP` otherwise.
+ */
+export function searchState(reachable: boolean, lag: DeliveryLag | undefined): 'UP' | 'DEGRADED' | 'UNREACHABLE' {
+  if (!reachable) return 'UNREACHABLE';
+  return lag && (lag.failingEntities > 0 || lag.lagSeconds > SEARCH_LAG_DEGRADED_SECONDS) ? 'DEGRADED' : 'UP';
+}
 
 /**
  * Adds the operational routes to `router` (the app itself): directly, not in a router of their own,
@@ -13,13 +29,18 @@ export function healthRoutes(router: Router, catalog: Catalog, metrics: Metrics)
   });
   router.get('/ready', async (_req, res) => {
     try {
-      const [migrated, search] = await Promise.all([catalog.ready(), catalog.searchReachable()]);
-      // Search unreachable does not take the server out of service: writes go on, and search catches up.
+      const [migrated, reachable] = await Promise.all([catalog.ready(), catalog.searchReachable()]);
+      // Unknown until the migrations are applied (the table of failing entities may not exist yet).
+      const lag = migrated ? await deliveryLag(catalog.pool, READY_COUNT_UP_TO) : undefined;
+      // Neither search unreachable nor search lagging takes the server out of service: writes go on, and
+      // search catches up. Every server shares the one outbox, so failing readiness for it would take
+      // them all out together, for something none of them can mend by restarting. The body says it.
       res.status(migrated ? 200 : 503).json({
         status: migrated ? 'READY' : 'NOT_READY',
         database: 'UP',
         migrations: migrated ? 'DONE' : 'PENDING',
-        search: search ? 'UP' : 'UNREACHABLE',
+        search: searchState(reachable, lag),
+        ...(lag && { searchDelivery: { lagSeconds: round(lag.lagSeconds), outboxDepth: lag.outboxDepth, failingEntities: lag.failingEntities } }),
       });
     } catch {
       res.status(503).json({ status: 'NOT_READY', database: 'DOWN' });
@@ -29,3 +50,5 @@ export function healthRoutes(router: Router, catalog: Catalog, metrics: Metrics)
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 }
+
+const round = (seconds: number) => Math.round(seconds * 1000) / 1000;

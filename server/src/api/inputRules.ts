@@ -6,12 +6,19 @@
  *   lone surrogate (`"\ud800"`) is not a character at all;
  * - a number is finite, and an integer written without a fraction or exponent is exact: beyond
  *   ±(2^53 − 1) a JavaScript number rounds it (`9007199254740993` would be stored as `…992`);
- * - JSON nests at most {@link MAX_JSON_DEPTH} levels.
+ * - JSON nests at most {@link MAX_JSON_DEPTH} levels;
+ * - no field is named `__proto__` ({@link PROTOTYPE_KEY}).
  */
 import { getUnsafeNumberReason, parse as parseLossless } from 'lossless-json';
 
 /** Deepest nesting of objects and arrays a JSON body may have (aspects nest fewer than 10 levels). */
 export const MAX_JSON_DEPTH = 64;
+
+/**
+ * A field name no input may have: JavaScript reads `__proto__` as an object's prototype, so a copy of
+ * an object holding it (`out[key] = value`) takes the value as its prototype instead of a field.
+ */
+export const PROTOTYPE_KEY = '__proto__';
 
 /** Why `s` cannot be stored, or undefined when it can. */
 export function stringProblem(s: string): string | undefined {
@@ -52,7 +59,7 @@ function acceptable(v: unknown, depth: number): boolean {
         return true;
       }
       for (const k in v) {
-        if (!acceptable(k, depth) || !acceptable((v as Record<string, unknown>)[k], depth + 1)) return false;
+        if (k === PROTOTYPE_KEY || !acceptable(k, depth) || !acceptable((v as Record<string, unknown>)[k], depth + 1)) return false;
       }
       return true;
     }
@@ -89,7 +96,7 @@ function walk(v: unknown, path: string, depth: number, out: string[]): void {
         return;
       }
       for (const [k, x] of Object.entries(v)) {
-        const problem = stringProblem(k);
+        const problem = k === PROTOTYPE_KEY ? 'is __proto__, which names the prototype of an object in JavaScript (no aspect or parameter has a field so named)' : stringProblem(k);
         if (problem) out.push(`${shown(path)}: a field name ${problem}`);
         walk(x, `${path}.${k}`, depth + 1, out);
       }

@@ -10,6 +10,7 @@ import contentType from 'content-type';
 import getRawBody from 'raw-body';
 import { SvcError } from '../errors.ts';
 import { jsonProblems } from './inputRules.ts';
+import { lingerOnClose } from './lingeringClose.ts';
 
 /** Bodies are UTF-8: a byte sequence that is not is refused, not replaced by U+FFFD. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -18,9 +19,11 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
 const PATCH_TYPES = ['application/json-patch+json', 'application/json'];
 const JSON_TYPES = ['application/json'];
 
-function tooLarge(res: Response, limit: number): SvcError {
-  // The rest of the body is not read: the connection closes after the answer.
+function tooLarge(req: Request, res: Response, limit: number): SvcError {
+  // Answered at once; the rest of the body is read and dropped before the connection closes (a
+  // client still sending would otherwise see a reset instead of the answer).
   res.setHeader('Connection', 'close');
+  lingerOnClose(req);
   return new SvcError('PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${limit} bytes (SVC_MAX_BODY_BYTES)`);
 }
 
@@ -52,10 +55,10 @@ export function jsonBody(limit: number) {
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
       throw new SvcError('UNSUPPORTED_MEDIA_TYPE', `The request body must be sent uncompressed; got Content-Encoding "${encoding.slice(0, 40)}"`);
     }
-    if (length !== undefined && Number(length) > limit) throw tooLarge(res, limit);
+    if (length !== undefined && Number(length) > limit) throw tooLarge(req, res, limit);
     const readBody = (err: (Error & { type?: string }) | null, bytes: Buffer): void => {
       if (err) {
-        if (err.type === 'entity.too.large') return next(tooLarge(res, limit));
+        if (err.type === 'entity.too.large') return next(tooLarge(req, res, limit));
         return next(new SvcError('BAD_REQUEST', `The request body could not be read: ${err.message}`, { cause: err }));
       }
       let raw: string;

@@ -4,7 +4,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { transactionRetries, type Pool } from '../db/pool.ts';
 import type { WriteBatchStats } from '../entities/writeBatcher.ts';
 import { optimisticWrites } from '../entities/entityService.ts';
-import { outboxLag, type OutboxStats } from '../search/outbox.ts';
+import { deliveryLag, type DeliveryLag } from '../search/deliveryFailures.ts';
+import type { OutboxStats } from '../search/outbox.ts';
 import { opensearchStats } from '../search/opensearchBackend.ts';
 
 export interface Metrics {
@@ -60,28 +61,32 @@ export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatc
   batchCounter('svc_write_guessed_total', 'Writes to entities nothing was kept of, prepared from a guess of what a read would find (a wrong one is refused by its statement and counted as stale)', () => optimisticWrites.guessed);
   batchCounter('svc_write_locked_total', 'Writes prepared without locks that went under locks instead: after conflicting twice, or at their rules\' asking', () => optimisticWrites.locked);
   batchCounter('svc_db_serialization_retries_total', 'Transactions run again after a serialization failure', () => transactionRetries.serialization);
-  // Search: how far behind the outbox is, and what its dispatcher did.
-  const lag = () => outboxLag(pool).catch(() => ({ depth: NaN, oldestSeconds: NaN }));
-  new Gauge({
-    name: 'svc_search_outbox_depth',
-    help: 'Changes waiting in the search outbox',
-    registers: [registry],
-    async collect() {
-      this.set((await lag()).depth);
-    },
-  });
-  new Gauge({
-    name: 'svc_search_outbox_oldest_seconds',
-    help: 'Age of the oldest change waiting in the search outbox (0 when empty)',
-    registers: [registry],
-    async collect() {
-      this.set((await lag()).oldestSeconds);
-    },
-  });
+  // Search: how far behind it is, and what its dispatcher did. One read of the lag serves the gauges of
+  // one scrape (they are collected together).
+  let reading: Promise<DeliveryLag> | undefined;
+  const lag = () =>
+    (reading ??= deliveryLag(pool)
+      .catch(() => ({ outboxDepth: NaN, failingEntities: NaN, lagSeconds: NaN, outboxOldestSeconds: NaN }))
+      .finally(() => setImmediate(() => (reading = undefined))));
+  const lagGauge = (name: string, help: string, read: (l: DeliveryLag) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        this.set(read(await lag()));
+      },
+    });
+  lagGauge('svc_search_lag_seconds', 'Age of the oldest change not delivered to search yet, waiting in the outbox or of an entity failing delivery (0 when none)', (l) => l.lagSeconds);
+  lagGauge('svc_search_outbox_depth', 'Changes waiting in the search outbox', (l) => l.outboxDepth);
+  lagGauge('svc_search_outbox_oldest_seconds', 'Age of the oldest change waiting in the search outbox (0 when empty)', (l) => l.outboxOldestSeconds);
+  lagGauge('svc_search_failing_entities', 'Entities whose search document could not be delivered, tried again with a pause (listed by GET /api/search/delivery)', (l) => l.failingEntities);
   batchCounter('svc_search_delivered_total', 'Entities whose search documents this process applied', () => search.delivered);
   batchCounter('svc_search_delivery_steps_total', 'Outbox steps of this process that delivered something (delivered over steps: entities per step)', () => search.steps);
   batchCounter('svc_search_delivery_failures_total', 'Outbox steps that failed (search unreachable, …) and were retried', () => search.failures);
-  batchCounter('svc_search_rejected_total', 'Search documents OpenSearch refused for good (logged)', () => opensearchStats.rejected);
+  batchCounter('svc_search_entity_failures_total', 'Tries of single entities\' search documents that failed (the entity is tried again later; see svc_search_failing_entities)', () => search.entityFailures);
+  batchCounter('svc_search_timeseries_failures_total', 'Shipping steps of time series entries that failed while search documents went on', () => search.timeseriesFailures);
+  batchCounter('svc_search_rejected_total', 'Search documents OpenSearch refused (their entities are tried again later)', () => opensearchStats.rejected);
   batchCounter('svc_search_mapping_conflicts_total', 'Search fields that exist with another type until the index is rebuilt', () => opensearchStats.mappingConflicts);
 
   // The series of each (method, route, status), looked up once: prom-client hashes label objects on

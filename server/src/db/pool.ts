@@ -72,7 +72,10 @@ async function transactionOnce<T>(pool: Pool, fn: (tx: Tx) => Promise<T>): Promi
   }
 }
 
-/** SQLSTATE of a checked write whose state changed since its writer read it (see migration 009). */
+/**
+ * SQLSTATE of a checked write whose state changed since its writer read it (raised by the write
+ * statement: db/migrations/R__svc_write_checked.sql).
+ */
 export const STALE_SQLSTATE = 'SV409';
 
 /** The error of a checked write whose state changed meanwhile: read again and retry. */

@@ -84,7 +84,7 @@ function toAspect(r: Row): StoredAspect {
 
 /**
  * Latest versions of the given aspects (all aspects when `aspects` is undefined) of the given URNs, each
- * found by key (svc_latest_rows, migrations 021 and 022).
+ * found by key (db/migrations/R__svc_latest_rows.sql).
  */
 export async function latestAspects(db: Db, urns: string[], aspects?: string[]): Promise<StoredAspect[]> {
   if (urns.length === 0) return [];
@@ -140,7 +140,9 @@ export async function aspectVersion(db: Db, urn: string, aspect: string, version
   return rows[0] && toAspect(rows[0]);
 }
 
-/** Reads `svc_write_aspect_row`'s answer, `<outcome>:<version>` (see migration 006). */
+/**
+ * Reads a written row's answer, `<outcome>:<version>` (see db/migrations/R__svc_write_aspect_row.sql).
+ */
 export function parseWritten(text: string): Written {
   const colon = text.indexOf(':');
   return { outcome: text.slice(0, colon) as WriteOutcome, version: Number(text.slice(colon + 1)) };
@@ -161,13 +163,13 @@ function batchStatement(n: number): string {
 }
 
 /**
- * Writes aspects in the given order (URN order) through `svc_write_checked` (see migrations 003, 006,
- * 009 and 024: upserts of distinct entities are written set-wise, other batches row by row): one
- * statement, so all of them commit together, or none when the statement fails. With `atomic`, a stale
- * row or a failed precondition fails the statement (SQLSTATE SV409 or SV412); otherwise each row's
- * outcome is reported. The small fields go as arrays; each value goes as a parameter of its own,
- * which the driver sends as it is (in an array it would escape it character by character). One
- * prepared statement per batch size.
+ * Writes aspects in the given order (URN order) through `svc_write_checked` (see
+ * db/migrations/R__svc_write_checked.sql: upserts of distinct entities are written set-wise, other
+ * batches row by row): one statement, so all of them commit together, or none when the statement fails.
+ * With `atomic`, a stale row or a failed precondition fails the statement (SQLSTATE SV409 or SV412);
+ * otherwise each row's outcome is reported. The small fields go as arrays; each value goes as a
+ * parameter of its own, which the driver sends as it is (in an array it would escape it character by
+ * character). One prepared statement per batch size.
  */
 export async function writeAspects(db: Db, ws: AspectWrite[], atomic = false): Promise<BatchOutcome[]> {
   const rows = await q<{ outcomes: BatchOutcome[] }>(db, batchStatement(ws.length), batchArguments(ws, atomic), `svc_write_checked_${ws.length}`);
@@ -243,8 +245,8 @@ export async function readForWrite(db: Db, urn: string, aspect: string): Promise
 }
 
 /**
- * The messages of a failed CREATE and CREATE_ENTITY precondition (svc_write_aspect_row, migration 006;
- * DataHub's words).
+ * The messages of a failed CREATE and CREATE_ENTITY precondition
+ * (db/migrations/R__svc_write_aspect_row.sql; DataHub's words).
  */
 export const CREATE_PRECONDITIONS: readonly string[] = [
   'Cannot perform CREATE since the aspect already exists.',
@@ -253,8 +255,8 @@ export const CREATE_PRECONDITIONS: readonly string[] = [
 
 /**
  * The latest row of an aspect as {@link readForWrite} names it (`token`; null: absent) and its version
- * number: 1 for its first value, one more for each change (history holds 1 .. n-1, see migration 006);
- * -1 when absent, as DataHub numbers an aspect for If-Version-Match.
+ * number: 1 for its first value, one more for each change (history holds 1 .. n-1, see
+ * db/migrations/V001__baseline.sql); -1 when absent, as DataHub numbers an aspect for If-Version-Match.
  */
 export async function aspectVersionNumber(db: Db, urn: string, aspect: string): Promise<{ token: string | null; version: number }> {
   const rows = await q<{ token: string | null; latest: number | null }>(

@@ -3,9 +3,13 @@
  * and later GraphQL, the CLI and the operator) and every internal writer (bootstrapping, cleanups) is
  * a thin adapter over these methods; each takes the caller's principal and authorizes it here.
  *
- * Every change goes through one path, {@link EntityService.commitWrites}, which reports what it did
- * per aspect ({@link WriteResult}): the place where a change is recorded for others (the search
- * outbox) in the same transaction.
+ * Every write of an aspect goes through one path, {@link EntityService.commitWrites}, and every
+ * deletion through the `delete…` methods; each reports what it did per aspect ({@link WriteResult}).
+ * What a change means for the rest of svc is recorded by the database itself, in the statement that
+ * makes the change, whichever path made it: triggers on `aspects` queue the entity in the search outbox
+ * and keep the record of structured property assignments and of their older versions
+ * (server/src/db/migrations/R__svc_search_*.sql, R__svc_record_*.sql and
+ * R__svc_keep_assignment_history.sql).
  */
 import { SvcError, Violations } from '../errors.ts';
 import { inTransaction, isStaleWrite, staleWrite, type Db, type Pool } from '../db/pool.ts';
@@ -51,6 +55,7 @@ import { isMissingPartition, TimeseriesPartitions } from '../timeseries/partitio
 import { PostgresTimeseriesStore } from '../timeseries/postgresStore.ts';
 import type { TimeseriesStore } from '../timeseries/store.ts';
 import type { ScrollIds } from './scrollIds.ts';
+import type { WriteStrategy } from '../config.ts';
 import type { AspectHook, PendingWrite, WriteIntent, WriteKind } from './aspectHooks.ts';
 
 export type { StoredAspect, WriteMode, WriteOutcome } from './aspectStore.ts';
@@ -193,6 +198,8 @@ export class EntityService {
     private readonly scrollIds: ScrollIds,
     /** Where time series entries are read and deleted (they are written to `timeseries_entries` in both stores). */
     private readonly timeseries: TimeseriesStore = new PostgresTimeseriesStore(pool),
+    /** Where the state a write's rules check comes from (see Config.writeStrategy). */
+    private readonly strategy: WriteStrategy = { checked: true, grouped: true, kept: true, guess: true },
   ) {
     this.batcher = new WriteBatcher(pool);
     this.partitions = new TimeseriesPartitions(pool);
@@ -526,7 +533,7 @@ export class EntityService {
     const entries = series.map((c) => ({ entityType: c.target.spec.name, aspect: c.aspect.name, timestampMillis: (c.value as { timestampMillis: number }).timestampMillis }));
     // The partitions of time series entries are made before the write's transaction (see timeseries/partitions.ts).
     if (entries.length) await this.partitions.ensure(entries);
-    const optimistic = series.length === 0 && changes.every((c) => this.hooksFor(c.aspect.name).every((h) => h.optimistic));
+    const optimistic = this.strategy.checked && series.length === 0 && changes.every((c) => this.hooksFor(c.aspect.name).every((h) => h.optimistic));
     let written: ShownAspect[] | undefined;
     let lockNeeded = !optimistic;
     for (let attempt = 1; written === undefined; attempt++) {
@@ -598,7 +605,7 @@ export class EntityService {
     const reader = hooks.find((h) => h.readForWrite);
     const intent = this.intent(c);
     c.startedFrom = undefined;
-    const kept = reader?.contextAfter ? this.kept.take(c.target.urn, c.aspect.name) : undefined;
+    const kept = this.strategy.kept && reader?.contextAfter ? this.kept.take(c.target.urn, c.aspect.name) : undefined;
     const context = kept && reader!.contextFor?.(intent, kept.context);
     if (kept && context) {
       try {
@@ -617,7 +624,7 @@ export class EntityService {
     // while guesses hold. (A request of several writes reads them in one statement anyway, and may
     // create the entity it writes values of, which a guess would take to exist.)
     const guess =
-      reader?.guessForWrite && changes.length === 1 && !c.guessWrong && c.conditions?.version === undefined && !this.kept.holds(c.target.urn, c.aspect.name) && this.guesses.allowed()
+      this.strategy.guess && reader?.guessForWrite && changes.length === 1 && !c.guessWrong && c.conditions?.version === undefined && !this.kept.holds(c.target.urn, c.aspect.name) && this.guesses.allowed()
         ? reader.guessForWrite(intent)
         : undefined;
     if (guess) {
@@ -632,7 +639,11 @@ export class EntityService {
         // Refused on the guess: decided on what is stored (the guess may be what was wrong).
       }
     }
-    const read: ReadForWrite & { context?: unknown } = reader ? await this.readGroups.get(reader)!.call(intent) : await readForWrite(this.pool, c.target.urn, c.aspect.name);
+    const read: ReadForWrite & { context?: unknown } = !reader
+      ? await readForWrite(this.pool, c.target.urn, c.aspect.name)
+      : this.strategy.grouped
+        ? await this.readGroups.get(reader)!.call(intent)
+        : (await reader.readForWrite!([intent], this.pool))[0]!;
     return this.prepareFrom(read, principal, changes, c, mode, now, hooks, reader);
   }
 
@@ -680,6 +691,7 @@ export class EntityService {
    * only the system metadata was replaced), and the context its hook says a read would find.
    */
   private keepWritten(read: ReadForWrite & { context?: unknown }, w: PendingWrite, reader: AspectHook, systemMetadata: Record<string, unknown>, r: Written, now: number): void {
+    if (!this.strategy.kept) return;
     const text = r.outcome === 'unchanged' ? read.text : JSON.stringify(w.value);
     const systemText = jsonbText(systemMetadata);
     const { urn } = w.target;

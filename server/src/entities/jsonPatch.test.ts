@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { applyPatch, parsePatchBody } from './jsonPatch.ts';
+import { applyPatch, parsePatchBody, type PatchOperation } from './jsonPatch.ts';
 import { SvcError } from '../errors.ts';
 
 const keys = { properties: ['propertyUrn'] };
@@ -116,5 +116,48 @@ test('a move to a key from something that is not an element is refused, saying s
   assert.throws(
     () => applyPatch(doc, [{ op: 'copy', from: '/properties/urn:li:structuredProperty:zz', path: '/properties/urn:li:structuredProperty:b' }], keys),
     (e: unknown) => e instanceof SvcError && /path \/properties\/urn:li:structuredProperty:zz does not exist/.test(e.message),
+  );
+});
+
+test('any sequence of keyed adds, replaces, removes, tests and index operations, as one patch, gives what a model of keyed elements gives (the index of keys kept between operations stays true)', () => {
+  const KEYS = { properties: ['propertyUrn'] };
+  const urn = (i: number) => `urn:li:structuredProperty:k${i}`;
+  const step = fc.oneof(
+    fc.record({ kind: fc.constant('add' as const), key: fc.nat(5), value: fc.nat(9) }),
+    fc.record({ kind: fc.constant('replace' as const), key: fc.nat(5), value: fc.nat(9) }),
+    fc.record({ kind: fc.constant('remove' as const), key: fc.nat(5) }),
+    fc.record({ kind: fc.constant('test' as const), key: fc.nat(5) }),
+    fc.record({ kind: fc.constant('inner' as const), key: fc.nat(5), value: fc.nat(9) }),
+  );
+  fc.assert(
+    fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
+      const model = new Map<string, number>();
+      const ops: PatchOperation[] = [];
+      for (const s of steps) {
+        const at = urn(s.key);
+        const exists = model.has(at);
+        // Only the operations that apply: a refused one would refuse the whole patch.
+        if (s.kind !== 'add' && !exists) continue;
+        const path = `/properties/${at}`;
+        if (s.kind === 'inner') {
+          // A path inside an element, by index (any operation but a keyed one resets the index of keys).
+          ops.push({ op: 'replace', path: `${path}/values/0`, value: { double: s.value } });
+          model.set(at, s.value);
+        } else if (s.kind === 'add' || s.kind === 'replace') {
+          ops.push({ op: s.kind, path, value: { propertyUrn: at, values: [{ double: s.value }] } });
+          model.set(at, s.value);
+        } else if (s.kind === 'test') ops.push({ op: 'test', path, value: { propertyUrn: at, values: [{ double: model.get(at)! }] } });
+        else {
+          ops.push({ op: 'remove', path });
+          model.delete(at);
+        }
+      }
+      const doc = applyPatch({ properties: [] }, ops, KEYS) as { properties: { propertyUrn: string; values: { double: number }[] }[] };
+      assert.deepEqual(
+        doc.properties.map((p) => [p.propertyUrn, p.values[0]!.double]),
+        [...model],
+      );
+    }),
+    { numRuns: 500 },
   );
 });

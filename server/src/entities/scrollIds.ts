@@ -7,7 +7,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { query, type Db } from '../db/pool.ts';
 import { SvcError } from '../errors.ts';
 
-/** Reads the deployment's secret for scroll ids (made by migration 005). */
+/**
+ * Reads the deployment's secret for scroll ids (made with the schema: db/migrations/V001__baseline.sql).
+ */
 export async function loadScrollSecret(db: Db): Promise<Buffer> {
   const [row] = await query<{ secret: Buffer }>(db, "SELECT secret FROM svc_secrets WHERE name = 'scroll'", []);
   if (!row) throw new Error('the scroll secret is missing from svc_secrets');

@@ -70,7 +70,7 @@ function sameAssignment(a: Assignment, b: Assignment | undefined): boolean {
 
 function fail(violations: Violation[]): never {
   const code = violations.every((v) => v.precondition) ? 'PRECONDITION' : 'VALIDATION';
-  throw new SvcError(code, violations.map((v) => v.message).join('; '), { violations: violations.map((v) => v.message) });
+  throw SvcError.listing(code, violations.map((v) => v.message));
 }
 
 /** What a definition write checks, read under the lock of the qualified name it claims (in its transaction). */
@@ -157,8 +157,9 @@ function shownOf(stored: Assignment[], context: WriteContext): Assignment[] {
 
 /**
  * Hides values in older versions of entities' aspects (`?version=N`) as latest reads hide them, by the
- * record kept for each such row (migration 025): values of a soft-deleted or hard-deleted property,
- * and values written under an older version than the property's current one.
+ * record kept for each such row (db/migrations/R__svc_keep_assignment_history.sql): values of a
+ * soft-deleted or hard-deleted property, and values written under an older version than the property's
+ * current one.
  */
 async function hideInHistory(aspects: StoredAspect[], db: Db): Promise<void> {
   const held = aspects.flatMap((a) => (a.value as StructuredProperties).properties.map((p) => p.propertyUrn));
@@ -190,8 +191,9 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
       if (!states) return undefined;
       return { previous: undefined, token: null, context: { entityKey: JSON.stringify(registry.keyAspectValue(w.target)), recorded: new Map(), ...states } };
     },
-    // After a write, the record holds every property of the value stored under its definition's
-    // current version (migration 028), the definition as read: the write's guards held it so.
+    // After a write, the record holds every property of the value stored under its definition's current
+    // version (db/migrations/R__svc_record_assignments.sql), the definition as read: the write's guards
+    // held it so.
     contextAfter: (w, context) => ({
       ...context,
       recorded: new Map((w.value as StructuredProperties).properties.map((a) => [a.propertyUrn, visibilityOf(context.properties.get(a.propertyUrn))?.version ?? ''])),
@@ -253,8 +255,9 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
       );
       if (context.entityKey !== undefined) guards.push({ urn: w.target.urn, aspect: w.target.spec.keyAspect, text: context.entityKey });
       const value = { ...(w.value as object), properties: next };
-      // Every assignment left is recorded under its property's current version (migration 008): a read
-      // right after hides only those of soft-deleted properties.
+      // Every assignment left is recorded under its property's current version (by a trigger,
+      // db/migrations/R__svc_record_inserted_assignments.sql): a read right after hides only those of
+      // soft-deleted properties.
       const shown = { ...value, properties: next.filter((a) => !states.get(a.propertyUrn)?.softDeleted) };
       return { value, plan: undefined, guards, shown };
     },
@@ -277,7 +280,8 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
     },
     async onDelete(target, tx, withEntity) {
       // Deleting the aspect alone drops every assignment: immutable ones may not go, as with any other
-      // write. (The record of assignments follows the deletion by itself, migration 008.)
+      // write. (The record of assignments follows the deletion by itself: a trigger,
+      // db/migrations/R__svc_record_assignments.sql.)
       if (withEntity) return;
       const stored = (await aspectVersion(tx, target.urn, 'structuredProperties', 0))?.value as StructuredProperties | undefined;
       if (!stored) return;

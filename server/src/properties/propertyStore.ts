@@ -1,7 +1,9 @@
 /**
  * Reads of structured properties' state (definition, soft delete, version) and the record of their
  * assignments, `structured_property_assignments`: for each property set on an entity, the definition
- * version its values were written under (see migration 007).
+ * version its values were written under. Triggers keep it, in the statement that writes the
+ * structuredProperties row (db/migrations/R__svc_record_inserted_assignments.sql,
+ * R__svc_record_assignments.sql).
  */
 import { query as rows, type Db } from '../db/pool.ts';
 import { lockEntity } from '../db/locks.ts';
@@ -29,7 +31,7 @@ export async function loadProperties(db: Db, propertyUrns: string[]): Promise<Ma
       db,
       "SELECT urn, aspect, metadata FROM svc_latest_rows($1, ARRAY['propertyDefinition', 'status'])",
       [[...new Set(propertyUrns)]],
-      // Each row found by key (svc_latest_rows, migrations 021 and 022); not prepared: off the hot path.
+      // Each row found by key (db/migrations/R__svc_latest_rows.sql); not prepared: off the hot path.
     ),
   );
 }
@@ -51,8 +53,8 @@ export async function allProperties(db: Db): Promise<Map<string, PropertyState>>
  */
 export async function findProperties(db: Db, qualifiedNames: string[], fieldNames: string[]): Promise<Map<string, PropertyState>> {
   if (qualifiedNames.length === 0 && fieldNames.length === 0) return new Map();
-  // One round trip, prepared, in a function planned with index lookups (migration 020): planning this
-  // statement (expression indexes) costs ten times running it.
+  // One round trip, prepared, in a function planned with index lookups (R__svc_find_properties.sql):
+  // planning this statement (expression indexes) costs ten times running it.
   return statesFrom(
     await rows<{ urn: string; aspect: string; metadata: unknown }>(
       db,
@@ -94,10 +96,11 @@ export async function lockQualifiedName(tx: Db, qualifiedName: string): Promise<
 
 /**
  * What propertyDefinition writes check, for several properties in one round trip and one snapshot
- * (migrations 011, 026): each stored definition, status, the holders of the given qualified
- * names and of those with the same search names, open hard-delete tasks, and the data and entity types. Read without locks, the write statement
- * checks that what the decision relied on is unchanged (see aspectStore.ts); a write creating a property
- * reads it under {@link lockQualifiedName}.
+ * (db/migrations/R__svc_definition_write_contexts.sql): each stored definition, status, the holders of
+ * the given qualified names and of those with the same search names, open hard-delete tasks, and the
+ * data and entity types. Read without locks, the write statement checks that what the decision relied
+ * on is unchanged (see aspectStore.ts); a write creating a property reads it under
+ * {@link lockQualifiedName}.
  */
 export async function loadDefinitionContexts(
   db: Db,
@@ -157,7 +160,7 @@ export async function loadDefinitionContexts(
 export type RecordedVersions = Map<string, Map<string, string>>;
 
 /**
- * A row of a read context (svc_property_read_contexts, migration 019): `p`, the visibility of the
+ * A row of a read context (db/migrations/R__svc_property_read_contexts.sql): `p`, the visibility of the
  * properties (`c`: `<property URN> US <aspect> US <version, or 't' when soft deleted>` per definition
  * and status), or `r`, the assignment record (`c`: `<entity URN> US <property URN> US <definition
  * version>` per assignment); records separated by RS. One row each, aggregated in Postgres: a page's
@@ -214,9 +217,10 @@ export function readContextOf(rs: ReadContextRow[]): ReadContext {
 }
 
 /**
- * The records of older versions of entities' structuredProperties rows (migration 025): for each
- * given row (entity URN and version, 1 or more), property URN → the definition version its values
- * were written under. A row absent from the result has no record.
+ * The records of older versions of entities' structuredProperties rows
+ * (db/migrations/R__svc_keep_assignment_history.sql): for each given row (entity URN and version, 1 or
+ * more), property URN → the definition version its values were written under. A row absent from the
+ * result has no record.
  */
 export async function loadHistoricRecords(db: Db, rowsOf: { urn: string; version: number }[]): Promise<Map<string, Map<string, string>>> {
   const out = new Map<string, Map<string, string>>();
@@ -272,7 +276,8 @@ export interface WriteContextRequest {
  * to check they did not change), and the versions each entity's values were written under.
  */
 export async function loadWriteContexts(db: Db, aspect: string, requests: WriteContextRequest[]): Promise<(ReadForWrite & { context: WriteContext })[]> {
-  // One function call (migration 009): the query's plan is made once per connection.
+  // One function call (db/migrations/R__svc_property_write_contexts.sql): the query's plan is made once
+  // per connection.
   const rs = await rows<{ kind: string; urn: string; a: string | null; b: string | null; c: string | null; at: Date | null }>(
     db,
     'SELECT kind, urn, a, b, c, at FROM svc_property_write_contexts($1, $2, $3, $4)',

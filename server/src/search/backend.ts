@@ -71,8 +71,13 @@ export interface SearchBackend {
   prepare(entityTypes: string[]): Promise<void>;
   /** Makes sure the entity type's documents can be searched by these fields (mappings); idempotent. */
   ensureFields(entityType: string, fields: FieldSpec[]): Promise<void>;
-  /** Stores documents and removes those of entities that are gone; `tx` is the dispatcher's transaction. */
-  apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<void>;
+  /**
+   * Stores documents and removes those of entities that are gone; `tx` is the dispatcher's transaction.
+   * Resolves with the entities whose document the backend refused by itself (by URN, with its reason),
+   * the others being applied; throws when it could not apply them as a whole (then what it did apply is
+   * applied again by a later try: documents are whole, so that is harmless).
+   */
+  apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<Map<string, string>>;
   /** Makes every document applied so far visible to searches (OpenSearch refreshes on its own within its interval). */
   refresh(): Promise<void>;
   /** Told after a step's documents were committed, how many entities they were (see PostgresBackend's planner statistics). */

@@ -67,8 +67,15 @@ interface Clause {
   modifier: '+' | '-' | undefined;
 }
 
+/**
+ * The longest query string taken: a search holds 100 terms at most (searchService.ts), which fit in far
+ * less; a longer text (GraphQL's `query` comes in a body of up to 5 MB) is refused before it is read.
+ */
+export const MAX_QUERY_CHARS = 10_000;
+
 /** Parses a query string; `*` or an empty string selects everything. */
 export function parseQuery(query: string): Expr {
+  if (query.length > MAX_QUERY_CHARS) throw SvcError.validation([`query: at most ${MAX_QUERY_CHARS.toLocaleString('en-US')} characters, got ${query.length.toLocaleString('en-US')} (a search holds 100 terms and conditions at most)`]);
   const q = query.trim();
   if (q === '' || q === '*' || q === '*:*') return ALL;
   return new QueryParser(query).parse();

@@ -123,11 +123,13 @@ export function printFacetValue(type: FieldType, v: string | number | boolean): 
 
 /** Nests dotted field names as objects (`a.b: 1` → `{a: {b: 1}}`), as OpenSearch reads them. */
 export function nest(flat: Iterable<[string, unknown]>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // Objects without a prototype: a name's part is a key of its own whatever it is (`__proto__` would
+  // otherwise reach Object.prototype, and set keys of every object there).
+  const out: Record<string, unknown> = Object.create(null);
   for (const [name, value] of flat) {
     const path = name.split('.');
     let at = out;
-    for (const seg of path.slice(0, -1)) at = (at[seg] ??= {}) as Record<string, unknown>;
+    for (const seg of path.slice(0, -1)) at = (Object.hasOwn(at, seg) ? at[seg] : (at[seg] = Object.create(null))) as Record<string, unknown>;
     at[path[path.length - 1]!] = value;
   }
   return out;

@@ -8,7 +8,13 @@
  * Selections go to OpenSearch as query DSL built from the expression as parsed, checked and resolved
  * (fields restricted to the ones above, values typed), so both backends read it alike and OpenSearch
  * parses no query string.
+ *
+ * Every document svc can build is one OpenSearch takes (issue 48): a URN longer than a document id may
+ * be gets an id of its hash, and a keyword value longer than a term may be is indexed as its hash (see
+ * {@link LONG_VALUES_FIELD}). A document OpenSearch refuses all the same is reported to the dispatcher,
+ * which delivers the others and tries that one again later.
  */
+import { createHash } from 'node:crypto';
 import { Client } from '@opensearch-project/opensearch';
 import { query, type Db, type Pool } from '../db/pool.ts';
 import { SvcError } from '../errors.ts';
@@ -18,17 +24,57 @@ import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBacken
 import type { PatternPart } from './expr.ts';
 import { fieldsToDrop, queueRebuild } from './indexRebuild.ts';
 import { reachingOpenSearch } from './opensearchErrors.ts';
-import { baseFields, documentSource, type FieldSpec, type FieldType } from './fields.ts';
+import { baseFields, documentSource, PROPERTIES_FIELD, type FieldSpec, type FieldType } from './fields.ts';
 
 /** What is counted of bulk items OpenSearch refused for good (e.g. a value that does not fit its mapping). */
 export const opensearchStats = { rejected: 0, mappingConflicts: 0 };
 
 /**
- * A keyword value longer than this many characters is kept in the document but not indexed: Lucene
- * refuses a term over 32,766 UTF-8 bytes, and OpenSearch would refuse the whole document with it (the
- * entity would drop out of search). 8,191 characters are at most 32,764 bytes.
+ * A keyword value longer than this many characters (UTF-16 code units, as OpenSearch counts them) is
+ * kept in the document but not indexed under its field (`ignore_above`): Lucene refuses a term over
+ * 32,766 UTF-8 bytes, and OpenSearch would refuse the whole document with it. 8,191 code units are at
+ * most 24,573 bytes. Such a value is indexed as its hash instead ({@link LONG_VALUES_FIELD}).
  */
 export const MAX_INDEXED_KEYWORD = 8191;
+
+/**
+ * A field of every index holding, for each keyword value longer than {@link MAX_INDEXED_KEYWORD}, the
+ * term `<field>=<SHA-256 of the value, hex>`: such a value is found by exact match and by `exists`
+ * through it. Ranges, wildcards and facets do not see it (they would need the value's terms); the
+ * `postgres` backend has no such limit.
+ */
+export const LONG_VALUES_FIELD = 'svcLongValues';
+
+/** OpenSearch's longest document id, in UTF-8 bytes. */
+const MAX_ID_BYTES = 512;
+
+/** The largest bulk request sent (OpenSearch takes 100 MB by default); a larger document goes alone. */
+export const MAX_BULK_BYTES = 8 * 1024 * 1024;
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** The term a long keyword value is indexed by, under {@link LONG_VALUES_FIELD}. */
+export const longValueTerm = (field: string, value: string) => `${field}=${sha256(value)}`;
+
+/**
+ * A document's `_id`: its URN, or `sha256:<hash of the URN>` for a URN longer than an id may be
+ * (schemaField URNs reach 2,048 bytes). Searches read URNs from the `urn` field, never from the id.
+ */
+export function documentId(urn: string): string {
+  return Buffer.byteLength(urn) <= MAX_ID_BYTES ? urn : `sha256:${sha256(urn)}`;
+}
+
+/** The document OpenSearch stores for a search document: its source, and the hashes of its long keyword values. */
+function opensearchSource(d: SearchDocument): Record<string, unknown> {
+  const source = documentSource(d);
+  const long: string[] = [];
+  for (const [name, f] of d.fields) {
+    if (f.type !== 'keyword') continue;
+    for (const v of f.values) if (typeof v === 'string' && v.length > MAX_INDEXED_KEYWORD) long.push(longValueTerm(name, v));
+  }
+  if (long.length) source[LONG_VALUES_FIELD] = long;
+  return source;
+}
 
 /**
  * Fields an index may map (OpenSearch's `index.mapping.total_fields.limit`, 1,000 by default): every
@@ -100,8 +146,13 @@ export function queryDsl(e: Resolved): Record<string, unknown> {
     case 'not':
       return { bool: { must_not: [queryDsl(e.of)] } };
     case 'exists':
+      // A structured property's keyword values may all be too long to be indexed under its field.
+      if (e.field.type === 'keyword' && e.field.name.startsWith(`${PROPERTIES_FIELD}.`)) {
+        return { bool: { should: [{ exists: { field: e.field.name } }, { prefix: { [LONG_VALUES_FIELD]: `${e.field.name}=` } }], minimum_should_match: 1 } };
+      }
       return { exists: { field: e.field.name } };
     case 'terms': {
+      if (e.field.type === 'keyword') return keywordTerms(e.field.name, e.values.map(String));
       if (e.field.type !== 'date') return e.values.length === 0 ? MATCH_NONE : { terms: { [e.field.name]: e.values } };
       const days = e.values.map((v) => dateTerm(Number(v))).filter((v) => v !== undefined);
       if (days.length === 0) return MATCH_NONE;
@@ -118,6 +169,15 @@ export function queryDsl(e: Resolved): Record<string, unknown> {
     case 'wildcard':
       return { wildcard: { [e.field.name]: { value: pattern(e.pattern) } } };
   }
+}
+
+/** Keyword values equal to one of `values`: under the field, or by hash when too long to be indexed there. */
+function keywordTerms(field: string, values: string[]): Record<string, unknown> {
+  const short = values.filter((v) => v.length <= MAX_INDEXED_KEYWORD);
+  const long = values.filter((v) => v.length > MAX_INDEXED_KEYWORD).map((v) => longValueTerm(field, v));
+  const clauses = [...(short.length ? [{ terms: { [field]: short } }] : []), ...(long.length ? [{ terms: { [LONG_VALUES_FIELD]: long } }] : [])];
+  if (clauses.length === 0) return MATCH_NONE;
+  return clauses.length === 1 ? clauses[0]! : { bool: { should: clauses, minimum_should_match: 1 } };
 }
 
 interface BulkItem {
@@ -156,8 +216,10 @@ export class OpenSearchBackend implements SearchBackend {
       for (const type of entityTypes) {
         const alias = this.alias(type);
         if ((await this.client.indices.exists({ index: alias })).body) {
-          // An index made before the limit was raised takes it now (the setting is dynamic).
+          // An index made before the limit was raised takes it now (the setting is dynamic), and one made
+          // before long values were hashed, their field.
           await this.client.indices.putSettings({ index: alias, body: { 'index.mapping.total_fields.limit': MAX_INDEX_FIELDS } });
+          await this.client.indices.putMapping({ index: alias, body: { properties: mappingOf([{ name: LONG_VALUES_FIELD, type: 'keyword' }]) as never } });
           continue;
         }
         const index = `${alias}_${Date.now()}`;
@@ -183,7 +245,7 @@ export class OpenSearchBackend implements SearchBackend {
           refresh_interval: '500ms',
           'mapping.total_fields.limit': MAX_INDEX_FIELDS,
         },
-        mappings: { dynamic: false, properties: mappingOf([...baseFields(spec), ...fields]) as never },
+        mappings: { dynamic: false, properties: mappingOf([...baseFields(spec), { name: LONG_VALUES_FIELD, type: 'keyword' }, ...fields]) as never },
       },
     });
   }
@@ -226,25 +288,41 @@ export class OpenSearchBackend implements SearchBackend {
     this.log.warn({ entityType, task, drop }, `the index maps fields with another type than their properties now: index rebuild queued, follow it at /api/tasks/${task}`);
   }
 
-  async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<void> {
-    if (docs.length === 0 && gone.length === 0) return;
+  /**
+   * Applies documents in bulk requests of at most {@link MAX_BULK_BYTES}. An item OpenSearch refuses
+   * (a value its mapping does not take, …) is its entity's refusal; a 429 (OpenSearch overloaded) fails
+   * the whole, to be tried again after a pause.
+   */
+  async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<Map<string, string>> {
+    const refused = new Map<string, string>();
+    if (docs.length === 0 && gone.length === 0) return refused;
     const rebuilding = await this.rebuilds(tx);
     const indices = (type: string) => [this.alias(type), ...(rebuilding.has(type) ? [rebuilding.get(type)!] : [])];
-    const body: unknown[] = [];
+    // Each action with its lines, as sent.
+    const actions: { urn: string; kind: 'index' | 'delete'; lines: string[]; bytes: number }[] = [];
+    const add = (urn: string, kind: 'index' | 'delete', lines: string[]) => actions.push({ urn, kind, lines, bytes: lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0) });
     for (const d of docs) {
-      const source = documentSource(d);
-      for (const index of indices(d.entityType)) body.push({ index: { _index: index, _id: d.urn } }, source);
+      const source = JSON.stringify(opensearchSource(d));
+      for (const index of indices(d.entityType)) add(d.urn, 'index', [JSON.stringify({ index: { _index: index, _id: documentId(d.urn) } }), source]);
     }
-    for (const g of gone) for (const index of indices(g.entityType)) body.push({ delete: { _index: index, _id: g.urn } });
-    const res = await this.client.bulk({ body: body as never });
-    if (!res.body.errors) return;
-    for (const item of res.body.items as Record<string, BulkItem>[]) {
-      const r = Object.values(item)[0]!;
-      if (r.status < 300 || r.status === 404) continue;
-      if (r.status === 429 || r.status >= 500) throw new Error(`OpenSearch bulk item failed (${r.status}): ${r.error?.reason ?? ''}`);
-      opensearchStats.rejected++;
-      this.log.warn({ item }, 'OpenSearch refused a search document');
+    for (const g of gone) for (const index of indices(g.entityType)) add(g.urn, 'delete', [JSON.stringify({ delete: { _index: index, _id: documentId(g.urn) } })]);
+    for (let start = 0; start < actions.length; ) {
+      let end = start + 1;
+      for (let bytes = actions[start]!.bytes; end < actions.length && bytes + actions[end]!.bytes <= MAX_BULK_BYTES; end++) bytes += actions[end]!.bytes;
+      const chunk = actions.slice(start, end);
+      start = end;
+      const res = await this.client.bulk({ body: chunk.flatMap((a) => a.lines) as never });
+      if (!res.body.errors) continue;
+      (res.body.items as Record<string, BulkItem>[]).forEach((item, i) => {
+        const r = Object.values(item)[0]!;
+        const action = chunk[i]!;
+        if (r.status < 300 || (action.kind === 'delete' && r.status === 404)) return;
+        if (r.status === 429) throw new SvcError('UNAVAILABLE', `OpenSearch is overloaded (429): ${r.error?.reason ?? ''}`);
+        opensearchStats.rejected++;
+        refused.set(action.urn, `OpenSearch ${r.status} ${r.error?.type ?? ''}: ${r.error?.reason ?? ''}`);
+      });
     }
+    return refused;
   }
 
   /** The structured-property fields the index of an entity type maps now, with their types. */
@@ -315,7 +393,8 @@ export class OpenSearchBackend implements SearchBackend {
     });
     const hits = res.body.hits;
     const total = req.total ? (typeof hits.total === 'number' ? hits.total : (hits.total?.value ?? 0)) : undefined;
-    return { urns: hits.hits.map((h) => h._id as string), total };
+    // The URN is the sort value (a document's id may be its hash, see documentId).
+    return { urns: hits.hits.map((h) => String(h.sort![0])), total };
   }
 
   async aggregate(req: AggregateRequest): Promise<FacetBucket[][]> {

@@ -1,6 +1,7 @@
 /**
- * The dispatcher of the search outbox (migration 013): every write that changes what a search document
- * is built from adds the entity's URN to `search_outbox` in its own transaction; this loop takes the
+ * The dispatcher of the search outbox: every write that changes what a search document is built
+ * from adds the entity's URN to `search_outbox` in its own transaction (triggers do, whichever path
+ * wrote: db/migrations/R__svc_search_inserted.sql and R__svc_search_changed.sql); this loop takes the
  * oldest rows, rebuilds those entities' documents from the primary store, applies them to the backend
  * in one bulk, and deletes the rows it handled. A change is delivered at least once and the latest
  * state wins (documents are rebuilt, not patched), so a crash or a backend outage loses nothing: the
@@ -10,13 +11,23 @@
  * transaction-scoped advisory lock, so steps never interleave and documents are applied in order.
  * For a structured property, the step also compares what is indexed of it (field, type, entity types,
  * searchable) with its definition now; when that changed, every entity holding it is queued again.
+ *
+ * No entity's document holds back the others (issue 48). A step that fails for a reason of the
+ * backend's or the database's as a whole (unreachable, overloaded) is retried whole after a pause. Any
+ * other failure is taken to be an entity's: the step runs again with its entities isolated (the batch
+ * halved under savepoints until the failing ones stand alone), delivers the rest, and moves each
+ * failing entity from the outbox to `search_failures` (deliveryFailures.ts) in the same transaction;
+ * there it is tried again with a growing pause, or at once when it changes again, until delivered. An
+ * entity the backend refuses by itself (an OpenSearch bulk item) goes there directly.
  */
-import { inTransaction, query, type Db, type Pool, type Tx } from '../db/pool.ts';
+import { inTransaction, query, type Pool, type Tx } from '../db/pool.ts';
 import { Listener } from '../db/listener.ts';
 import type { EntityService } from '../entities/entityService.ts';
+import { SvcError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { loadProperties } from '../properties/propertyStore.ts';
 import type { SearchBackend } from './backend.ts';
+import { clearFailures, failuresToTry, recordFailures } from './deliveryFailures.ts';
 import { buildDocuments } from './documents.ts';
 import { propertyEntityTypes, propertyField, type FieldSpec } from './fields.ts';
 
@@ -24,6 +35,11 @@ export const SEARCH_CHANNEL = 'svc_search';
 const STRUCTURED_PROPERTY = 'urn:li:structuredProperty:';
 /** Rows one step takes. */
 const BATCH = 500;
+/**
+ * Failing entities one step tries again when their pause is over: when all fail again (Postgres refuses
+ * a statement, not a row), isolating them costs about twice as many tries.
+ */
+const RETRY_BATCH = 100;
 /**
  * While writes keep coming, a step that found fewer rows than this is followed by a pause (the
  * linger, `SVC_SEARCH_LINGER_MS`) before the next, for the writes of that time to go in one step: a
@@ -51,26 +67,55 @@ export interface OutboxStats {
   steps: number;
   /** Steps that failed (backend unreachable, …) and were tried again. */
   failures: number;
+  /** Tries of an entity's document that failed (the entity was recorded in search_failures). */
+  entityFailures: number;
+  /** Shipping steps of time series entries that failed for a reason not the backend's as a whole. */
+  timeseriesFailures: number;
 }
 
-/** The queue now: rows waiting, and the age of the oldest in seconds (0 when empty). */
-export async function outboxLag(db: Db): Promise<{ depth: number; oldestSeconds: number }> {
-  const [r] = await query<{ n: string; age: number | null }>(
-    db,
-    'SELECT count(*) AS n, extract(epoch FROM clock_timestamp() - min(queued_at))::float8 AS age FROM search_outbox',
-    [],
-  );
-  return { depth: Number(r!.n), oldestSeconds: r!.age ?? 0 };
+/** SQLSTATEs of a database that cannot do the work now, whatever the work: connection, concurrency, resources, shutdown, system, lock wait. */
+const TRANSIENT_SQLSTATE = /^(08|40|53|57P|58)|^55P03$/;
+
+/**
+ * Whether a failure is the backend's or the database's as a whole (unreachable, overloaded, a conflict
+ * between transactions), for the whole step to wait and be tried again, rather than some entity's.
+ * What is not known to be so is taken to be an entity's: taken that way wrongly, it delays the entities
+ * it is blamed on (they are tried again, after a pause); taken the other way wrongly, it would stop
+ * every later change.
+ */
+export function isTransient(err: unknown): boolean {
+  if (err instanceof SvcError) {
+    if (err.code === 'UNAVAILABLE' || err.code === 'CONFLICT') return true;
+    const sqlstate = (err.cause as { code?: unknown } | undefined)?.code;
+    return typeof sqlstate === 'string' && TRANSIENT_SQLSTATE.test(sqlstate);
+  }
+  const e = err as { name?: unknown; meta?: { statusCode?: unknown } } | undefined;
+  // The OpenSearch client's: no connection, a timeout, a 429, or a 5xx for a request as a whole.
+  if (typeof e?.name === 'string' && /^(ConnectionError|TimeoutError|NoLivingConnectionsError)$/.test(e.name)) return true;
+  const status = e?.meta?.statusCode;
+  return typeof status === 'number' && (status === 429 || status >= 500);
+}
+
+/** What is kept of an error that failed an entity: the driver's or OpenSearch's words, not svc's wrapper. */
+function describe(err: unknown): string {
+  const cause = err instanceof SvcError && err.cause instanceof Error ? err.cause : err;
+  const e = cause as { message?: unknown; code?: unknown; meta?: { statusCode?: unknown; body?: { error?: { type?: unknown; reason?: unknown } } } };
+  const reason = e.meta?.body?.error;
+  if (reason?.type) return `OpenSearch ${String(e.meta?.statusCode ?? '')} ${String(reason.type)}: ${String(reason.reason ?? '')}`;
+  const message = typeof e.message === 'string' ? e.message : String(cause);
+  return typeof e.code === 'string' ? `${message} (SQLSTATE ${e.code})` : message;
 }
 
 export class SearchOutbox {
-  readonly stats: OutboxStats = { delivered: 0, steps: 0, failures: 0 };
+  readonly stats: OutboxStats = { delivered: 0, steps: 0, failures: 0, entityFailures: 0, timeseriesFailures: 0 };
   /** Rows and entries the last step delivered. */
   private lastDelivered = 0;
   /** Entities whose documents the last step applied or removed. */
   private lastEntities = 0;
   private stopping = false;
   private woken = false;
+  /** When a failure of time series shipping was last logged. */
+  private lastShipWarning = 0;
   private wake: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private listener: Listener | undefined;
@@ -192,31 +237,115 @@ export class SearchOutbox {
     });
   }
 
-  /** One batch: `more` when rows were delivered, `idle` when the outbox is empty, `busy` when another dispatcher works. */
+  /**
+   * One batch: `more` when rows were delivered (or failing entities tried), `idle` when there was
+   * nothing to do, `busy` when another dispatcher works. A failure that is not the backend's as a whole
+   * runs the step again with its entities isolated (see the module comment).
+   */
   async step(): Promise<'more' | 'idle' | 'busy'> {
+    try {
+      return await this.stepOnce(false);
+    } catch (err) {
+      if (isTransient(err)) throw err;
+      return this.stepOnce(true);
+    }
+  }
+
+  private async stepOnce(isolate: boolean): Promise<'more' | 'idle' | 'busy'> {
     return inTransaction(this.pool, async (tx) => {
       const [lock] = await query<{ ok: boolean }>(tx, "SELECT pg_try_advisory_xact_lock(hashtextextended('search:dispatcher', 0)) AS ok", []);
       if (!lock!.ok) return 'busy';
-      const rows = await query<{ id: string; urn: string }>(tx, 'SELECT id, urn FROM search_outbox ORDER BY id LIMIT $1', [BATCH]);
-      const shipped = (await this.timeseries?.ship(tx)) ?? 0;
-      this.lastDelivered = rows.length + shipped;
-      if (rows.length === 0) return shipped > 0 ? 'more' : 'idle';
+      const rows = await query<{ id: string; urn: string; queued_at: Date }>(tx, 'SELECT id, urn, queued_at FROM search_outbox ORDER BY id LIMIT $1', [BATCH]);
+      const shipped = await this.ship(tx, isolate);
       const urns = [...new Set(rows.map((r) => r.urn))];
-      await this.propertiesChanged(tx, urns.filter((u) => u.startsWith(STRUCTURED_PROPERTY)));
-      const { docs, gone } = await buildDocuments(this.entities, this.pool, urns);
-      await this.prepare([...docs, ...gone].map((d) => d.entityType));
-      for (const d of docs) {
-        const missing: FieldSpec[] = [];
-        for (const [name, f] of d.fields) if (!this.knownFields.has(`${d.entityType}\0${name}`)) missing.push({ name, type: f.type });
-        if (missing.length) await this.ensureFields(d.entityType, missing);
+      // Entities failing already are tried apart and isolated: whether they fail again or not, the batch
+      // of the others is not halved for them.
+      const failing = await failuresToTry(tx, urns, RETRY_BATCH);
+      this.lastDelivered = rows.length + shipped;
+      if (urns.length === 0 && failing.length === 0) return shipped > 0 ? 'more' : 'idle';
+      const known = new Set(failing);
+      const fresh = urns.filter((u) => !known.has(u));
+      const refused = new Map<string, string>();
+      if (fresh.length) for (const [urn, error] of isolate ? await this.deliverIsolated(tx, fresh) : await this.deliver(tx, fresh)) refused.set(urn, error);
+      if (failing.length) for (const [urn, error] of await this.deliverIsolated(tx, failing)) refused.set(urn, error);
+      if (rows.length) await query(tx, 'DELETE FROM search_outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
+      await clearFailures(tx, failing.filter((u) => !refused.has(u)));
+      if (refused.size) {
+        const queuedAt = new Map<string, Date>();
+        for (const r of rows) if (refused.has(r.urn) && !queuedAt.has(r.urn)) queuedAt.set(r.urn, r.queued_at);
+        await recordFailures(tx, [...refused].map(([urn, error]) => ({ urn, error, queuedAt: queuedAt.get(urn) })));
+        this.stats.entityFailures += refused.size;
+        const [urn, error] = [...refused][0]!;
+        this.log.warn({ failed: refused.size, urn, error }, 'search documents could not be delivered; their entities are tried again later (GET /api/search/delivery)');
       }
-      await this.backend.apply(docs, gone, tx);
-      await query(tx, 'DELETE FROM search_outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
-      this.stats.delivered += urns.length;
-      this.lastEntities = urns.length;
+      const delivered = fresh.length + failing.length - refused.size;
+      this.stats.delivered += delivered;
+      this.lastEntities = delivered;
       // Rows were delivered: look again (a property's holders may have been queued by this step).
       return 'more';
     });
+  }
+
+  /**
+   * Builds and applies the documents of these entities; those the backend refused, with why. Throws
+   * when they could not be delivered as a whole (the transaction is then unusable).
+   */
+  private async deliver(tx: Tx, urns: string[]): Promise<Map<string, string>> {
+    await this.propertiesChanged(tx, urns.filter((u) => u.startsWith(STRUCTURED_PROPERTY)));
+    const { docs, gone } = await buildDocuments(this.entities, this.pool, urns);
+    await this.prepare([...docs, ...gone].map((d) => d.entityType));
+    for (const d of docs) {
+      const missing: FieldSpec[] = [];
+      for (const [name, f] of d.fields) if (!this.knownFields.has(`${d.entityType}\0${name}`)) missing.push({ name, type: f.type });
+      if (missing.length) await this.ensureFields(d.entityType, missing);
+    }
+    return this.backend.apply(docs, gone, tx);
+  }
+
+  /**
+   * {@link deliver} under a savepoint; when that fails (not for a reason of the backend's as a whole),
+   * each half again, down to the entities that fail alone: those are returned with their error.
+   */
+  private async deliverIsolated(tx: Tx, urns: string[]): Promise<Map<string, string>> {
+    await query(tx, 'SAVEPOINT search_delivery', []);
+    try {
+      const refused = await this.deliver(tx, urns);
+      await query(tx, 'RELEASE SAVEPOINT search_delivery', []);
+      return refused;
+    } catch (err) {
+      await query(tx, 'ROLLBACK TO SAVEPOINT search_delivery', []);
+      await query(tx, 'RELEASE SAVEPOINT search_delivery', []);
+      if (isTransient(err)) throw err;
+      if (urns.length === 1) return new Map([[urns[0]!, describe(err)]]);
+      const half = Math.ceil(urns.length / 2);
+      return new Map([...(await this.deliverIsolated(tx, urns.slice(0, half))), ...(await this.deliverIsolated(tx, urns.slice(half)))]);
+    }
+  }
+
+  /**
+   * Ships time series entries (in `opensearch` mode). When isolated, a failure that is not OpenSearch's
+   * as a whole is rolled back to a savepoint and logged, and the step goes on with the documents: time
+   * series shipping never holds back search documents.
+   */
+  private async ship(tx: Tx, isolate: boolean): Promise<number> {
+    if (!this.timeseries) return 0;
+    if (!isolate) return this.timeseries.ship(tx);
+    await query(tx, 'SAVEPOINT search_timeseries', []);
+    try {
+      const shipped = await this.timeseries.ship(tx);
+      await query(tx, 'RELEASE SAVEPOINT search_timeseries', []);
+      return shipped;
+    } catch (err) {
+      await query(tx, 'ROLLBACK TO SAVEPOINT search_timeseries', []);
+      await query(tx, 'RELEASE SAVEPOINT search_timeseries', []);
+      if (isTransient(err)) throw err;
+      this.stats.timeseriesFailures++;
+      if (Date.now() - this.lastShipWarning > 30_000) {
+        this.lastShipWarning = Date.now();
+        this.log.warn({ err }, 'could not ship time series entries; they wait in their outbox, and search documents go on');
+      }
+      return 0;
+    }
   }
 
   /** Creates the indices of entity types as documents of them first come (system-update creates them all). */

@@ -1,8 +1,9 @@
 /**
  * The `postgres` search backend: documents in `search_documents` and one row per value in
- * `search_values` (migration 013), in the catalog's own database. A filter on a field is a semi-join
- * on the value rows of that field (btree on (entity type, field, value, urn)); pages walk the
- * documents in URN order; facet counts group the value rows of the matching documents.
+ * `search_values` (their tables: db/migrations/V001__baseline.sql), in the catalog's own database. A
+ * filter on a field is a semi-join on the value rows of that field (btree on (entity type, field, the
+ * value's first 256 characters), search_values_by_string_prefix, or (entity type, field, number, urn));
+ * pages walk the documents in URN order; facet counts group the value rows of the matching documents.
  */
 import { query, type Db, type Pool } from '../db/pool.ts';
 import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBackend, SearchDocument, SearchRequest } from './backend.ts';
@@ -25,6 +26,36 @@ export function likePattern(pattern: PatternPart[]): string {
 
 const isNumeric = (f: FieldSpec) => f.type === 'double' || f.type === 'date';
 
+/**
+ * Characters of a string value that its index entry holds (search_values_by_string_prefix): a btree
+ * entry holds at most 2,704 bytes, and values may be megabytes long. A value shorter than this is its
+ * own key, so a comparison with it on the key is exact; a longer one is compared on its key, then in
+ * full.
+ */
+export const VALUE_KEY_CHARS = 256;
+/** The indexed key of a value row, as the index expression is written. */
+const KEY = `left(v.str_value, ${VALUE_KEY_CHARS})`;
+
+/** Whether `s` is shorter than {@link VALUE_KEY_CHARS} characters (code points, as Postgres counts them). */
+function keyIsValue(s: string): boolean {
+  if (s.length < VALUE_KEY_CHARS) return true;
+  let n = 0;
+  for (const _ of s) if (++n >= VALUE_KEY_CHARS) return false;
+  return true;
+}
+
+/** The first {@link VALUE_KEY_CHARS} characters of `s`: Postgres' `left(s, 256)`. */
+export function valueKeyOf(s: string): string {
+  if (s.length <= VALUE_KEY_CHARS) return s;
+  let out = '';
+  let n = 0;
+  for (const ch of s) {
+    if (n++ === VALUE_KEY_CHARS) break;
+    out += ch;
+  }
+  return out;
+}
+
 /** One row of `search_values`. */
 interface ValueRow {
   entityType: string;
@@ -35,7 +66,7 @@ interface ValueRow {
 }
 
 /** What tells two value rows apart. */
-const valueKey = (r: ValueRow) => `${r.entityType}\0${r.urn}\0${r.field}\0${r.str}\0${r.num ?? ''}`;
+const rowKey = (r: ValueRow) => `${r.entityType}\0${r.urn}\0${r.field}\0${r.str}\0${r.num ?? ''}`;
 
 function condition(e: Resolved, p: Params, types: string): string {
   switch (e.kind) {
@@ -68,23 +99,65 @@ function condition(e: Resolved, p: Params, types: string): string {
     }
   }
   const numeric = isNumeric(f);
-  const col = numeric ? 'v.num_value' : 'v.str_value';
   let test: string;
   switch (e.kind) {
     case 'exists':
       test = 'true';
       break;
     case 'terms':
-      test = `${col} = ANY(${p.add(e.values, numeric ? '::float8[]' : '::text[]')})`;
+      test = numeric ? `v.num_value = ANY(${p.add(e.values, '::float8[]')})` : stringTerms(e.values.map(String), p);
       break;
     case 'range':
-      test = bounds(col, e, p);
+      test = numeric ? bounds('v.num_value', e, p) : stringBounds(e, p);
       break;
     case 'wildcard':
-      test = `v.str_value LIKE ${p.add(likePattern(e.pattern))}`;
+      test = stringPattern(e.pattern, p);
       break;
   }
   return `d.urn IN (SELECT v.urn FROM search_values v WHERE v.entity_type ${types} AND v.field = ${p.add(f.name)} AND ${test})`;
+}
+
+/** Values equal to one of `values`: on the key, and in full when a value is longer than its key. */
+function stringTerms(values: string[], p: Params): string {
+  const onKey = `${KEY} = ANY(${p.add([...new Set(values.map(valueKeyOf))], '::text[]')})`;
+  return values.every(keyIsValue) ? onKey : `${onKey} AND v.str_value = ANY(${p.add(values, '::text[]')})`;
+}
+
+/**
+ * Values within bounds. A bound shorter than the key compares on the key alone with the same answer
+ * (collation "C": a key is a prefix of its value, and no prefix sorts after its value); a longer one
+ * narrows on its own key (inclusively) and compares in full.
+ */
+function stringBounds(e: { min?: { value: unknown; inclusive: boolean }; max?: { value: unknown; inclusive: boolean } }, p: Params): string {
+  const parts: string[] = [];
+  const bound = (b: { value: unknown; inclusive: boolean }, op: '>' | '<') => {
+    const value = String(b.value);
+    const cmp = `${op}${b.inclusive ? '=' : ''}`;
+    if (keyIsValue(value)) parts.push(`${KEY} ${cmp} ${p.add(value)}`);
+    else parts.push(`${KEY} ${op}= ${p.add(valueKeyOf(value))}`, `v.str_value ${cmp} ${p.add(value)}`);
+  };
+  if (e.min) bound(e.min, '>');
+  if (e.max) bound(e.max, '<');
+  return parts.length ? `(${parts.join(' AND ')})` : 'true';
+}
+
+/**
+ * Values matching a wildcard pattern: its literal start narrows on the key (an index range, as a
+ * prefix `LIKE` is); the whole pattern is compared in full unless it is that start and `*`, with the
+ * start no longer than the key.
+ */
+function stringPattern(pattern: PatternPart[], p: Params): string {
+  const literal: string[] = [];
+  for (const part of pattern) {
+    if (typeof part !== 'string') break;
+    literal.push(part);
+  }
+  const start = literal.join('');
+  const full = () => `v.str_value LIKE ${p.add(likePattern(pattern))}`;
+  if (start === '') return full();
+  const onKey = `${KEY} LIKE ${p.add(likePattern([valueKeyOf(start), { wildcard: '*' }]))}`;
+  const prefixOnly = pattern.length === literal.length + 1 && (pattern[literal.length] as { wildcard: string }).wildcard === '*';
+  return prefixOnly && valueKeyOf(start) === start ? onKey : `${onKey} AND ${full()}`;
 }
 
 function bounds(col: string, e: { min?: { value: unknown; inclusive: boolean }; max?: { value: unknown; inclusive: boolean } }, p: Params): string {
@@ -142,15 +215,15 @@ export class PostgresBackend implements SearchBackend {
    * write of one structured property changes one value row and the document, not every key field's
    * row again. Reads and deletes go by URN (the index by URN, whatever the planner knows of the table).
    */
-  async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<void> {
+  async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<Map<string, string>> {
     const urns = [...docs.map((d) => d.urn), ...gone.map((g) => g.urn)];
-    if (urns.length === 0) return;
+    if (urns.length === 0) return new Map();
     const wanted = new Map<string, ValueRow>();
     for (const d of docs) {
       for (const [field, { type, values }] of d.fields) {
         for (const v of values) {
           const row: ValueRow = { entityType: d.entityType, urn: d.urn, field, str: String(v), num: typeof v === 'number' ? v : type === 'date' ? (dateMillis(v) ?? null) : null };
-          wanted.set(valueKey(row), row);
+          wanted.set(rowKey(row), row);
         }
       }
     }
@@ -169,7 +242,7 @@ export class PostgresBackend implements SearchBackend {
     const drop: ValueRow[] = [];
     for (const r of stored) {
       const row: ValueRow = { entityType: r.entity_type, urn: r.urn, field: r.field, str: r.str_value, num: r.num_value };
-      const key = valueKey(row);
+      const key = rowKey(row);
       if (wanted.has(key)) kept.add(key);
       else drop.push(row);
     }
@@ -208,6 +281,8 @@ export class PostgresBackend implements SearchBackend {
         [docs.map((d) => d.entityType), docs.map((d) => d.urn), docs.map((d) => d.removed), docs.map((d) => JSON.stringify(documentSource(d)))],
       );
     }
+    // Postgres refuses a statement, not a row: a refused document fails the whole (see outbox.ts).
+    return new Map();
   }
 
   async refresh(): Promise<void> {}

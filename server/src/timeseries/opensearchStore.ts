@@ -7,10 +7,10 @@
  * Writes commit to `timeseries_entries` in their transaction, as in the `postgres` store; here that
  * table is an outbox: the search dispatcher ships its rows to OpenSearch in id order and deletes them
  * (`ship`, called by search/outbox.ts under the dispatcher's lock). Deletions of entries already
- * shipped wait in `timeseries_deletes` (migration 016), in the same order. Reads see both: entries
- * not shipped yet, and shipped ones less those whose deletion waits. A truncation is OpenSearch's own
- * delete-by-query or reindex task, followed by an svc task that reports its progress in `/api/tasks`,
- * cancels it at `timeoutSeconds` and deletes the old index once a reindex is done.
+ * shipped wait in `timeseries_deletes` (db/migrations/V001__baseline.sql), in the same order. Reads see
+ * both: entries not shipped yet, and shipped ones less those whose deletion waits. A truncation is
+ * OpenSearch's own delete-by-query or reindex task, followed by an svc task that reports its progress
+ * in `/api/tasks`, cancels it at `timeoutSeconds` and deletes the old index once a reindex is done.
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@opensearch-project/opensearch';
@@ -20,6 +20,7 @@ import { deleteTimeseriesRange, type StoredAspect, type TimeRange } from '../ent
 import { SvcError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { registry } from '../registry/registry.ts';
+import { MAX_BULK_BYTES, MAX_INDEXED_KEYWORD } from '../search/opensearchBackend.ts';
 import { reachingOpenSearch as os } from '../search/opensearchErrors.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
@@ -62,8 +63,10 @@ const MAPPINGS = {
     urn: { type: 'keyword' },
     timestampMillis: { type: 'long' },
     '@timestamp': { type: 'date', format: 'epoch_millis', ignore_malformed: true },
-    messageId: { type: 'keyword' },
-    runId: { type: 'keyword' },
+    // Given by writers, of any length: a longer one is kept in the document, not indexed (Lucene refuses
+    // a term over 32,766 bytes, and OpenSearch the entry with it).
+    messageId: { type: 'keyword', ignore_above: MAX_INDEXED_KEYWORD },
+    runId: { type: 'keyword', ignore_above: MAX_INDEXED_KEYWORD },
     entryId: { type: 'long' },
     event: { type: 'object', enabled: false },
     systemMetadata: { type: 'object', enabled: false },
@@ -162,10 +165,15 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
   /** Creates the index behind an alias when there is none, and records it. Only under the dispatcher's lock. */
   private async ensureIndex(tx: Db, index: string): Promise<void> {
     const alias = this.alias(index);
-    if (!this.created.has(alias) && !(await os(() => this.client.indices.exists({ index: alias }))).body) {
-      const concrete = `${alias}_${Date.now()}`;
-      await os(() => this.createIndex(concrete));
-      await os(() => this.client.indices.putAlias({ index: concrete, name: alias }));
+    if (!this.created.has(alias)) {
+      if ((await os(() => this.client.indices.exists({ index: alias }))).body) {
+        // An index made before the writers' keywords were bounded takes the bound (it can be changed in place).
+        await os(() => this.client.indices.putMapping({ index: alias, body: { properties: { messageId: MAPPINGS.properties.messageId, runId: MAPPINGS.properties.runId } as never } }));
+      } else {
+        const concrete = `${alias}_${Date.now()}`;
+        await os(() => this.createIndex(concrete));
+        await os(() => this.client.indices.putAlias({ index: concrete, name: alias }));
+      }
     }
     this.created.add(alias);
     if (!this.shippedTo.has(index)) {
@@ -581,11 +589,13 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
       ...deletes.filter((d) => Number(d.id) <= cut).map((del) => ({ id: Number(del.id), del })),
     ].sort((a, b) => a.id - b.id);
     for (const index of new Set(entries.map((e) => e.index_name))) await this.ensureIndex(tx, index);
-    let bulk: unknown[] = [];
+    let bulk: string[] = [];
+    let bulkBytes = 0;
     const flush = async (refresh: boolean) => {
       if (bulk.length === 0) return;
       const res = await this.client.bulk({ body: bulk as never, refresh });
       bulk = [];
+      bulkBytes = 0;
       if (!res.body.errors) return;
       for (const item of res.body.items as Record<string, { status: number; error?: { reason?: string } }>[]) {
         const r = Object.values(item)[0]!;
@@ -611,7 +621,12 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
           createdOn: e.created_on.getTime(),
           createdBy: e.created_by,
         };
-        bulk.push({ index: { _index: this.alias(e.index_name), _id: String(it.id) } }, doc);
+        const lines = [JSON.stringify({ index: { _index: this.alias(e.index_name), _id: String(it.id) } }), JSON.stringify(doc)];
+        // Bulk requests of a bounded size (OpenSearch refuses one over 100 MB by default, and entries may be large).
+        const size = Buffer.byteLength(lines[0]!) + Buffer.byteLength(lines[1]!) + 2;
+        if (bulkBytes > 0 && bulkBytes + size > MAX_BULK_BYTES) await flush(true);
+        bulk.push(lines[0]!, lines[1]!);
+        bulkBytes += size;
         continue;
       }
       // A deletion applies to what was shipped before it: made visible first.

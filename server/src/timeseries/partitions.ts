@@ -1,8 +1,9 @@
 /**
  * Where time series entries are kept: `timeseries_entries`, partitioned by index (DataHub's index name
  * of the entity type and aspect) and by calendar month, so that a truncation drops whole months (see
- * migration 015). A partition is created before the write that needs it, in its own short
- * transaction (never inside a write holding entity locks); the months known to exist are remembered.
+ * db/migrations/R__svc_timeseries_partition.sql). A partition is created before the write that needs
+ * it, in its own short transaction (never inside a write holding entity locks); the months known to
+ * exist are remembered.
  */
 import type { Pool } from '../db/pool.ts';
 import { query } from '../db/pool.ts';
@@ -41,7 +42,8 @@ export class TimeseriesPartitions {
 
 /**
  * Whether an error is Postgres' "no partition of relation … found for row", or the default partition
- * refusing a time of a month (migration 017): a partition dropped under a write.
+ * refusing a time of a month (its CHECK, see db/migrations/R__svc_timeseries_partition.sql): a
+ * partition dropped under a write.
  */
 export function isMissingPartition(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown; cause?: unknown; constraint?: unknown };

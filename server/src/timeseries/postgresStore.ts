@@ -1,7 +1,8 @@
 /**
  * The `postgres` time series store: entries in `timeseries_entries`, partitioned by index and month
- * (see partitions.ts and migration 015). A truncation is a durable svc task (`svc:<id>`) that drops the
- * months wholly before the boundary and deletes the rest in batches; it resumes after a crash.
+ * (see partitions.ts and db/migrations/R__svc_timeseries_partition.sql). A truncation is a durable svc
+ * task (`svc:<id>`) that drops the months wholly before the boundary and deletes the rest in batches;
+ * it resumes after a crash.
  */
 import { inTransaction, query, type Db, type Pool } from '../db/pool.ts';
 import { deleteLatestTimeseries, deleteTimeseriesRange, latestTimeseries, type StoredAspect, type TimeRange } from '../entities/aspectStore.ts';

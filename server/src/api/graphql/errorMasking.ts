@@ -7,7 +7,7 @@
  */
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { ERROR_CODES, MAX_LISTED_VIOLATIONS, MAX_VIOLATION_CHARS, toSvcError, type SvcError } from '../../errors.ts';
+import { ERROR_CODES, toSvcError, type SvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { stringifyJsonWithDoublesAt, type DoublePlaces } from '../json.ts';
 import { floatPaths } from './floatPaths.ts';
@@ -17,22 +17,16 @@ const FLOATS = Symbol('float paths');
 const NO_FLOATS: DoublePlaces = { paths: new Set() };
 
 /**
- * The message and `extensions` of an svc failure as a GraphQL error (INTERNAL's cause not shown). An
- * error made with more violations than an error lists (errors.ts bounds those made by
- * `SvcError.validation`; the value rules make theirs directly) gives the first
- * {@link MAX_LISTED_VIOLATIONS}, each cut at {@link MAX_VIOLATION_CHARS}, and how many more there
- * are, as `SvcError.validation` words it: an upsert naming 10,000 missing properties was answered
- * with 4 MB of them.
+ * The message and `extensions` of an svc failure as a GraphQL error (INTERNAL's cause not shown); the
+ * violations as the error lists them (errors.ts bounds them: an upsert naming 10,000 missing
+ * properties was answered with 4 MB of them).
  */
 export function graphqlErrorParts(svc: SvcError): { message: string; extensions: Record<string, unknown> } {
   const entry = ERROR_CODES[svc.code];
   const extensions: Record<string, unknown> = { code: entry.http, type: entry.graphql };
   if (svc.detail) extensions.detail = svc.detail;
-  const more = svc.violations.length - MAX_LISTED_VIOLATIONS;
-  const violations = more > 0 ? svc.violations.slice(0, MAX_LISTED_VIOLATIONS).map((v) => (v.length > MAX_VIOLATION_CHARS ? `${v.slice(0, MAX_VIOLATION_CHARS - 1)}…` : v)) : svc.violations;
-  if (violations.length > 1) extensions.violations = violations;
-  const message = more > 0 ? `${violations.join('; ')}; … and ${more.toLocaleString('en-US')} more problem${more === 1 ? '' : 's'}` : svc.message;
-  return { message: svc.code === 'INTERNAL' ? entry.title : message, extensions };
+  if (svc.violations.length > 1) extensions.violations = svc.violations;
+  return { message: svc.code === 'INTERNAL' ? entry.title : svc.message, extensions };
 }
 
 /**

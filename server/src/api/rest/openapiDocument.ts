@@ -11,6 +11,7 @@ import { ENTITY_QUERIES } from './entityRoutes.ts';
 import { OPERATIONS_QUERIES } from './operationsRoutes.ts';
 import { RESTLI_QUERIES } from './restliRoutes.ts';
 import { TIMESERIES_QUERIES } from './timeseriesRoutes.ts';
+import { SEARCH_DELIVERY_QUERY } from './searchDeliveryRoutes.ts';
 import { TASK_QUERIES } from './taskRoutes.ts';
 import { ASPECT_BODY, BATCH_ASPECT_BODY, type ApiVersion } from './shapes.ts';
 
@@ -300,9 +301,51 @@ function serviceSchemas(): Obj {
     TokenInfo: TOKEN_INFO,
     Readiness: {
       type: 'object',
-      description: 'Search unreachable does not take the server out of service: writes go on, and search catches up',
-      properties: { status: { enum: ['READY', 'NOT_READY'] }, database: { enum: ['UP', 'DOWN'] }, migrations: { enum: ['DONE', 'PENDING'] }, search: { enum: ['UP', 'UNREACHABLE'] } },
+      description:
+        'Search unreachable or lagging does not take the server out of service: writes go on, and search catches up. `search` is DEGRADED when an entity\'s document cannot be delivered or changes wait longer than 30 s',
+      properties: {
+        status: { enum: ['READY', 'NOT_READY'] },
+        database: { enum: ['UP', 'DOWN'] },
+        migrations: { enum: ['DONE', 'PENDING'] },
+        search: { enum: ['UP', 'DEGRADED', 'UNREACHABLE'] },
+        searchDelivery: {
+          type: 'object',
+          properties: {
+            lagSeconds: { type: 'number', description: 'Age of the oldest change not delivered to search yet (0 when none)' },
+            outboxDepth: { type: 'integer', description: 'Changes waiting in the search outbox, counted up to 10,000 (svc_search_outbox_depth counts them all)' },
+            failingEntities: { type: 'integer', description: 'Entities whose search document could not be delivered (GET /api/search/delivery)' },
+          },
+          required: ['lagSeconds', 'outboxDepth', 'failingEntities'],
+        },
+      },
       required: ['status', 'database'],
+    },
+    SearchDelivery: {
+      type: 'object',
+      properties: {
+        lagSeconds: { type: 'number', description: 'Age of the oldest change not delivered to search yet, in the outbox or of a failing entity (0 when none)' },
+        outboxDepth: { type: 'integer', description: 'Changes waiting in the search outbox' },
+        outboxOldestSeconds: { type: 'number', description: 'Age of the oldest change in the outbox (0 when empty)' },
+        failingEntities: { type: 'integer', description: 'Entities whose search document could not be delivered' },
+        failing: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              urn: { type: 'string' },
+              error: { type: 'string', description: 'What the search backend said, the last time' },
+              attempts: { type: 'integer' },
+              ageSeconds: { type: 'number', description: 'Age of its oldest change not delivered' },
+              queuedAt: { type: 'string', format: 'date-time' },
+              failingSince: { type: 'string', format: 'date-time' },
+              lastAttemptAt: { type: 'string', format: 'date-time' },
+              nextAttemptAt: { type: 'string', format: 'date-time', description: 'A new change of the entity is tried at once' },
+            },
+            required: ['urn', 'error', 'attempts', 'ageSeconds', 'queuedAt', 'failingSince', 'lastAttemptAt', 'nextAttemptAt'],
+          },
+        },
+      },
+      required: ['lagSeconds', 'outboxDepth', 'outboxOldestSeconds', 'failingEntities', 'failing'],
     },
     Task: {
       type: 'object',
@@ -523,6 +566,15 @@ function servicePaths(): Obj {
         summary: 'A background task: state and progress',
         parameters: [param('id', 'path', { type: 'integer', minimum: 1 }, 'The task id')],
         responses: { '200': { description: 'The task', content: json(ref('Task')) }, '404': { description: 'No such task', content: json(ref('Error')) }, ...errors },
+      },
+    },
+    '/api/search/delivery': {
+      get: {
+        tags: ['search'],
+        operationId: 'searchDelivery',
+        summary: 'How far behind search is, and the entities whose search document could not be delivered (tried again with a pause)',
+        parameters: SEARCH_DELIVERY_QUERY.openapi(),
+        responses: { '200': { description: 'The lag and the failing entities', content: json(ref('SearchDelivery')) }, ...errors },
       },
     },
     '/gms/operations': {

@@ -113,6 +113,10 @@ function target(urn: unknown, where: string): EntityUrn {
  * input (inputRules.ts), as a request body is: it is a body of its own inside the request's.
  */
 function valueOf(p: Proposal, where: string): unknown {
+  const type = p.aspect?.contentType;
+  if (type !== undefined && type !== null && (typeof type !== 'string' || !/^application\/(json|json-patch\+json)\s*(;|$)/i.test(type))) {
+    throw SvcError.validation([`${where}: aspect.contentType must be application/json (or application/json-patch+json for a patch: svc reads an aspect as JSON); got ${JSON.stringify(type).slice(0, 80)}`]);
+  }
   const raw = p.aspect?.value;
   if (typeof raw !== 'string') throw SvcError.validation([`${where}: aspect.value must be the aspect as a JSON string`]);
   let value: unknown;

@@ -1,0 +1,119 @@
+-- The write statement of every aspect write (entities/aspectStore.ts, writeAspects): a batch of rows,
+-- each checked against the state its writer relied on, written in one statement so that they commit
+-- together. The checks, the answers and p_atomic are those of the row-by-row form,
+-- svc_write_checked_rows (R__svc_write_checked_rows.sql), which this function hands every batch it
+-- does not take itself: a CREATE mode, an entity written twice, a guard on another row's entity.
+--
+-- A batch of upserts to distinct entities (what the group commit sends) is written set-wise, one
+-- statement per kind of change instead of about ten statements per row:
+--  1. Locks, as row by row: the entities written (exclusive), then the guarded ones (shared), in URN
+--     order.
+--  2. One statement classifies every row against the state it finds: stale (its own aspect or a guard
+--     changed, the first such reason in the row-by-row order), created, unchanged or updated, with the
+--     version number the latest row gets in history. A value given again is found unchanged by its
+--     text first (svc writes the text it serializes, the same for the same value); only texts that
+--     differ are compared as jsonb.
+--  3. With p_atomic, the first stale row raises SV409.
+--  4. Only the statements the batch has rows for run: unchanged rows get their new system metadata;
+--     updated rows' latest rows move into history; new entities get their key aspect; created and
+--     updated rows are inserted as latest (their statement triggers queue search and record
+--     assignments once for the whole batch).
+--
+-- Every statement finds its rows by key (nested loops over the batch; no sequential scan, hash or merge
+-- join), whatever the tables held when the connection planned it. The values are read with unnest, not
+-- subscripted per row: `p_metadata[i]` in a statement copied the values around (six-row batches of 1 KB
+-- values ran 25% slower than row by row). test/server/plan-stability.test.ts checks the plans;
+-- test/server/write-batches.test.ts that both forms answer alike.
+CREATE OR REPLACE FUNCTION svc_write_checked(
+  p_atomic boolean,
+  p_urns text[], p_aspects text[], p_key_aspects text[], p_keys json[], p_system_metadata jsonb[], p_actors text[], p_modes text[],
+  p_checked boolean[], p_expected text[],
+  p_guard_rows int[], p_guard_urns text[], p_guard_aspects text[], p_guard_texts text[],
+  VARIADIC p_metadata json[]
+) RETURNS text[] LANGUAGE plpgsql
+  SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+DECLARE
+  kinds text[];
+  versions bigint[];
+  first_stale text;
+BEGIN
+  IF EXISTS (SELECT FROM unnest(p_modes) m WHERE m <> 'upsert')
+     OR (SELECT count(DISTINCT u) FROM unnest(p_urns) u) <> cardinality(p_urns)
+     OR EXISTS (SELECT FROM unnest(p_guard_rows, p_guard_urns) g(r, u) WHERE u <> p_urns[r] AND u = ANY (p_urns)) THEN
+    RETURN svc_write_checked_rows(p_atomic, p_urns, p_aspects, p_key_aspects, p_keys, p_system_metadata, p_actors, p_modes,
+                                  p_checked, p_expected, p_guard_rows, p_guard_urns, p_guard_aspects, p_guard_texts,
+                                  VARIADIC p_metadata);
+  END IF;
+  PERFORM pg_advisory_xact_lock(hashtextextended(u, 0))
+    FROM (SELECT DISTINCT u FROM unnest(p_urns) AS w(u)) d ORDER BY u COLLATE "C";
+  PERFORM pg_advisory_xact_lock_shared(hashtextextended(u, 0))
+    FROM (SELECT DISTINCT u FROM unnest(p_guard_urns) AS g(u) WHERE u <> ALL (p_urns)) d ORDER BY u COLLATE "C";
+
+  SELECT array_agg(c.kind ORDER BY c.i), array_agg(c.next_version ORDER BY c.i) INTO kinds, versions
+    FROM (
+      SELECT w.i,
+        CASE
+          WHEN p_checked[w.i] AND x.stored IS DISTINCT FROM p_expected[w.i]
+            THEN 'stale:' || w.aspect || ' of ' || w.urn || ' was written meanwhile'
+          ELSE coalesce(
+            (SELECT 'stale:' || g.a || ' of ' || g.u || ' changed meanwhile'
+               FROM unnest(p_guard_rows, p_guard_urns, p_guard_aspects, p_guard_texts) WITH ORDINALITY AS g(r, u, a, t, n)
+              WHERE g.r = w.i
+                AND (SELECT y.metadata::text FROM aspects y WHERE y.urn = g.u AND y.aspect = g.a AND y.version = 0) IS DISTINCT FROM g.t
+              ORDER BY g.n LIMIT 1),
+            CASE WHEN x.metadata IS NULL THEN 'created'
+                 WHEN x.metadata::text = w.md::text
+                   OR (octet_length(x.metadata::text) = octet_length(w.md::text) AND x.metadata::jsonb = w.md::jsonb) THEN 'unchanged'
+                 ELSE 'updated' END)
+        END AS kind,
+        -- The latest is the aspect's next_version-th version (history holds 1 .. next_version - 1).
+        CASE WHEN x.metadata IS NULL THEN 0
+             ELSE (SELECT max(h.version) + 1 FROM aspects h WHERE h.urn = w.urn AND h.aspect = w.aspect) END AS next_version
+        FROM unnest(p_urns, p_aspects, p_metadata) WITH ORDINALITY AS w(urn, aspect, md, i)
+        LEFT JOIN LATERAL (
+          SELECT a.metadata, CASE WHEN p_checked[w.i] THEN a.metadata::text || ' ' || a.system_metadata::text END AS stored
+            FROM aspects a WHERE a.urn = w.urn AND a.aspect = w.aspect AND a.version = 0
+        ) x ON true
+    ) c;
+
+  IF p_atomic THEN
+    SELECT k INTO first_stale FROM unnest(kinds) WITH ORDINALITY AS s(k, i) WHERE k LIKE 'stale:%' ORDER BY i LIMIT 1;
+    IF FOUND THEN
+      RAISE EXCEPTION '%', substr(first_stale, 7) USING ERRCODE = 'SV409';
+    END IF;
+  END IF;
+
+  IF 'unchanged' = ANY (kinds) THEN
+    UPDATE aspects a SET system_metadata = w.sm
+      FROM unnest(p_urns, p_aspects, kinds, p_system_metadata) AS w(urn, aspect, kind, sm)
+     WHERE w.kind = 'unchanged' AND a.urn = w.urn AND a.aspect = w.aspect AND a.version = 0;
+  END IF;
+  IF 'updated' = ANY (kinds) THEN
+    UPDATE aspects a SET version = w.v
+      FROM unnest(p_urns, p_aspects, kinds, versions) AS w(urn, aspect, kind, v)
+     WHERE w.kind = 'updated' AND a.urn = w.urn AND a.aspect = w.aspect AND a.version = 0;
+  END IF;
+  IF 'created' = ANY (kinds) THEN
+    -- A new aspect of an entity that may be new: its key aspect goes with it.
+    INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by)
+      SELECT w.urn, w.key_aspect, 0, w.key, w.sm, w.actor
+        FROM unnest(p_urns, p_aspects, kinds, p_key_aspects, p_keys, p_system_metadata, p_actors) AS w(urn, aspect, kind, key_aspect, key, sm, actor)
+       WHERE w.kind = 'created' AND w.aspect <> w.key_aspect
+      ON CONFLICT DO NOTHING;
+  END IF;
+  IF kinds && ARRAY['created', 'updated'] THEN
+    INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by)
+      SELECT w.urn, w.aspect, 0, w.md, w.sm, w.actor
+        FROM unnest(p_urns, p_aspects, kinds, p_metadata, p_system_metadata, p_actors) WITH ORDINALITY AS w(urn, aspect, kind, md, sm, actor, i)
+       WHERE w.kind IN ('created', 'updated')
+       ORDER BY w.i;
+  END IF;
+
+  RETURN ARRAY(
+    SELECT CASE s.kind WHEN 'created' THEN 'created:1'
+                       WHEN 'updated' THEN 'updated:' || (versions[s.i] + 1)
+                       WHEN 'unchanged' THEN 'unchanged:' || versions[s.i]
+                       ELSE s.kind END
+      FROM unnest(kinds) WITH ORDINALITY AS s(kind, i) ORDER BY s.i);
+END
+$$;
