@@ -29,11 +29,18 @@ function clusterSh(args: string[], timeoutMs: number): Promise<string> {
       process.stderr.write(c);
     });
     const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
+    const stdoutEnded = new Promise<void>((ended) => child.stdout.on('end', ended));
     child.on('error', fail);
-    child.on('close', (code, signal) => {
+    // On the script's exit, not on its pipes' close: a daemon it started that kept one of them open (an
+    // inherited descriptor) would hold the run forever. What it printed is read to the end first.
+    child.on('exit', (code, signal) => {
       clearTimeout(timer);
-      if (code === 0) done(out);
-      else fail(new Error(`cluster.sh ${args.join(' ')} failed (${signal ?? `exit ${code}`}): ${err.trim().split('\n').slice(-5).join('\n')}`));
+      void Promise.race([stdoutEnded, new Promise((r) => setTimeout(r, 5_000))]).then(() => {
+        child.stderr.destroy();
+        child.stdout.destroy();
+        if (code === 0) done(out);
+        else fail(new Error(`cluster.sh ${args.join(' ')} failed (${signal ?? `exit ${code}`}): ${err.trim().split('\n').slice(-5).join('\n')}`));
+      });
     });
   });
 }

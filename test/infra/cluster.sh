@@ -24,6 +24,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
 source "$here/versions.env"
 
+# fd 4: the script's own stderr, for messages from checks whose output wait_for silences. Every process
+# that outlives the script closes it (4>&-), or the caller reading our stderr would wait for it forever.
 exec 4>&2
 log() { printf 'cluster: %s\n' "$*" >&2; }
 die() { printf 'cluster: %s\n' "$*" >&2; exit 1; }
@@ -164,7 +166,7 @@ down() {
   if [ -d "$root" ]; then
     local trash="$clusters_root/.removing-$name-$$"
     if mv "$root" "$trash"; then
-      setsid rm -rf "$trash" </dev/null >/dev/null 2>&1 &
+      setsid rm -rf "$trash" </dev/null >/dev/null 2>&1 4>&- &
     else
       rm -rf "$root"
     fi
@@ -231,7 +233,7 @@ start() {
   # The wrapper joins the cgroups, then becomes the daemon (exec), so the pid is the daemon's.
   setsid bash -c 'for f in "${@:2:$1}"; do echo $$ >"$f"; done; shift $(($1 + 1)); exec "$@"' _ \
     "${#cgs[@]}" "${cgs[@]}" nsenter --net="/run/netns/$netns" -- "$@" \
-    </dev/null >>"$root/logs/$daemon.log" 2>&1 &
+    </dev/null >>"$root/logs/$daemon.log" 2>&1 4>&- &
   echo $! >"$root/pids/$daemon.pid"
 }
 
