@@ -6,7 +6,7 @@
  * `helm upgrade` to a new image tag (that revision's Job completes before the rollout; a client writing
  * through the Service during the rollout loses no acknowledged write), two server replicas (tasks run
  * once, search fed once, the PodDisruptionBudget refuses a second eviction), Postgres's pod replaced on
- * its local volume, and `helm uninstall` (what the README says stays, stays). Nothing is marked complete by the test: the cluster does it all.
+ * its local volume, and `helm uninstall` (what docs/helm.md says stays, stays). Nothing is marked complete by the test: the cluster does it all.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -269,7 +269,7 @@ spec: { entityType: dataset, aspect: datasetProfile, olderThan: 30d, dryRun: fal
     assert.match(read, /"description":"kept"/);
   });
 
-  test('helm uninstall leaves the admin token and Postgres Secrets, the Postgres volume, the finished Jobs and the CRDs, and removes the rest', async () => {
+  test('helm uninstall leaves what docs/helm.md says: the admin token and Postgres Secrets, the Postgres volume claim, the hook Jobs and the CRDs, and removes the rest', async () => {
     await helm('uninstall', REL, '--namespace', ns, '--wait', '--timeout', '120s');
     const names = async (list: Promise<{ items: { metadata?: { name?: string } }[] }>) => (await list).items.map((o) => o.metadata!.name!).sort();
     await pollUntil('the release pods gone', async () => (await core.listNamespacedPod({ namespace: ns, labelSelector: 'app.kubernetes.io/instance=rel' })).items.filter((p) => p.status?.phase === 'Running').length, (n) => n === 0, 120_000);
@@ -281,7 +281,11 @@ spec: { entityType: dataset, aspect: datasetProfile, olderThan: 30d, dryRun: fal
     const secrets = (await names(core.listNamespacedSecret({ namespace: ns }))).filter((n) => !n.startsWith('sh.helm.release'));
     assert.deepEqual(secrets, [`${FULL}-admin-token`, `${FULL}-postgresql`], 'the Secrets annotated helm.sh/resource-policy: keep');
     assert.deepEqual(await names(core.listNamespacedPersistentVolumeClaim({ namespace: ns })), [`data-${FULL}-postgresql-0`], "the StatefulSet's volume claim");
-    assert.deepEqual(await names(batch.listNamespacedJob({ namespace: ns })), [`${FULL}-system-update-1`, `${FULL}-system-update-2`, `${FULL}-system-update-3`], 'the hook Jobs, one per revision, for their logs');
+    const jobs = [`${FULL}-system-update-1`, `${FULL}-system-update-2`, `${FULL}-system-update-3`];
+    assert.deepEqual(await names(batch.listNamespacedJob({ namespace: ns })), jobs, 'the hook Jobs, one per revision, for their logs');
+    // docs/helm.md's clean slate, `kubectl delete secret,pvc,job -l app.kubernetes.io/instance=<release>`, finds them all.
+    const labelled = (await kubectl(['get', 'secret,pvc,job', '-n', ns, '-l', `app.kubernetes.io/instance=${REL}`, '-o', 'name'])).trim().split('\n').sort();
+    assert.deepEqual(labelled, [...jobs.map((j) => `job.batch/${j}`), `persistentvolumeclaim/data-${FULL}-postgresql-0`, ...secrets.map((n) => `secret/${n}`)].sort());
     const crds = JSON.parse(await kubectl(['get', 'crd', '-o', 'json'])) as { items: { metadata: { name: string } }[] };
     for (const crd of ['structuredproperties.catalog.svc.dev', 'truncationjobs.catalog.svc.dev']) assert.ok(crds.items.some((c) => c.metadata.name === crd), `${crd} kept`);
   });
