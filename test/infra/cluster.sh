@@ -81,6 +81,32 @@ save_kernel_tunables() {
   ) 9>"$clusters_root/.lock"
 }
 
+# The node's image store: containerd's root, with the images imported and unpacked. Loading them is most of
+# a warm `up` (about 1 GB read, checked and unpacked), so `down` keeps the store, emptied of containers, for
+# the next `up`, as a node's disk keeps its images across a reboot. One cluster holds it at a time (taken
+# and given back by a rename); a cluster starting while another holds it imports the images into its own.
+image_store="$clusters_root/.images"
+
+take_image_store() {
+  mkdir -p "$root/containerd"
+  [ -f "$image_store/svc-clean" ] || return 0
+  if mv -T "$image_store" "$root/containerd/root" 2>/dev/null; then
+    rm -f "$root/containerd/root/svc-clean"
+    log "the node's image store of an earlier cluster taken"
+  fi
+}
+
+# After containerd stopped and the mounts are gone: the store goes back, unless another cluster's is there.
+give_back_image_store() {
+  local store="$root/containerd/root"
+  [ "${store_clean:-}" = 1 ] && [ -d "$store" ] || return 0
+  [ -z "$(awk -v p="$store/" 'index($2, p) == 1 { print $2 }' /proc/self/mounts)" ] || return 0
+  # containerd's CRI keeps a folder per container it made (hosts, resolv.conf); none is left to use them.
+  rm -rf "$store/io.containerd.grpc.v1.cri/containers" "$store/io.containerd.grpc.v1.cri/sandboxes"
+  touch "$store/svc-clean"
+  mv -T "$store" "$image_store" 2>/dev/null || rm -f "$store/svc-clean"
+}
+
 restore_kernel_tunables() {
   [ -d "$clusters_root" ] || return 0
   (
@@ -128,6 +154,7 @@ stop_daemons() {
 
 down() {
   log "stopping cluster $name"
+  local store_clean=0
   # The kubelet first, so that nothing restarts the containers; then containerd's tasks, deleted through
   # containerd (their shims then remove their sockets and runc its state); then the rest.
   stop_daemons kubelet
@@ -135,6 +162,11 @@ down() {
     local ctr=(ctr --address "$root/containerd.sock" -n k8s.io) task
     for task in $(timeout 10 "${ctr[@]}" tasks ls -q 2>/dev/null); do timeout 5 "${ctr[@]}" tasks kill -s SIGKILL "$task" >/dev/null 2>&1 || true; done
     for task in $(timeout 10 "${ctr[@]}" tasks ls -q 2>/dev/null); do timeout 10 "${ctr[@]}" tasks delete --force "$task" >/dev/null 2>&1 || true; done
+    # The containers (the pods' sandboxes too) and their writable layers removed, the images kept: a store
+    # with no container left is given back for the next cluster.
+    local container remaining
+    for container in $(timeout 10 "${ctr[@]}" containers ls -q 2>/dev/null); do timeout 10 "${ctr[@]}" containers rm "$container" >/dev/null 2>&1 || true; done
+    remaining="$(timeout 10 "${ctr[@]}" containers ls -q 2>/dev/null)" && [ -z "$remaining" ] && store_clean=1
   fi
   stop_daemons kube-proxy kube-scheduler kube-controller-manager containerd kube-apiserver etcd
   # What remains in the cluster's cgroups: the containers and containerd's shims.
@@ -152,6 +184,7 @@ down() {
       umount -l "$m" 2>/dev/null || log "could not unmount $m"
     done
     [ -z "$(awk -v p="$root" '$2 == p { print }' /proc/self/mounts)" ] || umount -l "$root" 2>/dev/null || true
+    give_back_image_store
   fi
   ip netns del "$netns" 2>/dev/null || true
   ip link del "$host_if" 2>/dev/null || true
@@ -477,14 +510,30 @@ start_control_plane() {
 
 # Loads the images into containerd in the background while the control plane starts: the small ones
 # the node needs first (pause, CoreDNS), then Postgres and svc's (the slow part: their layers are read,
-# checked and unpacked). images_loaded waits for them all.
+# checked and unpacked). An image store kept by an earlier cluster (take_image_store) has a record of the
+# archives it holds: those are not loaded again, and every image of no archive of this cluster is removed
+# (an earlier tree's svc, the tags tests added). images_loaded waits for them all.
 load_images_start() {
   (
-    local archive
-    for archive in $(grep -E '/(pause|coredns)-' "$SVC_CLUSTER_IMAGES") - $(grep -vE '/(pause|coredns)-' "$SVC_CLUSTER_IMAGES") "$SVC_IMAGE_ARCHIVE"; do
+    local ctr=(ctr --address "$root/containerd.sock" -n k8s.io)
+    local record="$root/containerd/root/svc-images" # lines: <archive file name> <image reference>
+    local archives archive ref kept="" output
+    archives=($(grep -E '/(pause|coredns)-' "$SVC_CLUSTER_IMAGES") - $(grep -vE '/(pause|coredns)-' "$SVC_CLUSTER_IMAGES") "$SVC_IMAGE_ARCHIVE")
+    touch "$record"
+    for archive in "${archives[@]}"; do
+      [ "$archive" = - ] || kept+="$(awk -v a="${archive##*/}" '$1 == a' "$record")"$'\n'
+    done
+    printf '%s' "$kept" | sed '/^$/d' >"$record.new" && mv "$record.new" "$record"
+    for ref in $("${ctr[@]}" images ls -q 2>/dev/null); do
+      awk -v r="$ref" '$2 == r { found = 1 } END { exit !found }' "$record" || "${ctr[@]}" images rm --sync "$ref" >/dev/null 2>&1 || true
+    done
+    for archive in "${archives[@]}"; do
       if [ "$archive" = - ]; then touch "$root/images-node"; continue; fi
-      ctr --address "$root/containerd.sock" -n k8s.io images import "$archive" >/dev/null 2>"$root/logs/images.log" \
+      awk -v a="${archive##*/}" '$1 == a { found = 1 } END { exit !found }' "$record" && continue
+      output="$("${ctr[@]}" images import "$archive" 2>"$root/logs/images.log")" \
         || { echo "ctr images import $archive failed: $(cat "$root/logs/images.log")" >"$root/images-failed"; exit 1; }
+      # ctr says `unpacking <reference> (sha256:…)...done` for each image of the archive.
+      sed -n 's/^unpacking \([^ ]*\) (sha256:.*/\1/p' <<<"$output" | sed "s#^#${archive##*/} #" >>"$record"
     done
     touch "$root/images-all"
   ) &
@@ -599,6 +648,7 @@ up() {
   setup_network
   make_certificates
   write_configs
+  take_image_store
   start_control_plane
   wait_for "the pause and CoreDNS images" 120 containerd images_ready node
   start_node
