@@ -152,9 +152,19 @@ stop_daemons() {
   kill -KILL "${pids[@]}" 2>/dev/null || true
 }
 
+# CPU time the cluster's processes used (daemons and pods), in seconds: what the cluster cost, whatever
+# else the machine was running.
+cpu_seconds() {
+  local total=0 dir
+  for dir in "/sys/fs/cgroup/cpuacct/$cg_system" "/sys/fs/cgroup/cpuacct/$cg_pods"; do
+    [ -f "$dir/cpuacct.usage" ] && total=$((total + $(cat "$dir/cpuacct.usage")))
+  done
+  echo $((total / 1000000000))
+}
+
 down() {
-  log "stopping cluster $name"
-  local store_clean=0
+  log "stopping cluster $name (its processes used $(cpu_seconds) s of CPU)"
+  local store_clean=0 start_down=$SECONDS
   # The kubelet first, so that nothing restarts the containers; then containerd's tasks, deleted through
   # containerd (their shims then remove their sockets and runc its state); then the rest.
   stop_daemons kubelet
@@ -206,7 +216,7 @@ down() {
   fi
   rm -rf "$etcd_dir"
   restore_kernel_tunables
-  log "cluster $name removed"
+  log "cluster $name removed in $((SECONDS - start_down)) s"
 }
 
 # ---------------------------------------------------------------------------------------------
