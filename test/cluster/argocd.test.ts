@@ -43,14 +43,19 @@ after(async () => {
 
 describe('the Argo CD profile in operator mode', () => {
   test('the operator creates the Job of the first revision, the Job controller runs it, the server answers', async () => {
+    const started = Date.now();
+    const since = () => `${Math.round((Date.now() - started) / 1000)} s`;
     await sync(IMAGE.tag);
     await pollUntil('revision 1 of the server Deployment', revision, (r) => r === '1', 60_000);
     await pollUntil('the Job of revision 1', () => jobOf(ns, `${FULL}-system-update-op-1`), (j) => j !== undefined, 120_000);
+    const created = since();
     const job = await waitJobComplete(ns, `${FULL}-system-update-op-1`);
+    const completed = since();
     assert.equal(job.spec!.template.spec!.containers[0]!.image, `${IMAGE.repository}:${IMAGE.tag}`);
     assert.deepEqual(job.metadata!.ownerReferences!.map((o) => `${o.kind}/${o.name}`), [`Deployment/${FULL}`]);
-    await waitPodsReady(ns, 'server', 1);
+    const [server] = await waitPodsReady(ns, 'server', 1);
     await waitPodsReady(ns, 'operator', 1);
+    process.stdout.write(`# first sync: Job created after ${created}, complete after ${completed}, server Ready after ${since()} (${server!.status!.containerStatuses![0]!.restartCount} restarts)\n`);
     const base = await serviceUrl(ns, FULL);
     assert.equal((await call(base, 'argo-admin-token-0123456789abcdef', '/openapi/v3/entity/dataset?count=1')).status, 200);
   });

@@ -61,7 +61,9 @@ after(async () => {
   if (ns) await dropNamespace(ns);
 });
 
-describe('the chart in hook mode with the bundled Postgres', () => {
+// One release through its life: six steps, each bounded by its own waits (3-5 min each), so the block as a
+// whole gets more than the run's 10 minutes per block (on a loaded machine the steps took 9 minutes).
+describe('the chart in hook mode with the bundled Postgres', { timeout: 30 * 60_000 }, () => {
   test('helm install: Postgres, server and operator Ready, the system-update Job completed, the server answers through its Service', async () => {
     const started = Date.now();
     await helm('install', REL, CHART, '--namespace', ns, ...values(), '--wait', '--timeout', '300s').catch(async (err: Error) => {
