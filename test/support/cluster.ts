@@ -3,6 +3,7 @@
  * built from the tree, values that fit the test node, and bounded waits on what the cluster's own
  * controllers, kubelet and kube-proxy do. Nothing here changes an object's status: the cluster does.
  */
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -192,4 +193,12 @@ export async function call(base: string, token: string, path: string, init: Requ
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...(init.headers as Record<string, string> | undefined) },
     signal: init.signal ?? AbortSignal.timeout(15_000),
   });
+}
+
+/** Awaits a call, asserts a 2xx answer (naming `what` and the body when not), returns its JSON body. */
+export async function expectOk(res: Promise<Response>, what: string): Promise<unknown> {
+  const r = await res;
+  const body = await r.text();
+  assert.ok(r.status >= 200 && r.status < 300, `${what}: ${r.status} ${body}`);
+  return body ? (JSON.parse(body) as unknown) : undefined;
 }
