@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// The `svc-operator` command: runs the TypeScript operator through tsx (a dependency), from a clone or a global install.
-import { register } from 'tsx/esm/api';
+// The `svc-operator` command: the operator as compiled into dist/ by the install (bin/build.mjs), from a clone or a global install.
+import { runBuilt } from './built.mjs';
 
-register();
-await import('../operator/src/main.ts');
+await runBuilt('dist/operator/src/main.js');

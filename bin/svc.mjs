@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// The `svc` command: runs the TypeScript CLI through tsx (a dependency), from a clone or a global install.
-import { register } from 'tsx/esm/api';
+// The `svc` command: the CLI as compiled into dist/ by the install (bin/build.mjs), from a clone or a global install.
+import { runBuilt } from './built.mjs';
 
-register();
-await import('../server/src/cli/main.ts');
+await runBuilt('dist/server/src/cli/main.js');

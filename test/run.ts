@@ -1,7 +1,8 @@
 /**
- * `npm test`: typechecks, provisions the real components the selected tests need (from the cache when
- * warm), starts them on free loopback ports, runs the tests with `node --test` (file lists passed
- * explicitly), stops everything, and prints one closing line `tests: N passed, N failed, N skipped`.
+ * `npm test`: typechecks, builds dist/ when a source changed since its last build, provisions the real
+ * components the selected tests need (from the cache when warm), starts them on free loopback ports,
+ * runs the tests with `node --test` (file lists passed explicitly), stops everything, and prints one
+ * closing line `tests: N passed, N failed, N skipped`.
  *
  *   npm test                          every suite
  *   npm test -- test/server/x.test.ts only those files (their components are started as needed)
@@ -22,7 +23,16 @@ interface Suite {
   needs: ComponentName[];
   /** Environment of the suite's test processes, beside the components'. */
   env?: Record<string, string>;
+  /** How many of its files run at once (see {@link CONCURRENCY}); 1 for files that share cluster-wide state. */
+  concurrency?: number;
 }
+
+/**
+ * Test files of a suite run side by side, each with a server and a database (or index prefix) of its
+ * own: most of a test's time is spent waiting on a server, a database or a child process, so two cores
+ * run several files at once. `SVC_TEST_CONCURRENCY` sets it (1 runs them one after another).
+ */
+const CONCURRENCY = Number(process.env.SVC_TEST_CONCURRENCY ?? 3);
 
 /**
  * The behaviour tests of writes, run again under each way a write may get the state its rules check
@@ -82,14 +92,16 @@ function suites(selected: string[] | undefined): Suite[] {
   const writes = server.filter((f) => WRITE_BEHAVIOUR.includes(f));
   if (writes.length) for (const s of WRITE_STRATEGIES) out.push({ name: `writes ${s.name}, on Debian Postgres 15`, files: writes, needs: ['postgres'], env: s.env });
   // Search runs every case against both backends: Postgres (always there) and OpenSearch.
-  if (search.length) out.push({ name: 'search on Postgres and OpenSearch', files: search, needs: ['postgres', 'opensearch'] });
+  // Two at a time: some of its files start OpenSearch nodes and server processes of their own.
+  if (search.length) out.push({ name: 'search on Postgres and OpenSearch', files: search, needs: ['postgres', 'opensearch'], concurrency: 2 });
   // GraphQL's search cases run against both backends too.
   if (graphql.length) out.push({ name: 'graphql on Postgres and OpenSearch', files: graphql, needs: ['postgres', 'opensearch'] });
   // The svc binary, run as a child process against a started server.
   if (cli.length) out.push({ name: 'cli', files: cli, needs: ['postgres'] });
   // The operator against a real kube-apiserver and a real svc server (on Debian Postgres), and the Helm
   // chart rendered, validated by that API server, installed and upgraded on it (one start of each).
-  if (operator.length) out.push({ name: 'operator and chart', files: operator, needs: ['postgres', 'kube', 'helm'] });
+  // One after another: they share the API server's cluster-wide objects (CRDs, the chart's ClusterRoles).
+  if (operator.length) out.push({ name: 'operator and chart', files: operator, needs: ['postgres', 'kube', 'helm'], concurrency: 1 });
   // DataHub's own CLI and SDK (acryl-datahub from PyPI) against svc, on both search backends.
   if (compat.length) out.push({ name: 'datahub client compatibility', files: compat, needs: ['postgres', 'opensearch', 'datahub'] });
   if (embedded.length) out.push({ name: 'embedded default', files: embedded, needs: [] });
@@ -160,9 +172,9 @@ function signalTests(child: ReturnType<typeof spawn>, signal: NodeJS.Signals): v
 }
 
 /** Runs `node --test` on the files, echoing its TAP output and counting its summary lines. */
-function runNodeTest(files: string[], env: Record<string, string>): Promise<Counts> {
+function runNodeTest(files: string[], env: Record<string, string>, concurrency: number): Promise<Counts> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', `--test-timeout=${TEST_TIMEOUT_MS}`, ...files], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', `--test-timeout=${TEST_TIMEOUT_MS}`, `--test-concurrency=${concurrency}`, ...files], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -231,6 +243,13 @@ async function main(): Promise<number> {
     process.stdout.write('typecheck failed\n');
     return 1;
   }
+  // What users run is dist/ (npm start, the svc and svc-operator commands, the image): the tests that
+  // run those run the build of the sources under test.
+  const build = spawnSync(process.execPath, [join(ROOT, 'bin/build.mjs'), '--if-stale'], { stdio: 'inherit' });
+  if (build.status !== 0) {
+    process.stdout.write('build failed\n');
+    return 1;
+  }
 
   const plan = suites(args.length ? args : undefined);
   const toProvision = [...new Set(plan.flatMap((s) => s.needs.map((n) => PROVISIONED[n]).filter((x): x is string => !!x)))];
@@ -264,7 +283,7 @@ async function main(): Promise<number> {
         running.add(c);
         Object.assign(env, c.env);
       }
-      const counts = await runNodeTest(suite.files, env);
+      const counts = await runNodeTest(suite.files, env, Math.min(suite.concurrency ?? CONCURRENCY, CONCURRENCY));
       total.passed += counts.passed;
       total.failed += counts.failed;
       total.skipped += counts.skipped;

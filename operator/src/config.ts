@@ -1,6 +1,6 @@
 /**
- * The operator's configuration: read from the environment once, validated, and documented here (the
- * README's operator section mirrors this list). The server address and token use the CLI's names.
+ * The operator's configuration: read from the environment once, validated, and documented here
+ * (docs/operator.md mirrors this list). The server address and token use the CLI's names.
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';

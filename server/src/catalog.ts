@@ -23,15 +23,14 @@ import { PropertyService } from './properties/propertyService.ts';
 import { hardDeleteCleanup, staleValuesCleanup } from './properties/cleanup.ts';
 import { shutdownStep, type Logger } from './log.ts';
 import type { SearchBackend } from './search/backend.ts';
-import { OpenSearchBackend } from './search/opensearchBackend.ts';
 import { SearchOutbox } from './search/outbox.ts';
 import { PostgresBackend } from './search/postgresBackend.ts';
 import { SearchDeliveryService } from './search/searchDeliveryService.ts';
 import { SearchService } from './search/searchService.ts';
-import { indexRebuild } from './search/indexRebuild.ts';
+import type { TaskHandler } from './tasks/taskRunner.ts';
 import { TimeseriesService } from './timeseries/timeseriesService.ts';
 import { DefinitionCache } from './properties/definitionCache.ts';
-import { OpenSearchTimeseriesStore } from './timeseries/opensearchStore.ts';
+import type { OpenSearchTimeseriesStore } from './timeseries/opensearchStore.ts';
 import { PostgresTimeseriesStore } from './timeseries/postgresStore.ts';
 import type { TimeseriesStore } from './timeseries/store.ts';
 import { HARD_DELETE_TASK, INDEX_REBUILD_TASK, STALE_VALUES_TASK, TRUNCATE_TASK } from './tasks/taskKinds.ts';
@@ -76,16 +75,18 @@ export interface Catalog {
 export async function createCatalog(config: CatalogConfig, log: Logger, opts: { background?: boolean } = {}): Promise<Catalog> {
   const database = await openDatabase(config.databaseUrl, config.dataDir, log);
   const pool = createPool(database.url, config.dbPoolSize);
-  // Built without connecting: an unreachable OpenSearch does not stop the start (the outbox waits).
-  const backend = searchBackend(config, pool, log);
+  let backend: SearchBackend | undefined;
   try {
+    // Built without connecting: an unreachable OpenSearch does not stop the start (the outbox waits).
+    const storage = await searchStorage(config, pool, log);
+    backend = storage.backend;
+    const { timeseries } = storage;
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'migrations applied');
     const root = rootToken(config.adminToken, config.dataDir);
     const scrollIds = new ScrollIds(await loadScrollSecret(pool));
-    const timeseries = timeseriesStore(config, backend, pool, log);
     const entities = new EntityService(pool, scrollIds, timeseries, config.writeStrategy);
-    const searchOutbox = new SearchOutbox(pool, entities, backend, log, database.url, timeseries instanceof OpenSearchTimeseriesStore ? timeseries : undefined, config.searchLingerMs);
+    const searchOutbox = new SearchOutbox(pool, entities, backend, log, database.url, storage.shippedTimeseries, config.searchLingerMs);
     const runner = new TaskRunner(pool, log, { listenUrl: database.url });
     const definitions = new DefinitionCache(pool, database.url, log);
     entities.onCommitted((urns) => definitions.committed(urns));
@@ -93,7 +94,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
     runner.register(HARD_DELETE_TASK, hardDeleteCleanup(pool, entities));
     runner.register(STALE_VALUES_TASK, staleValuesCleanup(pool, entities));
     runner.register(TRUNCATE_TASK, timeseries.taskHandler());
-    if (backend instanceof OpenSearchBackend) runner.register(INDEX_REBUILD_TASK, indexRebuild(pool, backend, log));
+    if (storage.indexRebuild) runner.register(INDEX_REBUILD_TASK, storage.indexRebuild);
     const builtIn = bootstrapAspects();
     await entities.write(SYSTEM, builtIn, 'upsert');
     entities.protectBuiltIn(builtIn.map((a) => a.urn));
@@ -116,7 +117,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       embeddedDatabase: database.embedded,
       pool,
       ready: () => migrationsDone(pool),
-      searchReachable: () => backend.reachable(),
+      searchReachable: () => storage.backend.reachable(),
       close() {
         closing ??= (async () => {
           // Writes queued for the group commit are committed, also those whose clients went away.
@@ -124,7 +125,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
           await shutdownStep(log, 'background tasks to stop', runner.stop());
           await shutdownStep(log, 'the search outbox to stop', searchOutbox.stop());
           await shutdownStep(log, 'the property listener to stop', definitions.stop());
-          await shutdownStep(log, 'the search backend to close', backend.close());
+          await shutdownStep(log, 'the search backend to close', storage.backend.close());
           await shutdownStep(log, 'database connections to be released', pool.end());
           await shutdownStep(log, 'the embedded Postgres to stop', database.stop());
         })();
@@ -132,21 +133,36 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       },
     };
   } catch (err) {
-    await backend.close().catch(() => undefined);
+    await backend?.close().catch(() => undefined);
     await pool.end().catch(() => undefined);
     await database.stop();
     throw err;
   }
 }
 
-/** The search backend the configuration names. */
-export function searchBackend(config: Pick<Config, 'searchBackend' | 'opensearchUrl' | 'indexPrefix' | 'indexShards' | 'indexReplicas'>, pool: Pool, log: Logger): SearchBackend {
-  if (config.searchBackend === 'postgres') return new PostgresBackend(pool);
-  return new OpenSearchBackend(config.opensearchUrl!, { prefix: config.indexPrefix, shards: config.indexShards, replicas: config.indexReplicas }, pool, log);
+/** The search backend the configuration names, its time series store, and what only OpenSearch has. */
+interface SearchStorage {
+  backend: SearchBackend;
+  timeseries: TimeseriesStore;
+  /** In `opensearch` mode, the store whose entries the outbox ships (timeseries/opensearchStore.ts). */
+  shippedTimeseries?: OpenSearchTimeseriesStore;
+  /** In `opensearch` mode, the task that rebuilds an index whose mapping must change. */
+  indexRebuild?: TaskHandler;
 }
 
-/** The time series store of the search backend (timeseries/store.ts). */
-function timeseriesStore(config: Pick<Config, 'indexPrefix' | 'indexShards' | 'indexReplicas'>, backend: SearchBackend, pool: Pool, log: Logger): TimeseriesStore {
-  if (!(backend instanceof OpenSearchBackend)) return new PostgresTimeseriesStore(pool);
-  return new OpenSearchTimeseriesStore(pool, backend.client, { prefix: config.indexPrefix, shards: config.indexShards, replicas: config.indexReplicas }, log);
+/**
+ * The search storage of the configuration. OpenSearch's modules, its client among them, are loaded only
+ * in `opensearch` mode: a server in `postgres` mode never loads them.
+ */
+async function searchStorage(config: CatalogConfig, pool: Pool, log: Logger): Promise<SearchStorage> {
+  if (config.searchBackend === 'postgres') return { backend: new PostgresBackend(pool), timeseries: new PostgresTimeseriesStore(pool) };
+  const [{ OpenSearchBackend }, { OpenSearchTimeseriesStore }, { indexRebuild }] = await Promise.all([
+    import('./search/opensearchBackend.ts'),
+    import('./timeseries/opensearchStore.ts'),
+    import('./search/indexRebuild.ts'),
+  ]);
+  const index = { prefix: config.indexPrefix, shards: config.indexShards, replicas: config.indexReplicas };
+  const backend = new OpenSearchBackend(config.opensearchUrl!, index, pool, log);
+  const timeseries = new OpenSearchTimeseriesStore(pool, backend.client, index, log);
+  return { backend, timeseries, shippedTimeseries: timeseries, indexRebuild: indexRebuild(pool, backend, log) };
 }

@@ -1,6 +1,6 @@
 /**
- * Configuration: read from the environment once, validated, and documented here (the README's
- * configuration table mirrors this list).
+ * Configuration: read from the environment once, validated, and documented here
+ * (docs/reference/configuration.md mirrors this list).
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';

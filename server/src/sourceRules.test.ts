@@ -107,7 +107,8 @@ test('the rule finds the spreads it forbids and lets a rest parameter through', 
 
 test('every npm script that runs a process of svc hands it the script\'s place (exec): a SIGTERM to npm reaches it', () => {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const running = Object.entries(scripts).filter(([, command]) => /\bnode\b.*(server|operator)\/src\/\w+\.ts/.test(command));
+  // `node … dist/server/src/main.js` (compiled) as `node … server/src/main.ts` (the sources).
+  const running = Object.entries(scripts).filter(([, command]) => /\bnode\b.*\b(server|operator)\/src\/\w+\.(ts|js)\b/.test(command));
   assert.ok(running.length >= 3, JSON.stringify(running));
   for (const [name, command] of running) assert.match(command, /^exec /, `npm run ${name}: ${command}`);
 });

@@ -13,6 +13,7 @@ import pg from 'pg';
 import { freePort, type Component } from '../harness/component.ts';
 import { startOpenSearch } from '../harness/opensearch.ts';
 import { startDebianPostgres } from '../harness/postgres.ts';
+import { builtEntry } from '../support/built.ts';
 import { createTestDatabase } from '../support/testServer.ts';
 
 export const BENCH_TOKEN = 'bench-token';
@@ -58,26 +59,26 @@ export interface BenchServer {
 }
 
 /**
- * The server's Node options as `npm start` gives them (the options between `node` and `--import` in
+ * The server's Node options as `npm start` gives them (the options between `node` and the script in
  * its script; the image runs the same command, see embedded-default.test.ts), so that a benchmark
  * measures the server as it ships.
  */
 export const SERVER_NODE_ARGS: string[] = (() => {
   const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const m = start.match(/\bnode((?:\s+-\S+)*?)\s+--import\b/);
-  if (!m) throw new Error(`npm start does not run node --import tsx: ${start}`);
+  const m = start.match(/\bnode((?:\s+-\S+)*?)\s+dist\/server\/src\/main\.js$/);
+  if (!m) throw new Error(`npm start does not run node [options] dist/server/src/main.js: ${start}`);
   return m[1]!.split(/\s+/).filter(Boolean);
 })();
 
 /**
- * Starts `server/src/main.ts` on `databaseUrl` in its own process, as in production (`env` adds to its
- * environment, e.g. `SEARCH_BACKEND`). Node options for the server beyond {@link SERVER_NODE_ARGS}
+ * Starts the server as `npm start` runs it (compiled into dist/) on `databaseUrl` in its own process, as
+ * in production (`env` adds to its environment, e.g. `SEARCH_BACKEND`). Node options for the server beyond {@link SERVER_NODE_ARGS}
  * (e.g. `--cpu-prof` to profile it, or another `--max-semi-space-size`) come from `SVC_BENCH_SERVER_NODE_ARGS`.
  */
 export async function startBenchServer(databaseUrl: string, poolSize: number, env: Record<string, string> = {}): Promise<BenchServer> {
   const port = await freePort();
   const nodeArgs = (process.env.SVC_BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, '--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, builtEntry('server/src/main.ts')], {
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SVC_ADMIN_TOKEN: BENCH_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_DB_POOL_SIZE: String(poolSize), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -17,7 +17,7 @@
  *
  *   npm run bench:operator -- [--n 1000] [--concurrency 16] [--idle-seconds 30] [--resync-seconds 30]
  *
- * The operator runs as a process of its own (`operator/src/main.ts`, leader election on, 4 workers, log
+ * The operator runs as a process of its own (`operator/src/main.ts` compiled, leader election on, 4 workers, log
  * level warn), as does the svc server. Kubernetes is KUBECONFIG, or an etcd + kube-apiserver that
  * the harness provisions and starts (`test/infra/provision.sh kube`); with KUBECONFIG set, the bench's
  * namespaces and objects are left behind.

@@ -68,7 +68,7 @@ const dryRun = (base: string) => call(base, 'POST', '/gms/operations?action=trun
 /**
  * svc's truncation, from the request to its task's `completed`, polled every `pollMs` (20 ms for a
  * sub-second run; 100 ms for OpenSearch's runs of seconds; whether that polling takes CPU the node
- * would delete with is not settled, see the README).
+ * would delete with is not settled, see docs/decisions/0029-opensearch-truncation-heap.md).
  */
 async function truncateAndWait(base: string, pollMs: number): Promise<{ status: { deleted: number }; runTimeNanos?: number }> {
   const r = (await call(base, 'POST', '/gms/operations?action=truncateTimeseriesAspect', {

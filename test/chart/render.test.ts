@@ -104,7 +104,7 @@ describe('default values (an external database)', () => {
     const op = find(docs, 'Deployment', 'rel-svc-operator');
     assert.equal(op.spec.template.spec.serviceAccountName, 'rel-svc-operator');
     const c = container(op, 'operator');
-    assert.deepEqual(c.command, ['node', '--import', 'tsx', 'operator/src/main.ts']);
+    assert.deepEqual(c.command, ['node', 'dist/operator/src/main.js']);
     assert.equal(c.livenessProbe.httpGet.path, '/healthz');
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
     assert.equal(c.startupProbe.httpGet.path, '/healthz');

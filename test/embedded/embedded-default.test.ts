@@ -1,5 +1,5 @@
 /**
- * The embedded default as a user meets it: `server/src/main.ts` (what `npm start` runs) with no
+ * The embedded default as a user meets it: `dist/server/src/main.js` (what `npm start` runs) with no
  * DATABASE_URL starts its own Postgres under SVC_DATA_DIR, keeps data across restarts, refuses a second
  * server on the same directory, runs Postgres as a non-root user, and stops cleanly on SIGTERM.
  */
@@ -10,9 +10,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { freePort } from '../harness/component.ts';
+import { builtEntry } from '../support/built.ts';
 import { enc } from '../support/testServer.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+/** The server as `npm start` runs it: compiled (`server/src/main.ts` built into dist/). */
+const MAIN = builtEntry('server/src/main.ts');
 const URN = 'urn:li:dataset:(urn:li:dataPlatform:hive,embedded_default,PROD)';
 let dataDir: string;
 
@@ -30,9 +33,9 @@ interface Running {
   output: () => string;
 }
 
-/** Starts `server/src/main.ts` with node, or with `npm start` (the README's command) when `viaNpm`. */
+/** Starts the server's entry with node, or with `npm start` (the README's command) when `viaNpm`. */
 async function startServer(port: number, extraEnv: Record<string, string> = {}, viaNpm = false): Promise<Running> {
-  const [command, args] = viaNpm ? ['npm', ['start', '--silent']] : [process.execPath, ['--import', 'tsx', join(ROOT, 'server/src/main.ts')]];
+  const [command, args] = viaNpm ? ['npm', ['start', '--silent']] : [process.execPath, [MAIN]];
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ADMIN_TOKEN: '', ...extraEnv },
@@ -111,7 +114,7 @@ test('SIGTERM to the `npm start` process stops the server and its Postgres (npm 
   const running = await startServer(await freePort(), {}, true);
   const pgPid = postmasterPid();
   const serverPid = Number(execFileSync('pgrep', ['-P', String(running.child.pid)]).toString().trim());
-  assert.match(readFileSync(`/proc/${serverPid}/cmdline`, 'utf8'), /server\/src\/main\.ts/, 'npm\'s child is the server itself, not a shell');
+  assert.match(readFileSync(`/proc/${serverPid}/cmdline`, 'utf8'), /dist\/server\/src\/main\.js/, 'npm\'s child is the server itself, not a shell');
   running.child.kill('SIGTERM');
   await exited(running.child);
   const deadline = Date.now() + 15_000;
@@ -133,7 +136,7 @@ test('the image runs the server with the command `npm start` runs (the same Node
 test('a second server on the same data directory refuses to start with a clear message', async () => {
   const first = await startServer(await freePort());
   try {
-    const second = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
+    const second = spawn(process.execPath, [MAIN], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: dataDir, PORT: String(await freePort()) },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -176,7 +179,7 @@ test('with SVC_WORKERS=2 two worker processes serve one port on the primary\'s e
   const pgPid = postmasterPid();
   try {
     const workers = execFileSync('pgrep', ['-P', String(running.child.pid)]).toString().trim().split('\n').map(Number);
-    const nodeWorkers = workers.filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('main.ts'));
+    const nodeWorkers = workers.filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('main.js'));
     assert.equal(nodeWorkers.length, 2);
     const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,clustered,PROD)';
     const results = await Promise.all(
@@ -203,7 +206,7 @@ test('a port already in use stops the start with a message naming it', async () 
   const blocker = createServer().listen(port, '0.0.0.0');
   await new Promise((r) => blocker.once('listening', r));
   try {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/src/main.ts')], {
+    const child = spawn(process.execPath, [MAIN], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: dataDir, PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,5 @@
 /**
- * The operator as it runs in a cluster: processes of its own (`operator/src/main.ts`), two replicas on
+ * The operator as it runs in a cluster: processes of its own (`operator/src/main.ts` compiled), two replicas on
  * one Lease (one acts, the other takes over when the leader is killed, a SIGTERM releases the Lease),
  * probes and metrics over HTTP, and watches that survive the API server dropping their connections.
  */

@@ -13,6 +13,7 @@ import { Client } from '@opensearch-project/opensearch';
 import pg from 'pg';
 import { targetFields } from '../../server/src/search/indexRebuild.ts';
 import { pollUntil } from '../support/poll.ts';
+import { builtEntry } from '../support/built.ts';
 import { startChildServer, type ChildServer } from '../support/childServer.ts';
 import { createDataset, datasetUrn, propertyUrn, setValues, writeDefinition } from '../support/structuredProperties.ts';
 import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
@@ -22,10 +23,10 @@ import { opensearchUrl } from '../support/searchBackends.ts';
 const OPENSEARCH_URL = opensearchUrl();
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** Runs `npm run system-update` (its entry, directly) with `env`; resolves with its exit code and output. */
+/** Runs `npm run system-update` (its compiled entry, directly) with `env`; resolves with its exit code and output. */
 function runSystemUpdate(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; output: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/systemUpdate.ts', ...args], {
+    const child = spawn(process.execPath, [builtEntry('server/src/systemUpdate.ts'), ...args], {
       cwd: ROOT,
       env: { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_ADMIN_TOKEN: 'system-update-test', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -235,7 +236,9 @@ describe('a property created again with another value type, on opensearch', () =
         .then(async (r) => (JSON.parse(await text(r, 200)) as { entities: { urn: string }[] }).entities.map((e) => e.urn));
     assert.deepEqual(await pollUntil('the number value found by its range', found, (urns) => urns.length > 0, 90_000), [ds]);
     assert.equal(await fieldType(), 'double');
-    const tasks = await sql<{ state: string; subject: string }>(env.DATABASE_URL, "SELECT state, subject FROM tasks WHERE kind = 'search-index-rebuild'");
+    // The new index serves reads once the alias moved, which the task does before it records its end.
+    const rebuilds = () => sql<{ state: string; subject: string }>(env.DATABASE_URL, "SELECT state, subject FROM tasks WHERE kind = 'search-index-rebuild'");
+    const tasks = await pollUntil('the rebuild to end', rebuilds, (rows) => rows.every((r) => r.state === 'SUCCEEDED'), 60_000);
     assert.deepEqual(tasks, [{ state: 'SUCCEEDED', subject: alias }], 'one rebuild, of the dataset index');
     const other = await createDataset(s, 'rt-later');
     await text(await setValues(s, other, [{ propertyUrn: P, values: [{ double: 7 }] }]), 200);

@@ -1,7 +1,11 @@
 /** Runs the `svc` binary as a user would, against a server, with no configuration file of its own. */
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
+import { builtEntry } from './built.ts';
 import { ADMIN_TOKEN } from './testServer.ts';
+
+// The binary runs the CLI as compiled into dist/: built first when a source changed since.
+builtEntry('server/src/cli/main.ts');
 
 /** The `svc` binary (as `npx svc` runs it). */
 export const SVC_BIN = resolve(import.meta.dirname, '../../bin/svc.mjs');

@@ -23,6 +23,7 @@ import { loadOperatorConfig } from '../../operator/src/config.ts';
 import { startOperator, type Operator } from '../../operator/src/operator.ts';
 import { GROUP, VERSION, type StructuredProperty, type TruncationJob } from '../../operator/src/resources.ts';
 import type { Condition } from '../../operator/src/runtime/conditions.ts';
+import { builtEntry } from './built.ts';
 import { applyCrd, kubeClients } from './kubeClients.ts';
 import { pollUntil } from './poll.ts';
 import { ADMIN_TOKEN } from './testServer.ts';
@@ -76,9 +77,9 @@ export interface OperatorProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `npm run operator`'s entry as a process of its own (for leader election and SIGTERM). */
+/** Starts `npm run operator`'s entry (compiled, as users run it) as a process of its own (for leader election and SIGTERM). */
 export function spawnOperator(env: Record<string, string>): OperatorProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'operator/src/main.ts'], {
+  const child = spawn(process.execPath, [builtEntry('operator/src/main.ts')], {
     cwd: ROOT,
     env: { ...process.env, SVC_OPERATOR_PORT: '0', SVC_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

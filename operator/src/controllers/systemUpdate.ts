@@ -22,8 +22,8 @@ export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 export const FOR_LABEL = 'catalog.svc.dev/system-update-for';
 /** Annotation on a finished Job once its result was reported: Succeeded or Failed. */
 export const RESULT_ANNOTATION = 'catalog.svc.dev/result';
-/** What the Job's container runs, from the server image's working directory (the app root). */
-export const SYSTEM_UPDATE_COMMAND = ['node', '--import', 'tsx', 'server/src/systemUpdate.ts'];
+/** What the Job's container runs, from the server image's working directory (the app root): system update as compiled into the image. */
+export const SYSTEM_UPDATE_COMMAND = ['node', 'dist/server/src/systemUpdate.js'];
 /**
  * Annotation on the server Deployment: the Job's settings as JSON, the chart's `systemUpdate` values, e.g.
  * `{"backoffLimit":3,"activeDeadlineSeconds":1800,"ttlSecondsAfterFinished":null,"resources":{"limits":{"memory":"1Gi"}}}`.

@@ -8,12 +8,15 @@
  * leader renews every retry period with optimistic concurrency and steps down when no renewal
  * succeeded for `renewDeadlineSeconds`. As that is shorter than the lease duration, a leader that
  * cannot reach the API server stops acting before any other replica can consider the Lease expired.
+ * What to write, and when a Lease counts as expired, is decided in leaseDecision.ts; this module reads
+ * and writes the Lease and keeps the timers.
  */
 import { performance } from 'node:perf_hooks';
 import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
 import { SvcError } from '../../../server/src/errors.ts';
 import type { Logger } from '../../../server/src/log.ts';
 import type { OperatorMetrics } from './metrics.ts';
+import { created, JITTER_FACTOR, leaseTimings, nextRecord, observe, observedValid, released, renewal, type LeaseRecord as LeaseRecordOf, type Observation } from './leaseDecision.ts';
 
 /** The Lease, this replica's identity in it, client-go's timings (15 / 10 / 2 s by default) and the callbacks. */
 export interface LeaderElectionOptions {
@@ -38,17 +41,8 @@ export interface LeaderElectionOptions {
   onStoppedLeading(): void;
 }
 
-/** client-go's `JitterFactor`: a replica trying to acquire waits a retry period times 1 to 2.2 between attempts. */
-const JITTER_FACTOR = 1.2;
-
 /** The Lease's spec as the elector reads and writes it: client-go's `LeaderElectionRecord`. */
-interface LeaseRecord {
-  holderIdentity: string;
-  leaseDurationSeconds: number;
-  acquireTime: V1MicroTime | undefined;
-  renewTime: V1MicroTime | undefined;
-  leaseTransitions: number;
-}
+type LeaseRecord = LeaseRecordOf<V1MicroTime>;
 
 /** Takes and keeps a Lease for one replica; create one per process and call {@link LeaderElector.run} once. */
 export class LeaderElector {
@@ -57,10 +51,8 @@ export class LeaderElector {
   private readonly leaseSeconds: number;
   private readonly renewDeadlineMs: number;
   private readonly retryMs: number;
-  /** The last record read or written, and when (monotonic ms) this replica saw it change. */
-  private observed: { record: LeaseRecord; at: number } | undefined;
-  /** The spec last read, serialised, to tell a changed record from the same one read again. */
-  private observedRaw = '';
+  /** The last record read or written, when (monotonic ms) this replica saw it change, and the spec last read. */
+  private observed: Observation<V1MicroTime> | undefined;
   /** The holder last logged, to log each new leader once. */
   private reportedLeader = '';
   /** The Lease last read or written: its `resourceVersion` makes the next replace conditional. */
@@ -78,18 +70,13 @@ export class LeaderElector {
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly opts: LeaderElectionOptions) {
-    const lease = opts.leaseDurationSeconds ?? 15;
-    const renew = opts.renewDeadlineSeconds ?? 10;
-    const retry = opts.retryPeriodSeconds ?? 2;
-    const violations: string[] = [];
-    if (!(retry > 0)) violations.push(`retryPeriodSeconds must be greater than 0, got ${retry}`);
-    if (!(renew > JITTER_FACTOR * retry)) violations.push(`renewDeadlineSeconds (${renew}) must be greater than ${JITTER_FACTOR} × retryPeriodSeconds (${retry})`);
-    if (!(lease > renew)) violations.push(`leaseDurationSeconds (${lease}) must be greater than renewDeadlineSeconds (${renew})`);
+    const timings = leaseTimings(opts.leaseDurationSeconds, opts.renewDeadlineSeconds, opts.retryPeriodSeconds);
+    const violations = 'violations' in timings ? timings.violations : [];
     if (!opts.identity) violations.push('identity must not be empty');
-    if (violations.length > 0) throw SvcError.validation(violations);
-    this.leaseSeconds = Math.ceil(lease);
-    this.renewDeadlineMs = renew * 1000;
-    this.retryMs = retry * 1000;
+    if ('violations' in timings || violations.length > 0) throw SvcError.validation(violations);
+    this.leaseSeconds = timings.leaseSeconds;
+    this.renewDeadlineMs = timings.renewDeadlineMs;
+    this.retryMs = timings.retryMs;
     this.api = opts.kc.makeApiClient(CoordinationV1Api);
     this.log = opts.log.child({ lease: `${opts.namespace}/${opts.name}`, identity: opts.identity });
     opts.metrics?.setLeader(opts.name, false);
@@ -159,18 +146,10 @@ export class LeaderElector {
    * reads it, creates it when missing, and takes it when free or expired by this replica's clock.
    */
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const now = new V1MicroTime();
-    const mine: LeaseRecord = {
-      holderIdentity: this.opts.identity,
-      leaseDurationSeconds: this.leaseSeconds,
-      acquireTime: now,
-      renewTime: now,
-      leaseTransitions: 0,
-    };
-    if (this.leading && this.lease && this.observed && this.observedValid()) {
-      const held = this.observed.record;
+    const time = new V1MicroTime();
+    if (this.leading && this.lease && this.observed && observedValid(this.observed, performance.now())) {
       try {
-        await this.replace({ ...mine, acquireTime: held.acquireTime, leaseTransitions: held.leaseTransitions });
+        await this.replace(renewal(this.observed.record, this.opts.identity, this.leaseSeconds, time));
         return true;
       } catch (err) {
         this.log.debug({ err: errorText(err) }, 'renewing the leader lease without reading it failed; reading it');
@@ -182,22 +161,13 @@ export class LeaderElector {
       current = await this.api.readNamespacedLease({ name: this.opts.name, namespace: this.opts.namespace });
     } catch (err) {
       if (!isStatus(err, 404)) throw err;
-      return this.create(mine);
+      return this.create(created(this.opts.identity, this.leaseSeconds, time));
     }
     this.lease = current;
     const record = recordOf(current.spec);
-    const raw = JSON.stringify(current.spec ?? {});
-    if (raw !== this.observedRaw) {
-      this.observe(record);
-      this.observedRaw = raw;
-    }
-    const holder = record.holderIdentity;
-    if (holder !== '' && holder !== this.opts.identity && this.observedValid()) return false;
-    if (this.halted) return false;
-    const next =
-      holder === this.opts.identity
-        ? { ...mine, acquireTime: record.acquireTime, leaseTransitions: record.leaseTransitions }
-        : { ...mine, leaseTransitions: record.leaseTransitions + 1 };
+    this.observe(observe(this.observed, record, JSON.stringify(current.spec ?? {}), performance.now()));
+    const next = nextRecord(record, this.observed, this.opts.identity, this.leaseSeconds, performance.now(), time);
+    if (next === undefined || this.halted) return false;
     try {
       await this.replace(next);
       return true;
@@ -221,7 +191,7 @@ export class LeaderElector {
       this.log.debug('another replica created the leader lease first');
       return false;
     }
-    this.observe(record);
+    this.observeWritten(record);
     return true;
   }
 
@@ -232,7 +202,7 @@ export class LeaderElector {
       namespace: this.opts.namespace,
       body: { ...this.lease, spec: specOf(record) },
     });
-    this.observe(record);
+    this.observeWritten(record);
   }
 
   /** client-go's `tryRelease`: clears the holder if this replica still holds the Lease, retrying on conflicts until the renew deadline. */
@@ -243,11 +213,10 @@ export class LeaderElector {
         const current = await this.api.readNamespacedLease({ name: this.opts.name, namespace: this.opts.namespace });
         const record = recordOf(current.spec);
         if (record.holderIdentity !== this.opts.identity) return;
-        const now = new V1MicroTime();
         await this.api.replaceNamespacedLease({
           name: this.opts.name,
           namespace: this.opts.namespace,
-          body: { ...current, spec: specOf({ holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: record.leaseTransitions }) },
+          body: { ...current, spec: specOf(released(record, new V1MicroTime())) },
         });
         this.log.info('released the leader lease');
         return;
@@ -259,18 +228,19 @@ export class LeaderElector {
     }
   }
 
-  /** Records the Lease as this replica now sees it; the time starts its lease-expiry count. */
-  private observe(record: LeaseRecord): void {
-    this.observed = { record, at: performance.now() };
-    if (record.holderIdentity !== this.reportedLeader) {
-      this.reportedLeader = record.holderIdentity;
-      if (record.holderIdentity) this.log.info({ leader: record.holderIdentity }, 'new leader observed');
+  /** Keeps the Lease as this replica now sees it (see leaseDecision.observe), and logs each new holder once. */
+  private observe(observation: Observation<V1MicroTime>): void {
+    this.observed = observation;
+    const holder = observation.record.holderIdentity;
+    if (holder !== this.reportedLeader) {
+      this.reportedLeader = holder;
+      if (holder) this.log.info({ leader: holder }, 'new leader observed');
     }
   }
 
-  /** client-go's `isLeaseValid`: the observed record is younger than its lease duration, by this replica's clock. */
-  private observedValid(): boolean {
-    return this.observed !== undefined && performance.now() < this.observed.at + this.observed.record.leaseDurationSeconds * 1000;
+  /** A record this replica wrote: its expiry counts from now; the spec last read stays what a next read is compared with. */
+  private observeWritten(record: LeaseRecord): void {
+    this.observe({ record, at: performance.now(), raw: this.observed?.raw ?? '' });
   }
 
   private startLeading(sentAt: number): void {

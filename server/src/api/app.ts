@@ -14,10 +14,10 @@ import { jsonBody } from './jsonBody.ts';
 import { createMetrics } from './metrics.ts';
 import { pathGuard } from './pathGuard.ts';
 import { queryGuard } from './queryGuard.ts';
-import { createGraphQLHandler, GRAPHQL_PATH, wantsGraphiQL } from './graphql/graphqlHandler.ts';
+import { GRAPHQL_PATH, graphqlEndpoint, wantsGraphiQL } from './graphql/endpoint.ts';
+import { GRAPHIQL_FILES_ROUTE, serveGraphiQLFile } from './graphql/graphiql.ts';
 import { restliConfig, restliRoutes, restliUnsupported } from './rest/restliRoutes.ts';
 import { entityRoutes } from './rest/entityRoutes.ts';
-import { openapiDocument } from './rest/openapiDocument.ts';
 import { tokenRoutes } from './rest/tokenRoutes.ts';
 import { searchDeliveryRoutes } from './rest/searchDeliveryRoutes.ts';
 import { taskRoutes } from './rest/taskRoutes.ts';
@@ -56,10 +56,12 @@ export function createApp(deps: AppDeps): Express {
   }
   healthRoutes(app, catalog, metrics);
 
-  // The API documentation holds no data: it is open, so the browsable page works without a token.
-  const doc = JSON.stringify(openapiDocument());
-  app.get('/openapi/v3/api-docs', (_req, res) => {
-    res.type('application/json').send(doc);
+  // The API documentation holds no data: it is open, so the browsable page works without a token. The
+  // document is built by the first request for it.
+  let doc: Promise<string> | undefined;
+  app.get('/openapi/v3/api-docs', async (_req, res) => {
+    doc ??= import('./rest/openapiDocument.ts').then((m) => JSON.stringify(m.openapiDocument()));
+    res.type('application/json').send(await doc);
   });
   const swaggerDir = (createRequire(import.meta.url)('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
   app.get(['/openapi/swagger-ui', '/openapi/swagger-ui/', '/openapi/swagger-ui/index.html'], (req, res) => {
@@ -68,13 +70,14 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use('/openapi/swagger-ui', express.static(swaggerDir, { index: false }));
 
-  // GraphiQL holds no data either: a browser asking for HTML gets it without a token (the queries it
-  // sends carry one).
-  const graphql = createGraphQLHandler(catalog, deps.log).serve;
+  // GraphiQL holds no data either: a browser asking for HTML gets it, and its files, without a token
+  // (the queries it sends carry one).
+  const graphql = graphqlEndpoint(catalog, deps.log);
   app.get(GRAPHQL_PATH, (req, res, next) => {
     if (wantsGraphiQL(req)) return graphql(req, res);
     next();
   });
+  app.get(GRAPHIQL_FILES_ROUTE, serveGraphiQLFile);
 
   // DataHub's clients ask for the server's configuration before anything else, without needing a token.
   app.get('/config', restliConfig);

@@ -10,8 +10,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import { SvcError, toSvcError, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { graphqlErrorBody } from './graphql/errorMasking.ts';
-import { GRAPHQL_PATH } from './graphql/graphqlHandler.ts';
+import { GRAPHQL_PATH } from './graphql/endpoint.ts';
+import { graphqlErrorBody } from './graphql/errorBody.ts';
 import { sendJson } from './json.ts';
 import { OPERATIONS_PATHS } from './rest/operationsRoutes.ts';
 import { isRestliResource, sendRestliError } from './rest/restliRoutes.ts';

@@ -6,7 +6,7 @@ import type { WriteBatchStats } from '../entities/writeBatcher.ts';
 import { optimisticWrites } from '../entities/entityService.ts';
 import { deliveryLag, type DeliveryLag } from '../search/deliveryFailures.ts';
 import type { OutboxStats } from '../search/outbox.ts';
-import { opensearchStats } from '../search/opensearchBackend.ts';
+import { opensearchStats } from '../search/opensearchStats.ts';
 
 export interface Metrics {
   registry: Registry;

@@ -60,3 +60,9 @@ test('a URN resolved lately is not parsed again: its resolution is kept while up
   for (let i = 1; i <= 10_000; i++) assert.equal(registry.resolveUrn(urn(i)).parts[1], `t${i}`);
   assert.equal(registry.resolveUrn(urn(0)), first);
 });
+
+test('every aspect\'s schema compiles (validators are compiled by their first use, so a bad schema would otherwise surface only then)', () => {
+  for (const spec of registry.entities) {
+    for (const aspect of registry.aspectsOf(spec)) assert.ok(Array.isArray(registry.validate(aspect, {})), `${spec.name}.${aspect.name}`);
+  }
+});

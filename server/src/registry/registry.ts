@@ -1,6 +1,6 @@
 /**
  * Lookups over the declared registry: entity and aspect names (case-insensitive on input, as DataHub),
- * URN → entity spec and key aspect, and compiled validators for every aspect.
+ * URN → entity spec and key aspect, and a validator for every aspect (compiled when first used).
  */
 import { SvcError } from '../errors.ts';
 import { RecentCache } from '../recentCache.ts';
@@ -44,6 +44,7 @@ class Registry {
   private readonly entityByLower = new Map<string, EntitySpec>();
   private readonly aspectByLower = new Map<string, AspectSpec>();
   private readonly aspectByPegasus = new Map<string, AspectSpec>();
+  /** By aspect name, each compiled by its first validation: compiling them all cost every start about 0.4 s of CPU. */
   private readonly validators = new Map<string, (value: unknown) => string[]>();
   /** URNs resolved lately (a page of search results, the entities of a batch of writes; see recentCache.ts). */
   private readonly resolved = new RecentCache<EntityUrn>(2 * RESOLVED_URNS);
@@ -65,7 +66,6 @@ class Registry {
     spec.pegasusClass = pegasusClassOf(spec.name, spec.keyOf !== undefined);
     if (spec.pegasusClass) this.aspectByPegasus.set(spec.pegasusClass, spec);
     this.aspectByLower.set(spec.name.toLowerCase(), spec);
-    this.validators.set(spec.name, compileSchema(spec.schema, spec.name));
   }
 
   /** The entity spec for a name in any case; NOT_FOUND-free: throws VALIDATION naming the known types. */
@@ -143,7 +143,9 @@ class Registry {
 
   /** Validates an aspect value against its schema; returns every violation, prefixed with the aspect name. */
   validate(aspect: AspectSpec, value: unknown): string[] {
-    return this.validators.get(aspect.name)!(value);
+    let check = this.validators.get(aspect.name);
+    if (!check) this.validators.set(aspect.name, (check = compileSchema(aspect.schema, aspect.name)));
+    return check(value);
   }
 }
 

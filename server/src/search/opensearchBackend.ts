@@ -24,10 +24,8 @@ import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBacken
 import type { PatternPart } from './expr.ts';
 import { fieldsToDrop, queueRebuild } from './indexRebuild.ts';
 import { reachingOpenSearch } from './opensearchErrors.ts';
+import { opensearchStats } from './opensearchStats.ts';
 import { baseFields, documentSource, PROPERTIES_FIELD, type FieldSpec, type FieldType } from './fields.ts';
-
-/** What is counted of bulk items OpenSearch refused for good (e.g. a value that does not fit its mapping). */
-export const opensearchStats = { rejected: 0, mappingConflicts: 0 };
 
 /**
  * A keyword value longer than this many characters (UTF-16 code units, as OpenSearch counts them) is

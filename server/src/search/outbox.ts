@@ -44,7 +44,7 @@ const RETRY_BATCH = 100;
  * While writes keep coming, a step that found fewer rows than this is followed by a pause (the
  * linger, `SVC_SEARCH_LINGER_MS`) before the next, for the writes of that time to go in one step: a
  * step costs about ten statements whatever its size, and steps of a few rows each, one per commit,
- * cost the writes beside them a tenth or more of their rate (see the README's performance section).
+ * cost the writes beside them a tenth or more of their rate (see docs/decisions/0016-search-dispatcher-linger.md).
  * A write after an idle spell is delivered at once; under load a change waits at most the linger longer.
  */
 export const LINGER_BELOW = 100;

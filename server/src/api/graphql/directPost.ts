@@ -11,7 +11,7 @@
  * streamed back to Node, the abort signal and listeners of the request, the `onRequest` hooks
  * (health check, CORS, GraphiQL, landing page), the choice of a request parser (the body is already
  * parsed and checked, see jsonBody.ts) and of a result processor by the Accept header. That is about
- * 0.15 ms of a 2 ms search request (see the README's GraphQL performance).
+ * 0.15 ms of a 2 ms search request (see docs/decisions/0024-graphql-direct-post.md).
  *
  * A request of any other form goes to yoga whole: another Accept (GraphQL over HTTP's own media type
  * changes the status codes), an `Origin` (CORS headers), a batch, parameters of the wrong type or

@@ -1,7 +1,6 @@
 /**
  * Errors over GraphQL, from the one error table: HTTP 200 with `errors[].message` and
- * `errors[].extensions` `{code: <HTTP status>, type: <table's GraphQL code>}` (DataHub's shape, e.g.
- * `{code: 400, type: "BAD_REQUEST"}`). A fault of svc's own is masked as `Internal server error
+ * `errors[].extensions` in the form of errorBody.ts. A fault of svc's own is masked as `Internal server error
  * occurred`, its cause only in the log. GraphQL's own errors (parse, validation, variables) pass as
  * GraphQL reports them.
  */
@@ -10,32 +9,12 @@ import type { Plugin } from 'graphql-yoga';
 import { ERROR_CODES, toSvcError, type SvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { stringifyJsonWithDoublesAt, type DoublePlaces } from '../json.ts';
+import { graphqlErrorParts } from './errorBody.ts';
 import { floatPaths } from './floatPaths.ts';
 
 /** Where a result's Floats are (see floatPaths.ts), put on the result as its execution ends. */
 const FLOATS = Symbol('float paths');
 const NO_FLOATS: DoublePlaces = { paths: new Set() };
-
-/**
- * The message and `extensions` of an svc failure as a GraphQL error (INTERNAL's cause not shown); the
- * violations as the error lists them (errors.ts bounds them: an upsert naming 10,000 missing
- * properties was answered with 4 MB of them).
- */
-export function graphqlErrorParts(svc: SvcError): { message: string; extensions: Record<string, unknown> } {
-  const entry = ERROR_CODES[svc.code];
-  const extensions: Record<string, unknown> = { code: entry.http, type: entry.graphql };
-  if (svc.detail) extensions.detail = svc.detail;
-  if (svc.violations.length > 1) extensions.violations = svc.violations;
-  return { message: svc.code === 'INTERNAL' ? entry.title : svc.message, extensions };
-}
-
-/**
- * The whole answer to a GraphQL request refused before GraphQL ran (no token, a body that is not
- * JSON or not a GraphQL request): the same error form as any other, with the table's HTTP status.
- */
-export function graphqlErrorBody(svc: SvcError): { errors: { message: string; extensions: Record<string, unknown> }[]; extensions: Record<string, never> } {
-  return { errors: [graphqlErrorParts(svc)], extensions: {} };
-}
 
 /** graphql-js' bare words when it stops validating a document whose fields it would have to compare pair by pair (its work budget spent). */
 const VALIDATION_ABORTED = 'Validation aborted.';

@@ -21,6 +21,8 @@ import type { Logger } from '../../log.ts';
 import { principalOf } from '../auth.ts';
 import { createContext } from './context.ts';
 import { directParams, serveDirect } from './directPost.ts';
+import { GRAPHQL_PATH, wantsGraphiQL } from './endpoint.ts';
+import { renderGraphiQL } from './graphiql.ts';
 import { useDocumentShape } from './documentShape.ts';
 import { isIntrospection, useIntrospectionDepth } from './introspection.ts';
 import { GRAPHQL_LIMITS } from './limits.ts';
@@ -33,8 +35,6 @@ import { propertyResolvers } from './resolvers/propertyResolvers.ts';
 import { searchResolvers } from './resolvers/searchResolvers.ts';
 import { useStringFilterFlags } from './stringFlags.ts';
 import { useValidationCache } from './validationCache.ts';
-
-export const GRAPHQL_PATH = '/api/graphql';
 
 /**
  * A limit exceeded is reported as a validation error (code GRAPHQL_VALIDATION_FAILED), as any query
@@ -66,11 +66,6 @@ export function postBodyProblem(body: unknown): string | undefined {
   const { operationName } = body as { operationName?: unknown };
   if (operationName != null && typeof operationName !== 'string') return `Expected "operationName" param to be a string, but given ${Array.isArray(operationName) ? 'array' : typeof operationName}.`;
   return undefined;
-}
-
-/** Whether a GET asks for GraphiQL (a browser asking for HTML) rather than for a query's answer. */
-export function wantsGraphiQL(req: Pick<Request, 'accepts'>): boolean {
-  return req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html';
 }
 
 /**
@@ -116,6 +111,8 @@ export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHand
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
     graphiql: { title: 'svc GraphQL' },
+    // Its files served by svc (graphiql.ts), not loaded from a CDN.
+    renderGraphiQL,
     batching: false,
     // Validation results are cached by document (see validationCache.ts); parsed documents by yoga.
     parserAndValidationCache: { validationCache: false },

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_LISTED_VIOLATIONS, SvcError } from '../../errors.ts';
-import { graphqlErrorParts } from './errorMasking.ts';
+import { graphqlErrorParts } from './errorBody.ts';
 
 test('an error of many violations gives the first of them and how many more', () => {
   const max = MAX_LISTED_VIOLATIONS;
