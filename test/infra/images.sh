@@ -210,9 +210,13 @@ coredns_image() {
 # The project's image: its Dockerfile as it is, from the repository's folder (what the Dockerfile copies
 # is what the key hashes).
 svc_image() {
-  local key
-  key="$(hash_inputs "$NODE_KEY" "$repo/Dockerfile" "$repo/package.json" "$repo/package-lock.json" \
-    "$repo/bin" "$repo/crds" "$repo/server" "$repo/operator")"
+  # Every source of the Dockerfile's COPY lines (not those --from a stage), read from the Dockerfile itself.
+  local key sources=() src
+  for src in $(awk '$1 == "COPY" && $2 !~ /^--/ { for (i = 2; i < NF; i++) print $i }' "$repo/Dockerfile" | LC_ALL=C sort -u); do
+    sources+=("$repo/$src")
+  done
+  [ ${#sources[@]} -gt 0 ] || die "svc: no COPY line found in $repo/Dockerfile"
+  key="$(hash_inputs "$NODE_KEY" "$repo/Dockerfile" "${sources[@]}")"
   local ref="$SVC_IMAGE_REPOSITORY:$key"
   SVC_ARCHIVE="$(build_image svc "$ref" "$key" "$repo" "docker.io/library/node:$NODE_MAJOR-bookworm-slim" "$NODE_ARCHIVE")"
   SVC_REF="$ref"
