@@ -37,7 +37,8 @@ const CONCURRENCY = Number(process.env.SVC_TEST_CONCURRENCY ?? 3);
 /**
  * The behaviour tests of writes, run again under each way a write may get the state its rules check
  * (server/src/config.ts, writeStrategy): every one must give the same answers. The tests of one
- * mechanism (kept rows, checked statements, group commit) run with the default only.
+ * mechanism (test/server/mechanisms: kept rows, checked statements, group commit) run with the default
+ * only.
  */
 const WRITE_BEHAVIOUR = ['test/server/structured-property-values.test.ts', 'test/server/structured-property-lifecycle.test.ts', 'test/server/structured-property-definitions.test.ts', 'test/server/concurrency.test.ts', 'test/server/seed-flows.test.ts'];
 const WRITE_STRATEGIES: { name: string; env: Record<string, string> }[] = [

@@ -33,7 +33,8 @@ export interface Config {
    * one statement that checks what was read still holds (prepared again when not); then the state may
    * also come from `grouped` reads (the reads of concurrent writes in one statement), `kept` (what the
    * entity's last write left), or a `guess` (what a first write most likely finds): a comma-separated
-   * list, default `grouped,kept,guess`; `read` for none of them. Every choice gives the same answers.
+   * list, default `grouped,kept,guess`; `read` for none of them. Every choice gives the same answers;
+   * each source stays while it earns at least 10% (docs/decisions/0033-write-state-sources.md).
    */
   writeStrategy: WriteStrategy;
   /** `SVC_AUTH_ENABLED`: require `Authorization: Bearer` on every API route (default true). */

@@ -71,14 +71,16 @@ export const SERVER_NODE_ARGS: string[] = (() => {
 })();
 
 /**
- * Starts the server as `npm start` runs it (compiled into dist/) on `databaseUrl` in its own process, as
- * in production (`env` adds to its environment, e.g. `SEARCH_BACKEND`). Node options for the server beyond {@link SERVER_NODE_ARGS}
+ * Starts the server on `databaseUrl` in its own process, as in production: this checkout's as `npm start`
+ * runs it (compiled into dist/), another checkout's (`root`, e.g. a baseline) from its TypeScript
+ * (`env` adds to its environment, e.g. `SEARCH_BACKEND`). Node options for the server beyond {@link SERVER_NODE_ARGS}
  * (e.g. `--cpu-prof` to profile it, or another `--max-semi-space-size`) come from `SVC_BENCH_SERVER_NODE_ARGS`.
  */
-export async function startBenchServer(databaseUrl: string, poolSize: number, env: Record<string, string> = {}): Promise<BenchServer> {
+export async function startBenchServer(databaseUrl: string, poolSize: number, env: Record<string, string> = {}, root = ROOT): Promise<BenchServer> {
   const port = await freePort();
   const nodeArgs = (process.env.SVC_BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, builtEntry('server/src/main.ts')], {
+  const entry = root === ROOT ? [builtEntry('server/src/main.ts')] : ['--import', 'tsx', join(root, 'server/src/main.ts')];
+  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, ...entry], {
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SVC_ADMIN_TOKEN: BENCH_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_DB_POOL_SIZE: String(poolSize), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -89,7 +91,10 @@ export async function startBenchServer(databaseUrl: string, poolSize: number, en
     } catch {
       // starting
     }
-    if (t > 300) throw new Error('server did not start');
+    if (t > 600) {
+      child.kill('SIGTERM');
+      throw new Error('server did not start');
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
@@ -163,10 +168,10 @@ export interface WrkRequest {
 
 /**
  * Drives HTTP load with wrk at `concurrency` (one connection per request in flight) for `seconds`;
- * request number k uses `i = (offset + k) % modulo`. Returns how many requests completed and their
+ * request number k uses `i = first + (offset + k) % modulo`. Returns how many requests completed and their
  * rate; any non-2xx answer aborts the run.
  */
-export function runWrk(base: string, req: WrkRequest, modulo: number, seconds: number, concurrency: number, offset = 0): { count: number; rate: number } {
+export function runWrk(base: string, req: WrkRequest, modulo: number, seconds: number, concurrency: number, offset = 0, first = 0): { count: number; rate: number } {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const script = join(dir, 'load.lua');
   writeFileSync(
@@ -176,7 +181,7 @@ local counter = -1
 local pad = string.rep("lorem ipsum dolor sit amet ", 34)
 request = function()
   counter = counter + 1
-  local i = (${offset} + counter) % ${modulo}
+  local i = ${first} + (${offset} + counter) % ${modulo}
   return wrk.format("${req.method}", ${req.pathLua}, {["Authorization"] = "Bearer ${BENCH_TOKEN}", ["Content-Type"] = "${req.contentType ?? 'application/json'}"}, ${req.bodyLua})
 end
 response = function(status, headers, body)

@@ -6,14 +6,21 @@
 import { parseArgs } from 'node:util';
 import type { WrkRequest } from './benchSupport.ts';
 
-/** `--entities 10000 --seconds 12 --rounds 6 --concurrency 16`: the datasets, and each pass's time, rounds and connections. */
-export function passOptions(): { entities: number; rounds: number; roundSeconds: number; concurrency: number } {
+/**
+ * `--entities 10000 --seconds 12 --rounds 6 --concurrency 16`: the datasets, and each pass's time, rounds
+ * and connections; `extra`: a benchmark's own string options, with their defaults (returned in `extra`).
+ */
+export function passOptions<K extends string = never>(
+  extra: Record<K, string> = {} as Record<K, string>,
+): { entities: number; rounds: number; roundSeconds: number; concurrency: number; extra: Record<K, string> } {
+  const own = Object.fromEntries(Object.entries<string>(extra).map(([k, d]) => [k, { type: 'string' as const, default: d }]));
   const { values } = parseArgs({
     options: {
       entities: { type: 'string', default: '10000' },
       seconds: { type: 'string', default: '12' },
       rounds: { type: 'string', default: '6' },
       concurrency: { type: 'string', default: '16' },
+      ...own,
     },
   });
   const rounds = Number(values.rounds);
@@ -23,6 +30,7 @@ export function passOptions(): { entities: number; rounds: number; roundSeconds:
     // wrk takes whole seconds.
     roundSeconds: Math.max(1, Math.round(Number(values.seconds) / rounds)),
     concurrency: Number(values.concurrency),
+    extra: Object.fromEntries(Object.keys(extra).map((k) => [k, String((values as Record<string, unknown>)[k])])) as Record<K, string>,
   };
 }
 

@@ -300,7 +300,7 @@ describe('names, preconditions, time series', () => {
   test('createIfNotExists defaults to true: writing an existing aspect again is 412', async () => {
     const res = await s.request(`/openapi/v3/entity/structuredProperty/${enc(PROP)}/propertyDefinition`, { method: 'POST', body: JSON.stringify({ value: definition }) });
     assert.equal(res.status, 412);
-    assert.deepEqual(await res.json(), { error: 'Precondition Failed', message: 'Cannot perform CREATE since the aspect already exists.' });
+    assert.deepEqual(await res.json(), { error: 'Precondition Failed', message: 'Cannot perform CREATE since the aspect already exists.', reason: 'AspectExists' });
   });
 
   test('v2 creates or updates by default; an explicit createIfNotExists=true refuses an existing aspect with 412', async () => {
@@ -310,14 +310,16 @@ describe('names, preconditions, time series', () => {
     await text(await s.request(path, { method: 'POST', body: '{"removed":true}' }), 200);
     const res = await s.request(`${path}?createIfNotExists=true`, { method: 'POST', body: '{"removed":false}' });
     assert.equal(res.status, 412);
-    assert.deepEqual(await res.json(), { error: 'Precondition Failed', message: 'Cannot perform CREATE since the aspect already exists.' });
+    assert.deepEqual(await res.json(), { error: 'Precondition Failed', message: 'Cannot perform CREATE since the aspect already exists.', reason: 'AspectExists' });
     assert.deepEqual(JSON.parse(await text(await s.request(path), 200)), { value: { removed: true } });
   });
 
   test('createIfEntityNotExists=true on an existing entity is 412', async () => {
     const res = await s.request(`/openapi/v3/entity/dataset/${enc(DATASET)}/subTypes?createIfEntityNotExists=true`, { method: 'POST', body: '{"value":{"typeNames":["x"]}}' });
     assert.equal(res.status, 412);
-    assert.match(((await res.json()) as { message: string }).message, /Cannot perform CREATE_ENTITY if not exists since the entity key already exists\./);
+    const body = (await res.json()) as { message: string; reason?: string };
+    assert.match(body.message, /Cannot perform CREATE_ENTITY if not exists since the entity key already exists\./);
+    assert.equal(body.reason, 'EntityExists');
   });
 
   test('a time series aspect returns its latest entry', async () => {

@@ -228,7 +228,7 @@ describe('structured property rules at the door', () => {
 describe('messages of other refusals', () => {
   test('a failed precondition is titled Precondition Failed', async () => {
     await expectRejected(s, () => s.request(`${dataset}/status`, { method: 'POST', body: '{"value":{"removed":false}}' }), 412, (raw) => {
-      assert.deepEqual(JSON.parse(raw), { error: 'Precondition Failed', message: 'Cannot perform CREATE since the aspect already exists.' });
+      assert.deepEqual(JSON.parse(raw), { error: 'Precondition Failed', message: 'Cannot perform CREATE since the aspect already exists.', reason: 'AspectExists' });
     });
   });
 

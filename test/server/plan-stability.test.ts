@@ -181,8 +181,8 @@ test('lookups of a few entities among many, planned before any ANALYZE, read onl
       for (let k = 0; k < 3; k++) {
         const writes = await loadWriteContexts(client, 'structuredProperties', few.map((urn) => ({ urn, keyAspect: 'datasetKey', named: [PROPERTY] })));
         assert.equal(writes[1]!.previous?.urn, few[1]);
-        assert.equal(writes[1]!.context.entityKey, '{}');
-        assert.ok(writes[0]!.context.properties.has(PROPERTY));
+        assert.equal(writes[1]!.state.entityKey, '{}');
+        assert.ok(writes[0]!.state.properties.has(PROPERTY));
         const context = await loadReadContext(client, few);
         assert.equal(context.recorded.get(few[0]!)?.get(PROPERTY), '20250101000000');
         assert.equal((await latestAspectsWith(client, few, names, [READ_CONTEXT_SQL])).aspects.length, 6);
@@ -190,7 +190,7 @@ test('lookups of a few entities among many, planned before any ANALYZE, read onl
         assert.equal((await loadProperties(client, [PROPERTY])).get(PROPERTY)?.softDeleted, false);
         assert.ok((await findProperties(client, ['plan.tier'], [])).has(PROPERTY));
         const [definition] = await loadDefinitionContexts(client, [{ urn: PROPERTY, qualifiedName: 'plan.tier' }], HARD_DELETE_TASK);
-        assert.deepEqual(definition!.context.holders, []);
+        assert.deepEqual(definition!.state.holders, []);
         assert.equal((await setValue(client, 40 + k, 'bronze')).outcome, 'updated');
       }
       assert.ok(plans.length >= 7, `plans were reported:\n${plans.join('\n')}`);

@@ -243,8 +243,9 @@ describe('hard delete', () => {
       assert.ok(open && (open.state === 'PENDING' || open.state === 'RUNNING'), JSON.stringify(open));
 
       await expectRejected(s, () => writeDefinition(s, p, definitionOf(qn)), 409, (raw) => {
-        const body = JSON.parse(raw) as { error: string; message: string };
-        assert.deepEqual(Object.keys(body).sort(), ['error', 'message'], raw);
+        const body = JSON.parse(raw) as { error: string; message: string; reason: string };
+        assert.deepEqual(Object.keys(body).sort(), ['error', 'message', 'reason'], raw);
+        assert.equal(body.reason, 'CleanupPending');
         assert.ok(body.message.includes(`Structured property ${p} was hard deleted and its values are still being removed`), body.message);
         assert.ok(body.message.includes(`task ${open.id}`), body.message);
       });

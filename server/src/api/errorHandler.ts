@@ -5,7 +5,8 @@
  * `Not-Found-Reason` header for a missing entity or aspect, and `{"error":"Internal server error
  * occurred"}` (the cause only in the log) for a fault of svc's own. On the GraphQL path, the same
  * failures (a missing token, a body that is not JSON) take GraphQL's error form, and on DataHub's
- * Rest.li paths (the operations endpoint, `/aspects`, `/entities`, …) Rest.li's.
+ * Rest.li paths (the operations endpoint, `/aspects`, `/entities`, …) Rest.li's. Each form carries the
+ * error's `reason` (contract/errors.ts), when it has one.
  */
 import type { NextFunction, Request, Response } from 'express';
 import { SvcError, toSvcError, type ErrorCode } from '../errors.ts';
@@ -16,8 +17,17 @@ import { sendJson } from './json.ts';
 import { OPERATIONS_PATHS } from './rest/operationsRoutes.ts';
 import { isRestliResource, sendRestliError } from './rest/restliRoutes.ts';
 
-/** The JSON body for an error; undefined means an empty body (a missing entity or aspect, as DataHub). */
+/**
+ * The JSON body for an error; undefined means an empty body (a missing entity or aspect, as DataHub).
+ * A refusal with a {@link SvcError.reason} carries it as `reason`, beside DataHub's fields.
+ */
 export function errorBody(err: SvcError): Record<string, unknown> | undefined {
+  const body = dataHubBody(err);
+  return body && err.reason ? { ...body, reason: err.reason } : body;
+}
+
+/** DataHub's body for an error (its `error` and `message`). */
+function dataHubBody(err: SvcError): Record<string, unknown> | undefined {
   switch (err.code) {
     case 'NOT_FOUND':
       // Something without a reason (no route for the path, say) tells the caller what was not found.

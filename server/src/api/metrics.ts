@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { transactionRetries, type Pool } from '../db/pool.ts';
 import type { WriteBatchStats } from '../entities/writeBatcher.ts';
-import { optimisticWrites } from '../entities/entityService.ts';
+import { checkedWriteCounts } from '../entities/entityService.ts';
 import { deliveryLag, type DeliveryLag } from '../search/deliveryFailures.ts';
 import type { OutboxStats } from '../search/outbox.ts';
 import { opensearchStats } from '../search/opensearchStats.ts';
@@ -56,10 +56,10 @@ export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatc
   batchCounter('svc_db_grouped_write_statements_total', 'Statements the group commit sent for them', () => writeBatches().statements);
   batchCounter('svc_db_grouped_write_fallbacks_total', 'Batches that failed as a whole and were sent again one write at a time', () => writeBatches().fallbacks);
   batchCounter('svc_db_deadlock_retries_total', 'Transactions run again after a deadlock (svc locks in one order: expected 0)', () => transactionRetries.deadlock);
-  batchCounter('svc_write_stale_total', 'Writes prepared without locks that found what they read changed, and were prepared again', () => optimisticWrites.stale);
-  batchCounter('svc_write_kept_total', 'Writes prepared from what the last write of their aspect on this server left, without reading it', () => optimisticWrites.kept);
-  batchCounter('svc_write_guessed_total', 'Writes to entities nothing was kept of, prepared from a guess of what a read would find (a wrong one is refused by its statement and counted as stale)', () => optimisticWrites.guessed);
-  batchCounter('svc_write_locked_total', 'Writes prepared without locks that went under locks instead: after conflicting twice, or at their rules\' asking', () => optimisticWrites.locked);
+  batchCounter('svc_write_stale_total', 'Writes prepared without locks that found what they read changed, and were prepared again', () => checkedWriteCounts.stale);
+  batchCounter('svc_write_kept_total', 'Writes prepared from what the last write of their aspect on this server left, without reading it', () => checkedWriteCounts.kept);
+  batchCounter('svc_write_guessed_total', 'Writes to entities nothing was kept of, prepared from a guess of what a read would find (a wrong one is refused by its statement and counted as stale)', () => checkedWriteCounts.guessed);
+  batchCounter('svc_write_locked_total', 'Writes prepared without locks that went under locks instead: after conflicting twice, or at their rules\' asking', () => checkedWriteCounts.locked);
   batchCounter('svc_db_serialization_retries_total', 'Transactions run again after a serialization failure', () => transactionRetries.serialization);
   // Search: how far behind it is, and what its dispatcher did. One read of the lag serves the gauges of
   // one scrape (they are collected together).

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { timeseriesIndexName } from '../timeseries/partitions.ts';
+import { SvcError, type Reason } from '../errors.ts';
 import { inTransaction, query as q, type Db, type Pool } from '../db/pool.ts';
 import { removedSql } from './softDelete.ts';
 
@@ -102,7 +103,7 @@ function statementName(sql: string): string {
   return name;
 }
 
-/** A row of a read context (see AspectHook.readContextSql), with the index of the query it came from. */
+/** A row of a read context (see ShowRule.sql in aspectHooks.ts), with the index of the query it came from. */
 export interface ContextRow {
   query: number;
   kind: string;
@@ -113,7 +114,7 @@ export interface ContextRow {
 
 /**
  * Latest versions of aspects as {@link latestAspects} reads them, and in the same statement the rows
- * of each of `contexts` (SQL over `read`, the rows read; see AspectHook.readContextSql).
+ * of each of `contexts` (SQL over `read`, the rows read; see ShowRule.sql in aspectHooks.ts).
  */
 export async function latestAspectsWith(db: Db, urns: string[], aspects: string[] | undefined, contexts: string[]): Promise<{ aspects: StoredAspect[]; context: ContextRow[] }> {
   if (urns.length === 0) return { aspects: [], context: [] };
@@ -172,7 +173,14 @@ function batchStatement(n: number): string {
  * character). One prepared statement per batch size.
  */
 export async function writeAspects(db: Db, ws: AspectWrite[], atomic = false): Promise<BatchOutcome[]> {
-  const rows = await q<{ outcomes: BatchOutcome[] }>(db, batchStatement(ws.length), batchArguments(ws, atomic), `svc_write_checked_${ws.length}`);
+  let rows;
+  try {
+    rows = await q<{ outcomes: BatchOutcome[] }>(db, batchStatement(ws.length), batchArguments(ws, atomic), `svc_write_checked_${ws.length}`);
+  } catch (err) {
+    // A precondition raised (SQLSTATE SV412, made a PRECONDITION by the pool) gets its reason here.
+    if (err instanceof SvcError && err.code === 'PRECONDITION' && err.reason === undefined) throw preconditionFailed(err.message, err.cause);
+    throw err;
+  }
   return rows[0]!.outcomes;
 }
 
@@ -224,7 +232,7 @@ export async function writeAspect(db: Db, w: AspectWrite): Promise<Written> {
   return parseWritten((await writeAspects(db, [w], true))[0]!);
 }
 
-/** What a writer reads before an optimistic write: the latest row and its token. */
+/** What a writer reads before a checked write: the latest row and its token. */
 export interface ReadForWrite {
   previous: StoredAspect | undefined;
   /** The row as {@link AspectWrite.expected} names it: `<metadata> <system_metadata>` as stored (texts); null when absent. */
@@ -245,13 +253,20 @@ export async function readForWrite(db: Db, urn: string, aspect: string): Promise
 }
 
 /**
- * The messages of a failed CREATE and CREATE_ENTITY precondition
- * (db/migrations/R__svc_write_aspect_row.sql; DataHub's words).
+ * The reason of each precondition the database checks, by the words it states it in (DataHub's, which
+ * are the message clients see; db/migrations/R__svc_write_aspect_row.sql): the database answers a failed CREATE or CREATE_ENTITY with its words
+ * only (`precondition:<words>` in a row's answer, or SQLSTATE SV412), so they are read here, once, and
+ * everything after branches on the reason.
  */
-export const CREATE_PRECONDITIONS: readonly string[] = [
-  'Cannot perform CREATE since the aspect already exists.',
-  'Cannot perform CREATE_ENTITY if not exists since the entity key already exists.',
-];
+const PRECONDITION_REASONS: ReadonlyMap<string, Reason> = new Map([
+  ['Cannot perform CREATE since the aspect already exists.', 'AspectExists'],
+  ['Cannot perform CREATE_ENTITY if not exists since the entity key already exists.', 'EntityExists'],
+]);
+
+/** A precondition the database found failed, as a PRECONDITION error with its reason (`AspectExists`, `EntityExists`). */
+export function preconditionFailed(message: string, cause?: unknown): SvcError {
+  return new SvcError('PRECONDITION', message, { cause, reason: PRECONDITION_REASONS.get(message) });
+}
 
 /**
  * The latest row of an aspect as {@link readForWrite} names it (`token`; null: absent) and its version

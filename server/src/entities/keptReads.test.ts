@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { KeptReads, type KeptRead } from './keptReads.ts';
 
 const URN = 'urn:li:dataset:(urn:li:dataPlatform:hive,db.kept,PROD)';
-const read = (text: string): KeptRead => ({ token: `${text} {}`, text, previous: undefined, context: { text } });
+const read = (text: string): KeptRead => ({ token: `${text} {}`, text, previous: undefined, state: { text } });
 
 test('what a write left is taken back by the next write of the same aspect, and by no other', () => {
   const kept = new KeptReads();

@@ -1,7 +1,7 @@
 /**
- * What the latest optimistic write of an aspect left, kept so that the entity's next write of it can
+ * What the latest checked write of an aspect left, kept so that the entity's next write of it can
  * start from there instead of reading: the row as the write stored it (its token, see
- * aspectStore.ReadForWrite) and the context its hook would read right after (AspectHook.contextAfter).
+ * aspectStore.ReadForWrite) and the state its hook would read right after (SpeculativeState.stateAfter).
  * An ingestion run that gives the same aspects again (the usual case: most of its values are
  * unchanged) then makes one statement per write, not two.
  *
@@ -18,10 +18,10 @@
 import { RecentCache } from '../recentCache.ts';
 import type { ReadForWrite } from './aspectStore.ts';
 
-export type KeptRead = ReadForWrite & { context: unknown };
+export type KeptRead = ReadForWrite & { state: unknown };
 
 /** What an aspect changed behind a kept row holds instead (counted as this many characters). */
-const CONTENDED = { token: null, previous: undefined, context: undefined } satisfies KeptRead;
+const CONTENDED = { token: null, previous: undefined, state: undefined } satisfies KeptRead;
 const CONTENDED_SIZE = 64;
 
 /** Characters of kept rows' text at most (about 64 MB of memory with the values they hold). */

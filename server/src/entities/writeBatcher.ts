@@ -8,11 +8,10 @@
  * deadlock with another transaction) its writes are run again one by one. A write's promise settles
  * only after its batch committed.
  */
-import { SvcError } from '../errors.ts';
 import { staleWrite, type Pool } from '../db/pool.ts';
 import { compareUrns } from '../db/locks.ts';
 import { StatementGroup, type Pending } from '../db/statementGroup.ts';
-import { MAX_ROWS_PER_STATEMENT, parseWritten, writeAspect, writeAspects, type AspectWrite, type BatchOutcome, type Written } from './aspectStore.ts';
+import { MAX_ROWS_PER_STATEMENT, parseWritten, preconditionFailed, writeAspect, writeAspects, type AspectWrite, type BatchOutcome, type Written } from './aspectStore.ts';
 
 type Queued = Pending<AspectWrite, Written>;
 
@@ -70,7 +69,7 @@ export class WriteBatcher {
     this.stats.writes += batch.length;
     batch.forEach((q, i) => {
       const outcome = outcomes[i]!;
-      if (outcome.startsWith('precondition:')) q.reject(new SvcError('PRECONDITION', outcome.slice('precondition:'.length)));
+      if (outcome.startsWith('precondition:')) q.reject(preconditionFailed(outcome.slice('precondition:'.length)));
       else if (outcome.startsWith('stale:')) q.reject(staleWrite(outcome.slice('stale:'.length)));
       else q.resolve(parseWritten(outcome));
     });

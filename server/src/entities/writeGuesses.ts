@@ -1,6 +1,6 @@
 /**
  * Whether writes to entities this server has kept nothing of are prepared from a guess of what a read
- * would find (AspectHook.guessForWrite) rather than from a read: while most guesses hold. A guess found
+ * would find (SpeculativeState.guess) rather than from a read: while most guesses hold. A guess found
  * wrong costs its write a refused row and a read after all, so guessing stops while more than half of
  * the recent ones were wrong (e.g. a server started on a catalog that holds values already, whose
  * first write to each entity finds a row it did not guess); one in {@link PROBE} is still tried then,

@@ -135,27 +135,35 @@ export function checkDefinition(next: PropertyDefinition, ctx: DefinitionContext
 
   const prev = ctx.previous;
   if (prev) {
-    const byVersion = allowedByVersion(prev, next);
-    const breaking: string[] = [];
-    if (prev.valueType !== next.valueType && !byVersion) breaking.push('Value type cannot be changed as this is a backwards incompatible change');
-    if (cardinalityOf(prev) === 'MULTIPLE' && cardinalityOf(next) === 'SINGLE' && !byVersion) {
-      breaking.push('Property definition cardinality cannot be changed from MULTI to SINGLE');
-    }
+    const breaking = breakingChanges(prev, next);
     if (prev.qualifiedName !== next.qualifiedName) out.push('Cannot change the fully qualified name of a Structured Property');
-    if (next.allowedValues && !byVersion) {
-      if (!prev.allowedValues) breaking.push('Cannot restrict values that were previously allowed');
-      else {
-        for (const old of prev.allowedValues) {
-          if (!next.allowedValues.some((n) => sameValue(n.value, old.value))) breaking.push('Cannot restrict values that were previously allowed');
-        }
-      }
-    }
     for (const b of breaking) out.push(b);
     // What lifts them, once, after DataHub's messages (which its clients match); a version refused
     // above has said what is wrong with it already.
     if (breaking.length && !versionRefused) out.push(breakingChangeRemedy(prev.version, next.version, now));
   }
   return out;
+}
+
+/**
+ * The breaking changes of `next` over `previous` that its version does not allow, in DataHub's words
+ * (which its clients match): a value type changed, cardinality from MULTIPLE to SINGLE, allowed
+ * values restricted. Empty when there are none, or the version allows them.
+ */
+export function breakingChanges(previous: PropertyDefinition, next: PropertyDefinition): string[] {
+  if (allowedByVersion(previous, next)) return [];
+  const breaking: string[] = [];
+  if (previous.valueType !== next.valueType) breaking.push('Value type cannot be changed as this is a backwards incompatible change');
+  if (cardinalityOf(previous) === 'MULTIPLE' && cardinalityOf(next) === 'SINGLE') breaking.push('Property definition cardinality cannot be changed from MULTI to SINGLE');
+  if (next.allowedValues) {
+    if (!previous.allowedValues) breaking.push('Cannot restrict values that were previously allowed');
+    else {
+      for (const old of previous.allowedValues) {
+        if (!next.allowedValues.some((n) => sameValue(n.value, old.value))) breaking.push('Cannot restrict values that were previously allowed');
+      }
+    }
+  }
+  return breaking;
 }
 
 /**

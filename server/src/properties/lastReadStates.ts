@@ -1,7 +1,7 @@
 /**
  * The structured properties' states as the last write context read them (their definitions and
  * statuses, and those rows' texts): what a guess for a write to an entity this server has kept nothing
- * of relies on (AspectHook.guessForWrite). Never trusted: a guess puts the texts in its guards, so a
+ * of relies on (SpeculativeState.guess). Never trusted: a guess puts the texts in its guards, so a
  * property changed since is caught by the write statement and read again, which refreshes what is here.
  */
 import type { WriteContext } from './propertyStore.ts';

@@ -3,15 +3,15 @@
  * hiding values on read (soft-deleted, hard-deleted or older-version properties), and the durable
  * cleanup queued by a hard delete or a versioned change. Every surface goes through these.
  */
-import { SvcError } from '../errors.ts';
+import { SvcError, type Reason } from '../errors.ts';
 import type { Db } from '../db/pool.ts';
 import { lockShared } from '../db/locks.ts';
-import type { AspectHook, PendingWrite, WriteIntent } from '../entities/aspectHooks.ts';
+import type { AspectHook, PendingWrite, SpeculativeState, WriteIntent } from '../entities/aspectHooks.ts';
 import type { PatchOperation } from '../entities/jsonPatch.ts';
 import { aspectVersion, type Guard, type StoredAspect } from '../entities/aspectStore.ts';
 import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';
-import { checkDefinition, storedDefinition } from './definitionRules.ts';
+import { breakingChanges, checkDefinition, storedDefinition } from './definitionRules.ts';
 import { normalizeDefinition } from './normalize.ts';
 import {
   historicKey,
@@ -70,35 +70,44 @@ function sameAssignment(a: Assignment, b: Assignment | undefined): boolean {
 
 function fail(violations: Violation[]): never {
   const code = violations.every((v) => v.precondition) ? 'PRECONDITION' : 'VALIDATION';
-  throw SvcError.listing(code, violations.map((v) => v.message));
+  throw SvcError.listing(code, violations.map((v) => v.message), violations.length, violations.find((v) => v.reason)?.reason);
+}
+
+/**
+ * The kind of a refused definition write: soft deleted first (restoring the property comes before
+ * anything else can be written), then a breaking change without a greater version.
+ */
+function definitionRefusal(softDeleted: boolean, previous: PropertyDefinition | undefined, given: PropertyDefinition): Reason | undefined {
+  if (softDeleted) return 'SoftDeleted';
+  if (previous && breakingChanges(previous, given).length > 0) return 'BreakingChange';
+  return undefined;
 }
 
 /** What a definition write checks, read under the lock of the qualified name it claims (in its transaction). */
 async function readUnderNameLock(tx: Db, urn: string, qualifiedName: string): Promise<DefinitionContext> {
   await lockQualifiedName(tx, qualifiedName);
-  return (await loadDefinitionContexts(tx, [{ urn, qualifiedName }], HARD_DELETE_TASK))[0]!.context;
+  return (await loadDefinitionContexts(tx, [{ urn, qualifiedName }], HARD_DELETE_TASK))[0]!.state;
 }
 
 /**
  * Rules of `propertyDefinition` writes (see definitionRules.ts), with the short forms normalised. An
- * update is checked without locks against what it read (its status, the types it names), unless it
- * raises the version (its afterWrite queues the stale-values cleanup in the write's transaction); a
+ * update is checked against the state it read (its status, the types it names), unless it raises the
+ * version (what follows it, afterWrite, queues the stale-values cleanup in the write's transaction); a
  * new property is written under locks, claiming its qualified name under the name's lock.
  */
-function definitionHook(): AspectHook<undefined, DefinitionContext> {
+function definitionHook(): AspectHook<DefinitionContext> {
   return {
     aspect: 'propertyDefinition',
     deletesMore: true,
-    optimistic: true,
-    readForWrite: (ws, db) =>
+    readState: (ws, db) =>
       loadDefinitionContexts(db, ws.map((w) => ({ urn: w.target.urn, qualifiedName: (w.value as Partial<PropertyDefinition> | undefined)?.qualifiedName })), HARD_DELETE_TASK),
-    async prepare(w: PendingWrite, tx: Db, read?: DefinitionContext) {
+    async check(w: PendingWrite, tx: Db, read?: DefinitionContext) {
       const previous = w.previous?.value as PropertyDefinition | undefined;
       const given = normalizeDefinition(w.value as PropertyDefinition);
       // Checked as written; stored with a version that never goes away or down.
       const next = storedDefinition(given, previous);
       const versionRaised = previous !== undefined && compareVersions(next.version, previous.version) > 0;
-      if (read && (!previous || versionRaised || !read.names.has(next.qualifiedName))) return { value: next, plan: undefined, needsLock: true };
+      if (read && (!previous || versionRaised || !read.names.has(next.qualifiedName))) return { value: next, needsLock: true };
       const { holders, cleanup, softDeleted, dataTypes, entityTypes } = read ?? (await readUnderNameLock(tx, w.target.urn, next.qualifiedName));
       if (cleanup) {
         const name =
@@ -109,6 +118,7 @@ function definitionHook(): AspectHook<undefined, DefinitionContext> {
           'CONFLICT',
           `Structured property ${cleanup.subject} was hard deleted and its values are still being removed ` +
             `(task ${cleanup.id}: ${cleanup.done} of ${cleanup.total ?? '?'} entities done); ${name} can be used again once that task has finished`,
+          { reason: 'CleanupPending' },
         );
       }
       const sameName = holders.find((h) => h.qualifiedName === next.qualifiedName);
@@ -116,17 +126,17 @@ function definitionHook(): AspectHook<undefined, DefinitionContext> {
       // A new name whose search field another property's name has is refused (definitionRules).
       const fieldHolder = previous ? undefined : holders[0]?.urn;
       const violations = checkDefinition(given, { urn: w.target.urn, previous, softDeleted, dataTypes, entityTypes, fieldHolder });
-      if (violations.length) throw SvcError.validation(violations);
-      if (!read) return { value: next, plan: undefined };
+      if (violations.length) throw SvcError.validation(violations, violations.length, definitionRefusal(softDeleted, previous, given));
+      if (!read) return { value: next };
       // The write goes ahead only if the status and the types named are as read.
       const guards: Guard[] = [
         { urn: w.target.urn, aspect: 'status', text: read.statusText },
         { urn: next.valueType, aspect: 'dataTypeKey', text: read.typeTexts.get(next.valueType) ?? null },
         ...[...next.entityTypes, ...(next.typeQualifier?.allowedTypes ?? [])].map((t) => ({ urn: t, aspect: 'entityTypeKey', text: read.typeTexts.get(t) ?? null })),
       ];
-      return { value: next, plan: undefined, guards };
+      return { value: next, guards };
     },
-    async afterWrite(w: PendingWrite, stored: unknown, _plan: undefined, tx: Db) {
+    async afterWrite(w: PendingWrite, stored: unknown, tx: Db) {
       const previous = w.previous?.value as PropertyDefinition | undefined;
       const next = stored as PropertyDefinition;
       if (previous && compareVersions(next.version, previous.version) > 0) {
@@ -150,9 +160,9 @@ function namedBy(w: WriteIntent): string[] {
   return Array.isArray(properties) ? properties.map((a) => a.propertyUrn) : [];
 }
 
-/** The assignments a read of the entity shows, of those stored (`context`: what its write read). */
-function shownOf(stored: Assignment[], context: WriteContext): Assignment[] {
-  return stored.filter((a) => hiddenReason(a, visibilityOf(context.properties.get(a.propertyUrn)), context.recorded) === undefined);
+/** The assignments a read of the entity shows, of those stored (`state`: what its write read). */
+function shownOf(stored: Assignment[], state: WriteContext): Assignment[] {
+  return stored.filter((a) => hiddenReason(a, visibilityOf(state.properties.get(a.propertyUrn)), state.recorded) === undefined);
 }
 
 /**
@@ -172,65 +182,96 @@ async function hideInHistory(aspects: StoredAspect[], db: Db): Promise<void> {
   }
 }
 
-/** Rules of `structuredProperties` writes (see valueRules.ts), and hiding values on read. */
-function valuesHook(): AspectHook<undefined, WriteContext> {
-  const lastRead = new LastReadStates();
+/**
+ * What reads show of `structuredProperties`: values of soft-deleted or hard-deleted properties, and
+ * values written under an older version than the property's, are hidden (`rows`: the read context read
+ * with the aspects, see READ_CONTEXT_SQL; read here when absent).
+ */
+async function showValues(all: StoredAspect[], db: Db, rows?: ReadContextRow[]): Promise<void> {
+  const holding = all.filter((a) => (a.value as StructuredProperties).properties?.length);
+  const historic = holding.filter((a) => a.version !== 0);
+  if (historic.length) await hideInHistory(historic, db);
+  const aspects = holding.filter((a) => a.version === 0);
+  if (aspects.length === 0) return;
+  const { properties: states, recorded } = rows ? readContextOf(rows) : await loadReadContext(db, [...new Set(aspects.map((a) => a.urn))]);
+  for (const a of aspects) {
+    const value = a.value as StructuredProperties;
+    // The record follows the latest row in the statement that writes it: a property of the row read
+    // here without its record was removed by a write since (e.g. a cleanup), so it is not shown.
+    const record = recorded.get(a.urn);
+    const shown = value.properties.filter((p) => record?.has(p.propertyUrn) && hiddenReason(p, states.get(p.propertyUrn), record) === undefined);
+    if (shown.length !== value.properties.length) a.value = { ...value, properties: shown };
+  }
+}
+
+/**
+ * What lets a value write start from something other than a read (see SpeculativeState): the state
+ * its entity's last write left, completed with the properties' states as last read, or a guess.
+ */
+function valuesSpeculation(lastRead: LastReadStates): SpeculativeState<WriteContext> {
   return {
-    aspect: 'structuredProperties',
-    optimistic: true,
-    async readForWrite(ws, db) {
-      const reads = await loadWriteContexts(db, 'structuredProperties', ws.map((w) => ({ urn: w.target.urn, keyAspect: w.target.spec.keyAspect, named: namedBy(w) })));
-      // The reads of a group share the properties' states (see loadWriteContexts).
-      if (reads[0]) lastRead.remember(reads[0].context, ws.flatMap(namedBy));
-      return reads;
-    },
-    // An entity's first value, most often: no row yet, its key as svc writes it (from the URN), no
-    // record, and the properties named as the last read found them (all of them known, or no guess).
-    guessForWrite(w) {
-      const states = lastRead.statesOf(namedBy(w));
-      if (!states) return undefined;
-      return { previous: undefined, token: null, context: { entityKey: JSON.stringify(registry.keyAspectValue(w.target)), recorded: new Map(), ...states } };
-    },
     // After a write, the record holds every property of the value stored under its definition's current
     // version (db/migrations/R__svc_record_assignments.sql), the definition as read: the write's guards
     // held it so.
-    contextAfter: (w, context) => ({
-      ...context,
-      recorded: new Map((w.value as StructuredProperties).properties.map((a) => [a.propertyUrn, visibilityOf(context.properties.get(a.propertyUrn))?.version ?? ''])),
+    stateAfter: (w, state) => ({
+      ...state,
+      recorded: new Map((w.value as StructuredProperties).properties.map((a) => [a.propertyUrn, visibilityOf(state.properties.get(a.propertyUrn))?.version ?? ''])),
     }),
-    // A kept context serves a write to an entity that existed (its key is guarded) naming properties
+    // A kept state serves a write to an entity that existed (its key is guarded) naming properties
     // whose state it holds, or whose state was read for another entity (e.g. a property the entity gets
     // for the first time); otherwise the write reads (the property may be new, or absent).
-    contextFor(w, context) {
-      if (context.entityKey === undefined) return undefined;
-      const lacking = namedBy(w).filter((urn) => !context.properties.has(urn));
-      if (lacking.length === 0) return context;
+    stateFor(w, kept) {
+      if (kept.entityKey === undefined) return undefined;
+      const lacking = namedBy(w).filter((urn) => !kept.properties.has(urn));
+      if (lacking.length === 0) return kept;
       const states = lastRead.statesOf(lacking);
       if (!states) return undefined;
-      return { ...context, properties: new Map([...context.properties, ...states.properties]), texts: new Map([...context.texts, ...states.texts]) };
+      return { ...kept, properties: new Map([...kept.properties, ...states.properties]), texts: new Map([...kept.texts, ...states.texts]) };
     },
+    // An entity's first value, most often: no row yet, its key as svc writes it (from the URN), no
+    // record, and the properties named as the last read found them (all of them known, or no guess).
+    guess(w) {
+      const states = lastRead.statesOf(namedBy(w));
+      if (!states) return undefined;
+      return { previous: undefined, token: null, state: { entityKey: JSON.stringify(registry.keyAspectValue(w.target)), recorded: new Map(), ...states } };
+    },
+  };
+}
+
+/** Rules of `structuredProperties` writes (see valueRules.ts), and what reads show of them. */
+function valuesHook(): AspectHook<WriteContext> {
+  const lastRead = new LastReadStates();
+  return {
+    aspect: 'structuredProperties',
+    async readState(ws, db) {
+      const reads = await loadWriteContexts(db, 'structuredProperties', ws.map((w) => ({ urn: w.target.urn, keyAspect: w.target.spec.keyAspect, named: namedBy(w) })));
+      // The reads of a group share the properties' states (see loadWriteContexts).
+      if (reads[0]) lastRead.remember(reads[0].state, ws.flatMap(namedBy));
+      return reads;
+    },
+    speculative: valuesSpeculation(lastRead),
     async patchBase(target, stored, db, read?) {
       // A patch acts on the value as reads show it: a hidden assignment cannot be removed (the path
-      // does not exist for the caller) nor seen by an update; prepare keeps what the caller cannot see.
-      const context = read ?? (await loadWriteContexts(db, 'structuredProperties', [{ urn: target.urn, keyAspect: target.spec.keyAspect, named: [] }]))[0]!.context;
+      // does not exist for the caller) nor seen by an update; check keeps what the caller cannot see.
+      const state = read ?? (await loadWriteContexts(db, 'structuredProperties', [{ urn: target.urn, keyAspect: target.spec.keyAspect, named: [] }]))[0]!.state;
       const value = stored.value as StructuredProperties;
-      return { ...value, properties: shownOf(value.properties, context) };
+      return { ...value, properties: shownOf(value.properties, state) };
     },
     async lockReferenced(writes, tx) {
       // Under locks (a write retried after conflicts): shared locks on every property the request names,
       // after the entities' locks, the order the write statement takes its guards in.
       await lockShared(tx, writes.flatMap(namedBy));
     },
-    async prepare(w: PendingWrite, db: Db, read?: WriteContext) {
+    async check(w: PendingWrite, db: Db, read?: WriteContext) {
       const incoming = (w.value as StructuredProperties).properties;
       const before = (w.previous?.value as StructuredProperties | undefined)?.properties ?? [];
       const referenced = [...new Set([...before, ...incoming].map((a) => a.propertyUrn))];
-      // Read with the stored row (optimistic), or here under the entity's lock.
-      const context = read ?? (await loadWriteContexts(db, w.aspect.name, [{ urn: w.target.urn, keyAspect: w.target.spec.keyAspect, named: referenced }]))[0]!.context;
-      if (context.entityKey === undefined && !w.entityCreatedHere) {
+      // Read with the stored row (without locks), or here under the entity's lock.
+      const state = read ?? (await loadWriteContexts(db, w.aspect.name, [{ urn: w.target.urn, keyAspect: w.target.spec.keyAspect, named: referenced }]))[0]!.state;
+      if (state.entityKey === undefined && !w.entityCreatedHere) {
         fail([{ message: `Entity ${w.target.urn} does not exist: create it before setting structured properties on it`, precondition: true }]);
       }
-      const { properties: states, recorded } = context;
+      const { properties: states, recorded } = state;
       const hidden = new Map(before.map((a) => [a.propertyUrn, hiddenReason(a, visibilityOf(states.get(a.propertyUrn)), recorded)]));
       const previousOf = new Map(before.map((a) => [a.propertyUrn, a]));
       // What the caller gave: all of a set; the assignments a patch addresses; nothing of a refresh.
@@ -251,32 +292,19 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
       if (violations.length) fail(violations);
       // The write goes ahead only if the definitions and statuses relied on, and the entity, are as read.
       const guards: Guard[] = referenced.flatMap((urn) =>
-        (['propertyDefinition', 'status'] as const).map((aspect) => ({ urn, aspect, text: context.texts.get(`${urn} ${aspect}`) ?? null })),
+        (['propertyDefinition', 'status'] as const).map((aspect) => ({ urn, aspect, text: state.texts.get(`${urn} ${aspect}`) ?? null })),
       );
-      if (context.entityKey !== undefined) guards.push({ urn: w.target.urn, aspect: w.target.spec.keyAspect, text: context.entityKey });
+      if (state.entityKey !== undefined) guards.push({ urn: w.target.urn, aspect: w.target.spec.keyAspect, text: state.entityKey });
       const value = { ...(w.value as object), properties: next };
       // Every assignment left is recorded under its property's current version (by a trigger,
       // db/migrations/R__svc_record_inserted_assignments.sql): a read right after hides only those of
       // soft-deleted properties.
       const shown = { ...value, properties: next.filter((a) => !states.get(a.propertyUrn)?.softDeleted) };
-      return { value, plan: undefined, guards, shown };
+      return { value, guards, shown };
     },
-    readContextSql: READ_CONTEXT_SQL,
-    async filterRead(all: StoredAspect[], db: Db, context?: ReadContextRow[]) {
-      const holding = all.filter((a) => (a.value as StructuredProperties).properties?.length);
-      const historic = holding.filter((a) => a.version !== 0);
-      if (historic.length) await hideInHistory(historic, db);
-      const aspects = holding.filter((a) => a.version === 0);
-      if (aspects.length === 0) return;
-      const { properties: states, recorded } = context ? readContextOf(context) : await loadReadContext(db, [...new Set(aspects.map((a) => a.urn))]);
-      for (const a of aspects) {
-        const value = a.value as StructuredProperties;
-        // The record follows the latest row in the statement that writes it: a property of the row read
-        // here without its record was removed by a write since (e.g. a cleanup), so it is not shown.
-        const record = recorded.get(a.urn);
-        const shown = value.properties.filter((p) => record?.has(p.propertyUrn) && hiddenReason(p, states.get(p.propertyUrn), record) === undefined);
-        if (shown.length !== value.properties.length) a.value = { ...value, properties: shown };
-      }
+    show: {
+      sql: READ_CONTEXT_SQL,
+      apply: (all, db, rows) => showValues(all, db, rows as ReadContextRow[] | undefined),
     },
     async onDelete(target, tx, withEntity) {
       // Deleting the aspect alone drops every assignment: immutable ones may not go, as with any other
@@ -293,7 +321,7 @@ function valuesHook(): AspectHook<undefined, WriteContext> {
 }
 
 /** The hooks of structured properties (the tasks they queue wake the runners themselves, see taskQueue.ts). */
-export function structuredPropertyHooks(): [AspectHook<undefined, DefinitionContext>, AspectHook<undefined, WriteContext>] {
+export function structuredPropertyHooks(): [AspectHook<DefinitionContext>, AspectHook<WriteContext>] {
   return [definitionHook(), valuesHook()];
 }
 

@@ -57,7 +57,7 @@ export class PropertyService {
     try {
       await this.entities.write(principal, [{ urn, target, aspect: 'propertyDefinition', value: definition }], 'create_entity');
     } catch (err) {
-      if (err instanceof SvcError && err.code === 'PRECONDITION' && err.message.includes('CREATE_ENTITY')) {
+      if (err instanceof SvcError && err.reason === 'EntityExists') {
         throw exists(urn, err);
       }
       throw err;

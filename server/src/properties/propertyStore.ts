@@ -106,7 +106,7 @@ export async function loadDefinitionContexts(
   db: Db,
   requests: { urn: string; qualifiedName: string | undefined }[],
   cleanupKind: string,
-): Promise<(ReadForWrite & { context: DefinitionContext })[]> {
+): Promise<(ReadForWrite & { state: DefinitionContext })[]> {
   const names = [...new Set(requests.map((r) => r.qualifiedName).filter((n): n is string => typeof n === 'string'))];
   const rs = await rows<{ kind: string; urn: string; a: string | null; b: string | null; c: string | null; at: Date | null; id: number | null; done: number | null; total: number | null }>(
     db,
@@ -142,7 +142,7 @@ export async function loadDefinitionContexts(
     const cleanup = tasks.find((t) => t.subject === r.urn || (name !== undefined && t.name !== null && searchName(t.name) === name));
     return {
       ...(stored.get(r.urn) ?? { previous: undefined, token: null }),
-      context: {
+      state: {
         holders: holders.filter((h) => name !== undefined && searchName(h.name) === name && h.urn !== r.urn).map((h) => ({ urn: h.urn, qualifiedName: h.name })),
         cleanup: cleanup && { id: cleanup.id, subject: cleanup.subject, qualifiedName: cleanup.name, done: cleanup.done, total: cleanup.total },
         softDeleted: statusText !== null && isRemoved(JSON.parse(statusText)),
@@ -275,7 +275,7 @@ export interface WriteContextRequest {
  * write names and of those its stored value holds (and the rows it comes from, for the write statement
  * to check they did not change), and the versions each entity's values were written under.
  */
-export async function loadWriteContexts(db: Db, aspect: string, requests: WriteContextRequest[]): Promise<(ReadForWrite & { context: WriteContext })[]> {
+export async function loadWriteContexts(db: Db, aspect: string, requests: WriteContextRequest[]): Promise<(ReadForWrite & { state: WriteContext })[]> {
   // One function call (db/migrations/R__svc_property_write_contexts.sql): the query's plan is made once
   // per connection.
   const rs = await rows<{ kind: string; urn: string; a: string | null; b: string | null; c: string | null; at: Date | null }>(
@@ -285,9 +285,9 @@ export async function loadWriteContexts(db: Db, aspect: string, requests: WriteC
     'svc_property_write_contexts',
   );
   // Concurrent writes of one entity share its read.
-  const byUrn = new Map<string, ReadForWrite & { context: WriteContext }>();
+  const byUrn = new Map<string, ReadForWrite & { state: WriteContext }>();
   for (const r of requests) {
-    if (!byUrn.has(r.urn)) byUrn.set(r.urn, { previous: undefined, token: null, context: { entityKey: undefined, properties: new Map(), recorded: new Map(), texts: new Map() } });
+    if (!byUrn.has(r.urn)) byUrn.set(r.urn, { previous: undefined, token: null, state: { entityKey: undefined, properties: new Map(), recorded: new Map(), texts: new Map() } });
   }
   const states: { urn: string; aspect: string; metadata: unknown }[] = [];
   const texts = new Map<string, string>();
@@ -303,14 +303,14 @@ export async function loadWriteContexts(db: Db, aspect: string, requests: WriteC
       read.token = `${r.b} ${r.c}`;
       read.text = r.b!;
       read.previous = { urn: r.urn, aspect, version: 0, value: JSON.parse(r.b!), systemMetadata: JSON.parse(r.c!), createdOn: r.at!, createdBy: r.a! };
-    } else if (r.kind === 'e') read.context.entityKey = r.c!;
-    else read.context.recorded.set(r.a!, r.b ?? '');
+    } else if (r.kind === 'e') read.state.entityKey = r.c!;
+    else read.state.recorded.set(r.a!, r.b ?? '');
   }
   // The property states are shared: each write sees those of every property read for the group.
   const properties = statesFrom(states);
   for (const read of byUrn.values()) {
-    read.context.properties = properties;
-    read.context.texts = texts;
+    read.state.properties = properties;
+    read.state.texts = texts;
   }
   return requests.map((r) => byUrn.get(r.urn)!);
 }

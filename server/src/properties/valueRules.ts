@@ -4,7 +4,7 @@
  * entity's type must be one the property applies to, and an assignment carries at least one value.
  */
 import { dateTimeProblem } from '../dates.ts';
-import { SvcError } from '../errors.ts';
+import { SvcError, type Reason } from '../errors.ts';
 import { parseUrn } from '../urn/urn.ts';
 import { cardinalityOf, logicalType, numericString, printValue, printValues, sameValue, type Assignment, type PrimitiveValue, type PropertyDefinition } from './types.ts';
 
@@ -18,6 +18,8 @@ export interface Violation {
   message: string;
   /** A missing property is a failed precondition (412), not an invalid payload (400). */
   precondition?: boolean;
+  /** What kind of refusal it makes, where a client may act on it (a soft-deleted property's value). */
+  reason?: Reason;
 }
 
 const DATE = /^(\d{4})-(\d{1,2})-(\d{1,2})$/;
@@ -141,7 +143,7 @@ export function checkAssignments(
       continue;
     }
     if (state.softDeleted) {
-      out.push({ message: 'Cannot apply a soft deleted Structured Property value' });
+      out.push({ message: 'Cannot apply a soft deleted Structured Property value', reason: 'SoftDeleted' });
       continue;
     }
     const def = state.definition;

@@ -20,8 +20,7 @@ import { allProperties } from '../properties/propertyStore.ts';
 import { ENTITIES } from '../registry/entities.ts';
 import type { SearchBackend } from './backend.ts';
 import { propertyEntityTypes, propertyField } from './fields.ts';
-import { fieldsToDrop, queueRebuild } from './indexRebuild.ts';
-import { OpenSearchBackend } from './opensearchBackend.ts';
+import type { OpenSearchBackend } from './opensearchBackend.ts';
 import type { SearchOutbox } from './outbox.ts';
 
 export interface SystemUpdateOptions {
@@ -56,11 +55,14 @@ export async function systemUpdate(pool: Pool, backend: SearchBackend, outbox: S
         }
       }
     }
-    if (opts.reindexMappings && opts.structuredProperties && backend instanceof OpenSearchBackend) {
+    if (opts.reindexMappings && opts.structuredProperties && backend.kind === 'opensearch') {
+      // Loaded in `opensearch` mode only, as the server loads OpenSearch's modules (catalog.ts).
+      const { fieldsToDrop, queueRebuild } = await import('./indexRebuild.ts');
+      const opensearch = backend as OpenSearchBackend;
       for (const type of types) {
-        const drop = await fieldsToDrop(client, backend, type);
+        const drop = await fieldsToDrop(client, opensearch, type);
         if (drop.length === 0) continue;
-        const task = await queueRebuild(pool, backend, type);
+        const task = await queueRebuild(pool, opensearch, type);
         report.rebuilds.push({ entityType: type, task, drop });
         log.info({ entityType: type, task, drop }, `index rebuild queued: follow it at /api/tasks/${task}`);
       }

@@ -1,7 +1,7 @@
 /**
  * An svc failure in GraphQL's error form, from the one error table: `errors[].message` and
  * `errors[].extensions` `{code: <HTTP status>, type: <table's GraphQL code>}` (DataHub's shape, e.g.
- * `{code: 400, type: "BAD_REQUEST"}`). Apart from errorMasking.ts, which needs graphql-js: the HTTP
+ * `{code: 400, type: "BAD_REQUEST"}`), and svc's `reason` when the error has one. Apart from errorMasking.ts, which needs graphql-js: the HTTP
  * app's error handler answers a refused GraphQL request (no token, a body that is not JSON) in this
  * form without loading GraphQL.
  */
@@ -17,6 +17,7 @@ export function graphqlErrorParts(svc: SvcError): { message: string; extensions:
   const extensions: Record<string, unknown> = { code: entry.http, type: entry.graphql };
   if (svc.detail) extensions.detail = svc.detail;
   if (svc.violations.length > 1) extensions.violations = svc.violations;
+  if (svc.reason) extensions.reason = svc.reason;
   return { message: svc.code === 'INTERNAL' ? entry.title : svc.message, extensions };
 }
 

@@ -2,6 +2,7 @@
  * The OpenAPI 3.1 document of the entity API, generated from the registry (every entity type, every
  * aspect and its JSON Schema), for both families: `/openapi/v2/entity` and `/openapi/v3/entity`.
  */
+import { REASONS } from '../../contract/errors.ts';
 import { registry, type AspectSpec, type EntitySpec } from '../../registry/registry.ts';
 import { MAX_SCHEMA_FIELD_URN_BYTES, MAX_URN_BYTES } from '../../urn/urn.ts';
 import { ROLES } from '../../auth/authorize.ts';
@@ -56,7 +57,9 @@ const notFound = {
 /** Answers of a HEAD (no body). */
 const headErrors = { '400': { description: 'A malformed URN or query parameter' }, '401': { description: 'Missing or invalid bearer token' }, '403': { description: 'The token role does not permit reading' } };
 /** A failure of a Rest.li call: `{"message", "status"}`, with the header X-RestLi-Error-Response: true. */
-const restliError = (description: string) => ({ description, content: json({ type: 'object', properties: { message: { type: 'string' }, status: { type: 'integer' } }, required: ['message', 'status'] }) });
+/** svc's machine-readable kind of a refusal, beside DataHub's fields (contract/errors.ts). */
+const REASON = { type: 'string', enum: Object.keys(REASONS), description: 'What kind of refusal this is, when it is one a client may act on (absent otherwise)' };
+const restliError = (description: string) => ({ description, content: json({ type: 'object', properties: { message: { type: 'string' }, status: { type: 'integer' }, reason: REASON }, required: ['message', 'status'] }) });
 const failures = {
   '400': restliError('A malformed call: {"message", "status"}, with X-RestLi-Error-Response: true'),
   '401': restliError('Missing or invalid bearer token'),
@@ -248,7 +251,7 @@ function entityPaths(v: ApiVersion, e: EntitySpec): Obj {
 /** Builds the whole document. */
 export function openapiDocument(): Obj {
   const schemas: Obj = {
-    Error: { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' } }, required: ['error'] },
+    Error: { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' }, reason: REASON }, required: ['error'] },
     SystemMetadata: { type: 'object', properties: { lastObserved: { type: 'integer' }, runId: { type: 'string' }, version: { type: 'string', description: "The aspect's version number (1 for its first version, one more for each change), as If-Version-Match takes it; on reads and write results" } }, additionalProperties: true },
     AuditStamp: { type: 'object', properties: { time: { type: 'integer' }, actor: { type: 'string' } } },
     PatchBody: { oneOf: [PATCH_BODY, { type: 'array', items: PATCH_BODY.properties.patch.items, description: 'A bare JSON Patch array, taken as {"patch": [...]}' }] },

@@ -193,11 +193,11 @@ function enveloped(spec: AspectSpec, value: unknown, stored: StoredAspect | unde
   };
 }
 
-/** A Rest.li error response: `{"message", "status"}` and the header `X-RestLi-Error-Response: true`. */
+/** A Rest.li error response: `{"message", "status"}` (and svc's `reason`, when the error has one) and the header `X-RestLi-Error-Response: true`. */
 export function sendRestliError(res: Response, err: SvcError): void {
   res.setHeader('X-RestLi-Error-Response', 'true');
   if (err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
-  sendJson(res, err.httpStatus, { message: err.code === 'INTERNAL' ? err.title : err.message, status: err.httpStatus });
+  sendJson(res, err.httpStatus, { message: err.code === 'INTERNAL' ? err.title : err.message, status: err.httpStatus, ...(err.reason ? { reason: err.reason } : {}) });
 }
 
 /** A route answering failures as Rest.li does; faults (and an unreachable database) are logged as `what`. */

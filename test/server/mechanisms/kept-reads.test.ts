@@ -6,8 +6,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addOp, createDataset, createProperty, datasetUrn, patchValues, readValues, setValues } from '../support/structuredProperties.ts';
-import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+import { addOp, createDataset, createProperty, datasetUrn, patchValues, readValues, setValues } from '../../support/structuredProperties.ts';
+import { enc, startTestServer, text, type TestServer } from '../../support/testServer.ts';
 
 let a: TestServer;
 let b: TestServer;
