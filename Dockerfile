@@ -25,7 +25,9 @@ COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY --from=build /app/dist ./dist
 # `prepare` runs again here and keeps the built dist/ (no TypeScript without the dev dependencies).
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# npm ls fails when a dependency is missing: npm ci can exit 0 without installing (npm 10's "Exit handler
+# never called!" after failed fetches), which built an image without node_modules.
+RUN npm ci --omit=dev --no-audit --no-fund && npm ls --omit=dev --depth=0 >/dev/null && npm cache clean --force
 COPY crds ./crds
 
 # The image's `node` user (uid 1000); the chart runs it with a read-only root and a writable /tmp.

@@ -15,7 +15,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Component } from './harness/component.ts';
 
-type ComponentName = 'postgres' | 'embedded-postgres' | 'opensearch' | 'kube' | 'helm' | 'datahub';
+type ComponentName = 'postgres' | 'embedded-postgres' | 'opensearch' | 'kube' | 'helm' | 'datahub' | 'cluster';
 
 interface Suite {
   name: string;
@@ -47,7 +47,7 @@ const WRITE_STRATEGIES: { name: string; env: Record<string, string> }[] = [
 ];
 
 const ROOT = resolve(import.meta.dirname, '..');
-const PROVISIONED: Partial<Record<ComponentName, string>> = { postgres: 'postgres', opensearch: 'opensearch', kube: 'kube', helm: 'helm', datahub: 'datahub' };
+const PROVISIONED: Partial<Record<ComponentName, string>> = { postgres: 'postgres', opensearch: 'opensearch', kube: 'kube', helm: 'helm', datahub: 'datahub', cluster: 'cluster' };
 
 function findTests(dir: string): string[] {
   const out: string[] = [];
@@ -83,6 +83,7 @@ function suites(selected: string[] | undefined): Suite[] {
   const infra = pick(findTests('test/infra'));
   const operator = pick([...findTests('test/operator'), ...findTests('test/chart')]);
   const compat = pick(findTests('test/compat'));
+  const cluster = pick(findTests('test/cluster'));
   const out: Suite[] = [];
   if (unit.length) out.push({ name: 'unit', files: unit, needs: [] });
   if (server.length) {
@@ -105,6 +106,9 @@ function suites(selected: string[] | undefined): Suite[] {
   // DataHub's own CLI and SDK (acryl-datahub from PyPI) against svc, on both search backends.
   if (compat.length) out.push({ name: 'datahub client compatibility', files: compat, needs: ['postgres', 'opensearch', 'datahub'] });
   if (embedded.length) out.push({ name: 'embedded default', files: embedded, needs: [] });
+  // The chart and the operator on a real single-node cluster (test/infra/cluster.sh: pods, Jobs, Services,
+  // DNS, volumes), with the image built from the Dockerfile; one cluster for the suite's files.
+  if (cluster.length) out.push({ name: 'chart on a cluster', files: cluster, needs: ['helm', 'cluster'] });
   const byNeeds = new Map<string, string[]>();
   for (const f of infra) {
     const key = infraNeeds(f).join(',');
@@ -139,6 +143,7 @@ const STARTERS: Record<ComponentName, [module: string, fn: string]> = {
   kube: ['./harness/kube.ts', 'startKube'],
   helm: ['./harness/helm.ts', 'helmComponent'],
   datahub: ['./harness/datahub.ts', 'datahubComponent'],
+  cluster: ['./harness/cluster.ts', 'startCluster'],
 };
 
 async function startComponent(name: ComponentName): Promise<Component> {

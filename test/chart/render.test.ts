@@ -61,6 +61,9 @@ describe('default values (an external database)', () => {
     assert.equal(c.image, 'ghcr.io/svc-dev/svc:0.1.0');
     assert.equal(c.livenessProbe.httpGet.path, '/health');
     assert.equal(c.readinessProbe.httpGet.path, '/ready');
+    // A slow start is not a dead process: liveness waits for the startup probe (up to 5 minutes).
+    assert.equal(c.startupProbe.httpGet.path, '/health');
+    assert.ok(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold >= 300);
     assert.ok(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.memory);
     assert.equal(pod.securityContext.runAsNonRoot, true);
     assert.equal(c.securityContext.readOnlyRootFilesystem, true);
@@ -104,6 +107,8 @@ describe('default values (an external database)', () => {
     assert.deepEqual(c.command, ['node', 'dist/operator/src/main.js']);
     assert.equal(c.livenessProbe.httpGet.path, '/healthz');
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
+    assert.equal(c.startupProbe.httpGet.path, '/healthz');
+    assert.ok(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold >= 300);
     const env = envOf(c);
     assert.equal(env.SVC_GMS_URL, 'http://rel-svc.catalog.svc:8080');
     assert.equal(env.SVC_GMS_TOKEN, 'secret:rel-svc-admin-token/token');

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Provision the real components the test suite runs against.
 #
-#   bash test/infra/provision.sh [postgres] [opensearch] [kube] [helm] [datahub]    (no arguments: all)
+#   bash test/infra/provision.sh [postgres] [opensearch] [kube] [helm] [datahub] [cluster]   (no arguments: all)
 #
 # Idempotent. Whatever is built or downloaded is cached per version under
 # ${SVC_CACHE_DIR:-$HOME/.cache/svc-test}/<component>-<version>/ so a warm run takes seconds.
 # Logs go to stderr. On success stdout carries only KEY=VALUE lines:
-#   SVC_PG_BIN, SVC_OPENSEARCH_HOME, SVC_JAVA_HOME, SVC_KUBE_APISERVER, SVC_ETCD, SVC_HELM, SVC_DATAHUB_BINS
+#   SVC_PG_BIN, SVC_OPENSEARCH_HOME, SVC_JAVA_HOME, SVC_KUBE_APISERVER, SVC_ETCD, SVC_HELM, SVC_DATAHUB_BINS,
+#   and for the test cluster SVC_KUBE_NODE_BIN, SVC_KUBE_SOURCE, SVC_COREDNS, SVC_CLUSTER_IMAGES
 # On failure the last stderr line is a one-line reason (e.g. "provision: go not found ...")
 # and the exit status is non-zero, so a caller can skip the tests needing that component.
 #
@@ -239,40 +240,57 @@ provision_kube() {
 
 build_kube_apiserver() {
   local dir="$1"
-  local binary="$dir/bin/kube-apiserver"
-  [ -x "$binary" ] && return 0
+  [ -x "$dir/bin/kube-apiserver" ] && return 0
+  build_kube_commands "$dir" kube-apiserver
+}
+
+# Builds the named commands of k8s.io/kubernetes (cmd/<name>) at KUBE_VERSION into $dir/bin, from one
+# wrapper module: k8s.io/kubernetes replaces its staging modules with local folders, so `go install`
+# cannot build them; the wrapper pins each staging module to its published version instead. Every
+# command shares Go's build cache, so the second one costs a fraction of the first.
+build_kube_commands() {
+  local dir="$1"; shift
   local minor="${KUBE_VERSION#*.}"; minor="${minor%%.*}"
   local staging_version="v0.${KUBE_VERSION#*.}"
   local mod="$dir/wrapper"
   rm -rf "$mod"; mkdir -p "$mod" "$dir/bin"
-  log "kube-apiserver: building v$KUBE_VERSION from the Go module (cold: several minutes, ~2 GB)"
+  log "kubernetes: building $* v$KUBE_VERSION from the Go module (cold: several minutes, ~2 GB)"
   (
     cd "$mod"
     export GOFLAGS=-mod=mod GOTOOLCHAIN="${SVC_KUBE_GOTOOLCHAIN:-${GOTOOLCHAIN:-local}}"
-    quiet go mod init svc.test/kube-apiserver-build
+    quiet go mod init svc.test/kube-build
     local gomod
     gomod="$(go mod download -json "k8s.io/kubernetes@v$KUBE_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
-    [ -f "$gomod" ] || die "kube-apiserver: could not download k8s.io/kubernetes@v$KUBE_VERSION"
+    [ -f "$gomod" ] || die "kubernetes: could not download k8s.io/kubernetes@v$KUBE_VERSION"
     # k8s.io/kubernetes replaces its staging modules with local folders; pin each to its published version.
     local staging
     staging="$(sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\) => \./staging/.*#\1#p' "$gomod")"
-    [ -n "$staging" ] || die "kube-apiserver: no staging modules found in $gomod"
-    log "kube-apiserver: $(echo "$staging" | wc -l) staging modules pinned to $staging_version"
+    [ -n "$staging" ] || die "kubernetes: no staging modules found in $gomod"
+    log "kubernetes: $(echo "$staging" | wc -l) staging modules pinned to $staging_version"
     local args=("-require=k8s.io/kubernetes@v$KUBE_VERSION")
     local m
-    for m in $staging; do args+=("-replace=$m=$m@$staging_version"); done
+    local override
+    for m in $staging; do
+      # A staging module the proxy does not serve at this version is pinned as versions.env says.
+      override="$(tr ' ' '\n' <<<"${KUBE_STAGING_OVERRIDES:-}" | sed -n "s#^$m=##p")"
+      args+=("-replace=$m=$m@${override:-$staging_version}")
+    done
     go mod edit "${args[@]}"
-    quiet go get "k8s.io/kubernetes/cmd/kube-apiserver@v$KUBE_VERSION"
+    local cmd pkgs=()
+    for cmd in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$cmd"); done
+    quiet go get "${pkgs[@]/%/@v$KUBE_VERSION}"
     local pkg=k8s.io/component-base/version
     local ldflags="-s -w -X $pkg.gitVersion=v$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
     ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
     local timer=()
     [ -x /usr/bin/time ] && timer=(/usr/bin/time -v -o "$dir/build-time.txt")
-    CGO_ENABLED=0 quiet "${timer[@]}" go build -trimpath -ldflags "$ldflags" -o "$binary.tmp" \
-      k8s.io/kubernetes/cmd/kube-apiserver
-  ) || die "kube-apiserver: build of v$KUBE_VERSION failed (see the log above)"
-  mv "$binary.tmp" "$binary"
-  [ -f "$dir/build-time.txt" ] && grep -E 'Elapsed|Maximum resident' "$dir/build-time.txt" | sed 's/^/provision: kube-apiserver build: /' >&2
+    mkdir -p "$dir/bin.tmp"
+    CGO_ENABLED=0 quiet "${timer[@]}" go build -trimpath -ldflags "$ldflags" -o "$dir/bin.tmp/" "${pkgs[@]}"
+  ) || die "kubernetes: build of $* v$KUBE_VERSION failed (see the log above)"
+  local cmd
+  for cmd in "$@"; do mv "$dir/bin.tmp/$cmd" "$dir/bin/$cmd"; done
+  rm -rf "$dir/bin.tmp"
+  [ -f "$dir/build-time.txt" ] && grep -E 'Elapsed|Maximum resident' "$dir/build-time.txt" | sed "s/^/provision: $* build: /" >&2
   rm -rf "$mod"
 }
 
@@ -329,6 +347,99 @@ build_helm() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# The test cluster (test/infra/cluster.sh): the node's Kubernetes binaries (built as kube-apiserver is),
+# containerd, runc, the CNI plugins and image tools from Debian, CoreDNS from its Go module, and the
+# images no registry can give us (test/infra/images.sh base). kube-apiserver and etcd are `kube`'s.
+
+provision_cluster() {
+  [ "$(id -u)" = 0 ] || die "cluster: needs root (containerd, network namespaces, cgroups, buildah)"
+  local pkg missing=()
+  for pkg in $CLUSTER_DEB_PACKAGES; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+  # The control plane: kube-apiserver and etcd, as `kube` provides them.
+  provision_kube
+
+  local dir="$cache_root/kube-node-$KUBE_VERSION" cmd
+  local commands=(kubelet kube-controller-manager kube-scheduler kube-proxy)
+  for cmd in "${commands[@]}"; do
+    if [ ! -x "$dir/bin/$cmd" ]; then
+      need go "building the Kubernetes node binaries"
+      with_lock "$dir" build_kube_node "$dir" "${commands[@]}"
+      break
+    fi
+  done
+  local reported
+  for cmd in "${commands[@]}"; do
+    reported="$("$dir/bin/$cmd" --version 2>/dev/null)" || die "cluster: $dir/bin/$cmd does not run"
+    [ "$reported" = "Kubernetes v$KUBE_VERSION" ] || die "cluster: $cmd reports $reported, not v$KUBE_VERSION"
+  done
+  log "cluster: kubelet, kube-controller-manager, kube-scheduler, kube-proxy v$KUBE_VERSION"
+  out SVC_KUBE_NODE_BIN "$dir/bin"
+
+  # The k8s.io/kubernetes module's folder: pause.c and the CoreDNS manifest come from it.
+  local source
+  source="$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@v$KUBE_VERSION" 2>/dev/null | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$source/build/pause" ] || die "cluster: could not download k8s.io/kubernetes@v$KUBE_VERSION's source"
+  out SVC_KUBE_SOURCE "$source"
+  export SVC_KUBE_SOURCE="$source"
+
+  # Keyed by the plugin list too: another list is another build.
+  local coredns_dir="$cache_root/coredns-$COREDNS_VERSION-$(printf '%s' "$COREDNS_PLUGINS" | sha256sum | cut -c1-8)"
+  local coredns="$coredns_dir/bin/coredns"
+  if [ ! -x "$coredns" ]; then
+    need go "building CoreDNS"
+    with_lock "$coredns_dir" build_coredns "$coredns_dir"
+  fi
+  "$coredns" -version >/dev/null 2>&1 || die "cluster: $coredns does not run"
+  out SVC_COREDNS "$coredns"
+  export SVC_COREDNS="$coredns"
+
+  local images
+  images="$(bash "$here/images.sh" base)" || die "cluster: building the base images failed (see the log above)"
+  printf '%s\n' "$images"
+}
+
+build_kube_node() {
+  local dir="$1"; shift
+  local cmd
+  for cmd in "$@"; do [ -x "$dir/bin/$cmd" ] || { build_kube_commands "$dir" "$@"; return; }; done
+}
+
+# CoreDNS with the plugins the cluster's Corefile uses only (Kubernetes's addon manifest, cluster.sh), from
+# a wrapper module: the stock build compiles every plugin's SDK (AWS, Azure, Google Cloud, etcd, dnstap,
+# tracing), most of its cold build time.
+COREDNS_PLUGINS="errors health ready kubernetes metrics cache reload loadbalance"
+
+build_coredns() {
+  local dir="$1"
+  [ -x "$dir/bin/coredns" ] && return 0
+  log "coredns: building v$COREDNS_VERSION from the Go module (plugins: $COREDNS_PLUGINS)"
+  local mod="$dir/wrapper" plugin
+  rm -rf "$mod"; mkdir -p "$mod" "$dir/bin"
+  {
+    echo '// CoreDNS with the plugins of the test cluster'"'"'s Corefile (test/infra/provision.sh).'
+    echo 'package main'
+    echo 'import ('
+    echo '	"github.com/coredns/coredns/coremain"'
+    for plugin in $COREDNS_PLUGINS; do echo "	_ \"github.com/coredns/coredns/plugin/$plugin\""; done
+    echo ')'
+    echo 'func main() { coremain.Run() }'
+  } >"$mod/main.go"
+  (
+    cd "$mod"
+    export GOFLAGS=-mod=mod GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+    quiet go mod init svc.test/coredns-build
+    quiet go get "github.com/coredns/coredns@v$COREDNS_VERSION"
+    CGO_ENABLED=0 quiet go build -trimpath -o "$dir/bin/coredns.tmp" \
+      -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=v$COREDNS_VERSION" .
+  ) || die "coredns: build of v$COREDNS_VERSION failed (see the log above)"
+  mv "$dir/bin/coredns.tmp" "$dir/bin/coredns"
+  rm -rf "$mod"
+}
+
+# ---------------------------------------------------------------------------------------------
 # DataHub's Python client (acryl-datahub from PyPI), one virtualenv per pinned version
 
 provision_datahub() {
@@ -363,11 +474,11 @@ build_datahub() {
 # Main
 
 components=("$@")
-[ ${#components[@]} -eq 0 ] && components=(postgres opensearch kube helm datahub)
+[ ${#components[@]} -eq 0 ] && components=(postgres opensearch kube helm datahub cluster)
 for c in "${components[@]}"; do
   case "$c" in
-    postgres | opensearch | kube | helm | datahub) ;;
-    *) die "unknown component '$c' (expected postgres, opensearch, kube, helm or datahub)" ;;
+    postgres | opensearch | kube | helm | datahub | cluster) ;;
+    *) die "unknown component '$c' (expected postgres, opensearch, kube, helm, datahub or cluster)" ;;
   esac
 done
 for c in "${components[@]}"; do
