@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { filtersExpr, parseQuery, type Expr } from './expr.ts';
+import { filtersExpr, type Expr } from './expr.ts';
+import { parseQuery } from './queryParser.ts';
 import { SvcError } from '../errors.ts';
 
 const t = (field: string, ...values: string[]) => ({ kind: 'terms', field, values });

@@ -21,7 +21,8 @@ import { numericString, searchName } from '../properties/types.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
 import { ENTITIES } from '../contract/entities.ts';
 import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
-import { DEFAULT_FIELD, filtersExpr, leaves, parseQuery, type Expr, type Leaf, type OrFilters } from './expr.ts';
+import { DEFAULT_FIELD, filtersExpr, leaves, type Expr, type Leaf, type OrFilters } from './expr.ts';
+import { parseQuery } from './queryParser.ts';
 import { baseFields, dateMillis, dateProblem, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type FieldSpec } from './fields.ts';
 
 export interface SearchInput {
