@@ -15,7 +15,7 @@ import { GRAPHQL_PATH } from './graphql/endpoint.ts';
 import { graphqlErrorBody } from './graphql/errorBody.ts';
 import { sendJson } from './json.ts';
 import { OPERATIONS_PATHS } from './rest/operationsRoutes.ts';
-import { isRestliResource, sendRestliError } from './rest/restliRoutes.ts';
+import { isRestliResource, sendRestliError } from './rest/restliProtocol.ts';
 
 /**
  * The JSON body for an error; undefined means an empty body (a missing entity or aspect, as DataHub).

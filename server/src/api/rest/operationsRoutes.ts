@@ -13,7 +13,7 @@ import type { TimeseriesService } from '../../timeseries/timeseriesService.ts';
 import { principalOf } from '../auth.ts';
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
-import { restliHandler } from './restliRoutes.ts';
+import { restliHandler } from './restliProtocol.ts';
 
 export const OPERATIONS_PATHS = ['/gms/operations', '/operations', '/api/gms/operations'];
 const ACTIONS = ['truncateTimeseriesAspect', 'getEsTaskStatus', 'getIndexSizes'] as const;

@@ -28,18 +28,18 @@ import type { EntityService, AspectInput } from '../../entities/entityService.ts
 import type { StoredAspect, WriteMode } from '../../entities/aspectStore.ts';
 import { MAX_ENTRY_PAGE, type TimeseriesService } from '../../timeseries/timeseriesService.ts';
 import { eventFilter } from '../../timeseries/eventFilter.ts';
-import type { PatchOperation } from '../../entities/jsonPatch.ts';
-import { SvcError, toSvcError } from '../../errors.ts';
+import { SvcError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { registry, type AspectSpec, type EntityUrn } from '../../registry/registry.ts';
 import { SYSTEM } from '../../auth/authorize.ts';
 import { principalOf } from '../auth.ts';
 import { quoted } from '../pathGuard.ts';
 import { parseUrn } from '../../contract/urn.ts';
-import { jsonProblems } from '../inputRules.ts';
 import { readParameters, type ParameterSpec } from '../../timeseries/actionParameters.ts';
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
+import { type Proposal, svcTypeUrn, inDatahubNamespace, target, located, valueOf, patchOf } from './restliProposals.ts';
+import { restliList, restliHandler } from './restliProtocol.ts';
 
 /** The parameters of the `/entities` actions (an unknown one is refused, see actionParameters.ts). */
 const ENTITIES_ACTIONS: Record<'delete' | 'deleteReferences', Record<string, ParameterSpec>> = {
@@ -47,8 +47,6 @@ const ENTITIES_ACTIONS: Record<'delete' | 'deleteReferences', Record<string, Par
   deleteReferences: { urn: { kind: 'string', required: true }, dryRun: { kind: 'boolean' } },
 };
 
-/** The DataHub version `/config` reports: the line whose Rest.li API svc serves (1.x clients switch to OpenAPI writes from 1.0.1). */
-export const RESTLI_VERSION = 'v0.14.1';
 
 /** The query parameters of the Rest.li routes (parsed by them, and documented in the OpenAPI document). */
 export const RESTLI_QUERIES = {
@@ -65,137 +63,6 @@ export const RESTLI_QUERIES = {
   entitiesAction: queryParams({ action: { type: 'enum', values: ['delete', 'deleteReferences'], required: true, description: 'The action' } }),
 };
 
-/**
- * How DataHub addresses the elements of an aspect's arrays in a patch (its GMS templates): the
- * structured properties of an entity by `propertyUrn`, the upstreams of a dataset by `dataset`.
- */
-const TEMPLATE_KEYS: Record<string, Record<string, string[]>> = {
-  structuredProperties: { properties: ['propertyUrn'] },
-  upstreamLineage: { upstreams: ['dataset'] },
-};
-
-/** The separator DataHub's 1.x SDK puts between nested field names of an array key (`attribution␟source`). */
-const NESTED = '\u241f';
-
-interface Proposal {
-  entityType?: unknown;
-  entityUrn?: unknown;
-  changeType?: unknown;
-  aspectName?: unknown;
-  aspect?: { value?: unknown; contentType?: unknown };
-  systemMetadata?: unknown;
-}
-
-/**
- * A URN of svc's data and entity types written in DataHub's namespace (`urn:li:entityType:datahub.dataset`)
- * as svc's (`urn:li:entityType:svc.dataset`): the same entity under DataHub's name. Only the namespace
- * is read so: `urn:li:entityType:dataset` is another entity, as in DataHub (a reference to a type in
- * a definition takes the short forms, see contract/definitions.ts; an entity addressed never does, so that no
- * write or delete reaches an entity it did not name).
- */
-function svcTypeUrn(urn: string): string {
-  return urn.replace(/^urn:li:(dataType|entityType):datahub\./, 'urn:li:$1:svc.');
-}
-
-/** svc's data and entity type URNs in a value as DataHub's clients know them (`urn:li:dataType:datahub.number`): they check them against their own list. */
-function inDatahubNamespace(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(/^urn:li:(dataType|entityType):svc\./, 'urn:li:$1:datahub.');
-  if (Array.isArray(value)) return value.map(inDatahubNamespace);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inDatahubNamespace(v)]));
-  return value;
-}
-
-function target(urn: unknown, where: string): EntityUrn {
-  if (typeof urn !== 'string' || urn === '') throw SvcError.validation([`${where}: entityUrn must be a URN`]);
-  return located(where, () => registry.resolveUrn(svcTypeUrn(urn)));
-}
-
-/**
- * What `lookup` gives, its refusal naming `where` (`proposals[3]: Unknown aspect …`): in a batch, which
- * proposal is wrong. A malformed URN keeps its own form (`Invalid urn!: …`), which names the URN.
- */
-function located<T>(where: string, lookup: () => T): T {
-  try {
-    return lookup();
-  } catch (err) {
-    if (err instanceof SvcError && err.code === 'VALIDATION') throw SvcError.validation((err.violations.length ? err.violations : [err.message]).map((v) => `${where}: ${v}`));
-    throw err;
-  }
-}
-
-/**
- * The aspect value of a proposal: the JSON text in `aspect.value`, parsed, and held to the rules of any
- * input (inputRules.ts), as a request body is: it is a body of its own inside the request's.
- */
-function valueOf(p: Proposal, where: string): unknown {
-  const type = p.aspect?.contentType;
-  if (type !== undefined && type !== null && (typeof type !== 'string' || !/^application\/(json|json-patch\+json)\s*(;|$)/i.test(type))) {
-    throw SvcError.validation([`${where}: aspect.contentType must be application/json (or application/json-patch+json for a patch: svc reads an aspect as JSON); got ${JSON.stringify(type).slice(0, 80)}`]);
-  }
-  const raw = p.aspect?.value;
-  if (typeof raw !== 'string') throw SvcError.validation([`${where}: aspect.value must be the aspect as a JSON string`]);
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (err) {
-    throw SvcError.validation([`${where}: aspect.value is not JSON: ${(err as Error).message}`]);
-  }
-  const problems = jsonProblems(value, raw);
-  if (problems.length) throw SvcError.validation(problems.map((m) => `${where}: aspect.value${m.replace(/^body/, '')}`));
-  return value;
-}
-
-/**
- * A proposal's JSON Patch in svc's form: DataHub's keyed array paths for the aspect, a `remove` followed
- * by an `add` of the same element as the `add` alone (how the 0.14 SDK sets a structured property), and
- * the 1.x SDK's attribution-source key (always empty from the SDK) dropped from keys and paths.
- */
-function patchOf(aspect: string, value: unknown, where: string): { patch: PatchOperation[]; arrayPrimaryKeys: Record<string, string[]> } {
-  const doc = Array.isArray(value) ? { patch: value } : (value as { patch?: unknown; arrayPrimaryKeys?: Record<string, string[]> } | null);
-  if (!doc || !Array.isArray(doc.patch)) throw SvcError.validation([`${where}: a PATCH aspect.value must be a JSON Patch array or {"patch": [...], "arrayPrimaryKeys": {...}}`]);
-  const keys: Record<string, string[]> = { ...TEMPLATE_KEYS[aspect] };
-  const nested = new Set<string>();
-  for (const [field, fields] of Object.entries(doc.arrayPrimaryKeys ?? {})) {
-    const plain = Array.isArray(fields) ? fields.filter((f) => typeof f === 'string' && !f.includes(NESTED)) : fields;
-    if (Array.isArray(fields) && plain.length < fields.length) nested.add(field);
-    keys[field] = plain as string[];
-  }
-  let ops = doc.patch as PatchOperation[];
-  if (nested.size) {
-    // `/properties/<urn>/` (a trailing empty source): the element of that URN.
-    ops = ops.map((op) => (typeof op?.path === 'string' && [...nested].some((f) => op.path.startsWith(`/${f}/`)) ? { ...op, path: op.path.replace(/\/$/, '') } : op));
-  }
-  ops = ops.filter((op, i) => !(op?.op === 'remove' && ops[i + 1]?.op === 'add' && ops[i + 1]?.path === op.path));
-  return { patch: ops, arrayPrimaryKeys: keys };
-}
-
-/**
- * A Rest.li list parameter read from the raw query string, where its items are still percent-encoded
- * (a comma inside a URN is `%2C`): `name=List(a,b)` (protocol 2.0) or the parameter repeated (protocol
- * 1.0); undefined when absent.
- */
-function restliList(req: Request, name: string): string[] | undefined {
-  const at = req.originalUrl.indexOf('?');
-  let out: string[] | undefined;
-  for (const pair of at < 0 ? [] : req.originalUrl.slice(at + 1).split('&')) {
-    const eq = pair.indexOf('=');
-    if (eq < 0 || decoded(pair.slice(0, eq), name) !== name) continue;
-    const value = pair.slice(eq + 1);
-    const list = /^List(?:\(|%28)(.*)(?:\)|%29)$/i.exec(value);
-    const items = list ? list[1]!.split(',').filter((x) => x !== '') : [value];
-    out = [...(out ?? []), ...items.map((x) => decoded(x, name))];
-  }
-  return out;
-}
-
-function decoded(text: string, name: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    throw SvcError.validation([`query parameter ${name}: ${quoted(text)} is not valid percent-encoding (expected %XX for each reserved character)`]);
-  }
-}
-
 /** An aspect as DataHub's `entitiesV2` envelopes it; a key aspect built from the URN has no stored row. */
 function enveloped(spec: AspectSpec, value: unknown, stored: StoredAspect | undefined): Record<string, unknown> {
   return {
@@ -205,26 +72,6 @@ function enveloped(spec: AspectSpec, value: unknown, stored: StoredAspect | unde
     value,
     created: stored ? { time: stored.createdOn.getTime(), actor: stored.createdBy } : { time: 0, actor: SYSTEM.actor },
     ...(stored ? { systemMetadata: stored.systemMetadata } : {}),
-  };
-}
-
-/** A Rest.li error response: `{"message", "status"}` (and svc's `reason`, when the error has one) and the header `X-RestLi-Error-Response: true`. */
-export function sendRestliError(res: Response, err: SvcError): void {
-  res.setHeader('X-RestLi-Error-Response', 'true');
-  if (err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
-  sendJson(res, err.httpStatus, { message: err.code === 'INTERNAL' ? err.title : err.message, status: err.httpStatus, ...(err.reason ? { reason: err.reason } : {}) });
-}
-
-/** A route answering failures as Rest.li does; faults (and an unreachable database) are logged as `what`. */
-export function restliHandler(log: Logger, what: string, handler: (req: Request, res: Response) => Promise<unknown>) {
-  return async (req: Request, res: Response): Promise<void> => {
-    try {
-      await handler(req, res);
-    } catch (err) {
-      const svc = toSvcError(err);
-      if (svc.code === 'INTERNAL' || svc.code === 'UNAVAILABLE') log.error({ err: svc.cause ?? svc, url: req.originalUrl }, what);
-      sendRestliError(res, svc);
-    }
   };
 }
 
@@ -479,42 +326,4 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
     const deleted = await entities.deleteAspects(principal, t, [spec.name]);
     return { urn, rows: deleted.length, timeseriesRows: 0 };
   };
-}
-
-/** Rest.li resources of DataHub (those svc serves, and those it does not, or not with that method or action). */
-const RESTLI_RESOURCES = /^\/(entitiesV2|entities|aspects|relationships|runs|platform|usageStats|analytics|batchIngestion|entitiesVersionedV2|timeline)(\/|$)/;
-
-/** Whether a path is a Rest.li resource, whose failures take Rest.li's form (see errorHandler.ts). */
-export const isRestliResource = (path: string): boolean => RESTLI_RESOURCES.test(path);
-
-/**
- * The Rest.li calls svc does not serve: a 404 in Rest.li's shape naming the call and what is served,
- * instead of a generic miss, so that a DataHub client says which of its calls svc lacks.
- */
-export function restliUnsupported(req: Request, res: Response, next: () => void): void {
-  if (!RESTLI_RESOURCES.test(req.path)) return next();
-  const action = typeof req.query.action === 'string' ? `?action=${req.query.action}` : '';
-  sendRestliError(
-    res,
-    SvcError.notFound(
-      `svc does not serve the Rest.li call ${req.method} ${req.path.split('/').slice(0, 2).join('/')}${action}; it serves GET /config, GET /aspects/<urn>?aspect=<name>, GET /entitiesV2/<urn>, GET /entitiesV2?ids=List(…), POST /aspects?action=ingestProposal|ingestProposalBatch|getTimeseriesAspectValues and POST /entities?action=delete|deleteReferences`,
-    ),
-  );
-}
-
-/** `GET /config`: what DataHub's clients check before anything else (served without a token, as DataHub does). */
-export function restliConfig(req: Request, res: Response): void {
-  sendJson(res, 200, {
-    noCode: 'true',
-    versions: { 'acryldata/datahub': { version: RESTLI_VERSION, commit: 'svc' } },
-    datahub: { serverType: 'prod', serverEnv: 'core' },
-    patchCapable: true,
-    statefulIngestionCapable: true,
-    supportsImpactAnalysis: false,
-    retention: 'false',
-    telemetry: { enabledCli: false, enabledIngestion: false },
-    timeZone: 'GMT',
-    models: {},
-    managedIngestion: { enabled: false },
-  });
 }
