@@ -4,7 +4,10 @@
  * the same one: relations, columns in order, constraints, indexes, triggers, functions and sequences
  * of the `public` schema. The rows of `schema_migrations` are data, not schema.
  */
-import { sql } from './testServer.ts';
+import { after } from 'node:test';
+import { rmSync } from 'node:fs';
+import { createPool, type Pool } from '../../server/src/db/pool.ts';
+import { createTestDatabase, sql } from './testServer.ts';
 
 /** One line per schema object, sorted. */
 export async function describeSchema(databaseUrl: string): Promise<string[]> {
@@ -44,4 +47,29 @@ export async function describeSchema(databaseUrl: string): Promise<string[]> {
        FROM pg_sequences s WHERE s.schemaname = 'public'`,
   );
   return rows.map((r) => r.line).sort();
+}
+
+/**
+ * Empty databases and scratch folders for a schema test file, each removed (pools ended, folders
+ * deleted) when the file's tests are done.
+ */
+export function schemaScratch(poolSize: number): { database(): Promise<{ url: string; pool: Pool }>; folder(dir: string): string } {
+  const pools: Pool[] = [];
+  const dirs: string[] = [];
+  after(async () => {
+    await Promise.all(pools.map((p) => p.end()));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    async database() {
+      const url = await createTestDatabase();
+      const pool = createPool(url, poolSize);
+      pools.push(pool);
+      return { url, pool };
+    },
+    folder(dir) {
+      dirs.push(dir);
+      return dir;
+    },
+  };
 }

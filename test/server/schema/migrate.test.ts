@@ -3,34 +3,21 @@
  * (one per SQL function) whenever their text changes, each step in a transaction, under a lock; and a
  * database made by the unreleased development schema refused as it is.
  */
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPool, type Pool } from '../../../server/src/db/pool.ts';
 import { MIGRATIONS_DIR, migrate, migrationsDone, schemaFiles } from '../../../server/src/db/migrate.ts';
-import { createTestDatabase, sql, startTestServer } from '../../support/testServer.ts';
-import { describeSchema } from '../../support/schemaDescription.ts';
+import { sql, startTestServer } from '../../support/testServer.ts';
+import { describeSchema, schemaScratch } from '../../support/schemaDescription.ts';
 
-const pools: Pool[] = [];
-const dirs: string[] = [];
-after(async () => {
-  await Promise.all(pools.map((p) => p.end()));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-async function database(): Promise<{ url: string; pool: Pool }> {
-  const url = await createTestDatabase();
-  const pool = createPool(url, 3);
-  pools.push(pool);
-  return { url, pool };
-}
+const { database, folder } = schemaScratch(3);
 
 /** A copy of the schema files, to change. */
 function copyOfSchema(): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-schema-'));
-  dirs.push(dir);
+  folder(dir);
   cpSync(MIGRATIONS_DIR, dir, { recursive: true });
   return dir;
 }

@@ -4,16 +4,14 @@
  * version's, is the schema a new database gets. Numbered migrations are append-only from the first
  * release (server/src/db/migrate.ts); before it, there is no numbered migration but the baseline.
  */
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative, resolve } from 'node:path';
-import { createPool, type Pool } from '../../../server/src/db/pool.ts';
 import { MIGRATIONS_DIR, migrate, schemaFiles } from '../../../server/src/db/migrate.ts';
-import { createTestDatabase } from '../../support/testServer.ts';
-import { describeSchema } from '../../support/schemaDescription.ts';
+import { describeSchema, schemaScratch } from '../../support/schemaDescription.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const SCHEMA_PATH = relative(ROOT, MIGRATIONS_DIR);
@@ -38,26 +36,14 @@ function previousRelease(): string | undefined {
 /** The tag's schema files, written to a directory of their own. */
 function schemaAt(tag: string): string {
   const dir = mkdtempSync(join(tmpdir(), `svc-schema-${tag}-`));
-  dirs.push(dir);
+  folder(dir);
   const paths = git('ls-tree', '--name-only', tag, '--', `${SCHEMA_PATH}/`).split('\n').filter(Boolean);
   assert.ok(paths.length > 0, `${tag} holds no schema files under ${SCHEMA_PATH}`);
   for (const path of paths) writeFileSync(join(dir, basename(path)), execFileSync('git', ['show', `${tag}:${path}`], { cwd: ROOT }));
   return dir;
 }
 
-const pools: Pool[] = [];
-const dirs: string[] = [];
-after(async () => {
-  await Promise.all(pools.map((p) => p.end()));
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-async function database(): Promise<{ url: string; pool: Pool }> {
-  const url = await createTestDatabase();
-  const pool = createPool(url, 2);
-  pools.push(pool);
-  return { url, pool };
-}
+const { database, folder } = schemaScratch(2);
 
 test('the schema of the previous release upgrades to the schema a new database gets', async () => {
   const release = previousRelease();
