@@ -6,177 +6,35 @@
  * dispatcher meets it (number → `double`, date → `date`, string/urn/rich_text → `keyword`).
  *
  * Selections go to OpenSearch as query DSL built from the expression as parsed, checked and resolved
- * (fields restricted to the ones above, values typed), so both backends read it alike and OpenSearch
- * parses no query string.
+ * (fields restricted to the ones above, values typed; opensearchQuery.ts), so both backends read it
+ * alike and OpenSearch parses no query string.
  *
  * Every document svc can build is one OpenSearch takes (issue 48): a URN longer than a document id may
  * be gets an id of its hash, and a keyword value longer than a term may be is indexed as its hash (see
- * {@link LONG_VALUES_FIELD}). A document OpenSearch refuses all the same is reported to the dispatcher,
+ * opensearchDocuments.ts). A document OpenSearch refuses all the same is reported to the dispatcher,
  * which delivers the others and tries that one again later.
  */
-import { createHash } from 'node:crypto';
 import { Client } from '@opensearch-project/opensearch';
 import { query, type Db, type Pool } from '../db/pool.ts';
 import { SvcError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { registry } from '../registry/registry.ts';
 import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBackend, SearchDocument, SearchRequest, Scalar } from './backend.ts';
-import type { PatternPart } from './expr.ts';
+import { baseFields, type FieldSpec } from './fields.ts';
 import { fieldsToDrop, queueRebuild } from './indexRebuild.ts';
+import { documentId, LONG_VALUES_FIELD, mappingOf, MAX_INDEX_FIELDS, opensearchSource } from './opensearchDocuments.ts';
 import { reachingOpenSearch } from './opensearchErrors.ts';
+import { queryDsl } from './opensearchQuery.ts';
 import { opensearchStats } from './opensearchStats.ts';
-import { baseFields, documentSource, PROPERTIES_FIELD, type FieldSpec, type FieldType } from './fields.ts';
-
-/**
- * A keyword value longer than this many characters (UTF-16 code units, as OpenSearch counts them) is
- * kept in the document but not indexed under its field (`ignore_above`): Lucene refuses a term over
- * 32,766 UTF-8 bytes, and OpenSearch would refuse the whole document with it. 8,191 code units are at
- * most 24,573 bytes. Such a value is indexed as its hash instead ({@link LONG_VALUES_FIELD}).
- */
-export const MAX_INDEXED_KEYWORD = 8191;
-
-/**
- * A field of every index holding, for each keyword value longer than {@link MAX_INDEXED_KEYWORD}, the
- * term `<field>=<SHA-256 of the value, hex>`: such a value is found by exact match and by `exists`
- * through it. Ranges, wildcards and facets do not see it (they would need the value's terms); the
- * `postgres` backend has no such limit.
- */
-export const LONG_VALUES_FIELD = 'svcLongValues';
-
-/** OpenSearch's longest document id, in UTF-8 bytes. */
-const MAX_ID_BYTES = 512;
 
 /** The largest bulk request sent (OpenSearch takes 100 MB by default); a larger document goes alone. */
 export const MAX_BULK_BYTES = 8 * 1024 * 1024;
-
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-
-/** The term a long keyword value is indexed by, under {@link LONG_VALUES_FIELD}. */
-export const longValueTerm = (field: string, value: string) => `${field}=${sha256(value)}`;
-
-/**
- * A document's `_id`: its URN, or `sha256:<hash of the URN>` for a URN longer than an id may be
- * (schemaField URNs reach 2,048 bytes). Searches read URNs from the `urn` field, never from the id.
- */
-export function documentId(urn: string): string {
-  return Buffer.byteLength(urn) <= MAX_ID_BYTES ? urn : `sha256:${sha256(urn)}`;
-}
-
-/** The document OpenSearch stores for a search document: its source, and the hashes of its long keyword values. */
-function opensearchSource(d: SearchDocument): Record<string, unknown> {
-  const source = documentSource(d);
-  const long: string[] = [];
-  for (const [name, f] of d.fields) {
-    if (f.type !== 'keyword') continue;
-    for (const v of f.values) if (typeof v === 'string' && v.length > MAX_INDEXED_KEYWORD) long.push(longValueTerm(name, v));
-  }
-  if (long.length) source[LONG_VALUES_FIELD] = long;
-  return source;
-}
-
-/**
- * Fields an index may map (OpenSearch's `index.mapping.total_fields.limit`, 1,000 by default): every
- * structured property is a field, and versioned ones one more per version.
- */
-export const MAX_INDEX_FIELDS = 100_000;
-
-const MAPPING: Record<FieldType, Record<string, unknown>> = {
-  keyword: { type: 'keyword', ignore_above: MAX_INDEXED_KEYWORD },
-  double: { type: 'double' },
-  date: { type: 'date' },
-  boolean: { type: 'boolean' },
-};
-
-/** The `properties` of a mapping holding these fields, dotted names as nested objects. */
-export function mappingOf(fields: FieldSpec[]): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
-  for (const f of fields) {
-    const path = f.name.split('.');
-    let at = root;
-    for (const seg of path.slice(0, -1)) {
-      const obj = (at[seg] ??= { type: 'object', dynamic: false, properties: {} }) as { properties: Record<string, unknown> };
-      at = obj.properties;
-    }
-    at[path[path.length - 1]!] = MAPPING[f.type];
-  }
-  return root;
-}
-
-/** A wildcard query's pattern: literal text with `*`, `?` and backslashes escaped, and the wildcards. */
-function pattern(p: PatternPart[]): string {
-  return p.map((x) => (typeof x === 'string' ? x.replace(/[*?\\]/g, '\\$&') : x.wildcard)).join('');
-}
-
-const MATCH_NONE = { bool: { must_not: [{ match_all: {} }] } };
 
 /**
  * OpenSearch's refusals of a query as asked (root causes): its limits. A value it cannot read is not
  * among them: svc checks values before it builds the query, so that would be a fault of svc's.
  */
 const REFUSED_QUERIES = new Set(['too_many_clauses', 'too_many_nested_clauses', 'too_complex_to_determinize_exception', 'query_shard_exception']);
-
-/** The dates a value may hold (`yyyy-MM-dd`, years 0000 to 9999), in milliseconds. */
-const FIRST_DATE_MS = -62_167_219_200_000;
-const LAST_DATE_MS = 253_402_300_799_999;
-
-/**
- * Dates of a query (svc's milliseconds) as OpenSearch reads them for certain: ISO 8601 date-times of a
- * stated format. A bare number on a date field would be read through the field's formats,
- * `strict_date_optional_time` first (`2024` a year; a negative number matched nothing).
- */
-const DATE_FORMAT = 'strict_date_optional_time';
-/** A bound beyond the dates a value may hold is the end of them. */
-const dateBound = (ms: number): string => new Date(Math.max(FIRST_DATE_MS, Math.min(LAST_DATE_MS, ms))).toISOString();
-/** A term beyond the dates a value may hold matches nothing (undefined). */
-const dateTerm = (ms: number): string | undefined => (ms < FIRST_DATE_MS || ms > LAST_DATE_MS ? undefined : dateBound(ms));
-
-/** A resolved expression as OpenSearch query DSL (filter context: nothing is scored). */
-export function queryDsl(e: Resolved): Record<string, unknown> {
-  switch (e.kind) {
-    case 'all':
-      return { match_all: {} };
-    case 'none':
-      return MATCH_NONE;
-    case 'and':
-      return { bool: { filter: e.of.map(queryDsl) } };
-    case 'or':
-      return { bool: { should: e.of.map(queryDsl), minimum_should_match: 1 } };
-    case 'not':
-      return { bool: { must_not: [queryDsl(e.of)] } };
-    case 'exists':
-      // A structured property's keyword values may all be too long to be indexed under its field.
-      if (e.field.type === 'keyword' && e.field.name.startsWith(`${PROPERTIES_FIELD}.`)) {
-        return { bool: { should: [{ exists: { field: e.field.name } }, { prefix: { [LONG_VALUES_FIELD]: `${e.field.name}=` } }], minimum_should_match: 1 } };
-      }
-      return { exists: { field: e.field.name } };
-    case 'terms': {
-      if (e.field.type === 'keyword') return keywordTerms(e.field.name, e.values.map(String));
-      if (e.field.type !== 'date') return e.values.length === 0 ? MATCH_NONE : { terms: { [e.field.name]: e.values } };
-      const days = e.values.map((v) => dateTerm(Number(v))).filter((v) => v !== undefined);
-      if (days.length === 0) return MATCH_NONE;
-      return { bool: { should: days.map((v) => ({ range: { [e.field.name]: { gte: v, lte: v, format: DATE_FORMAT } } })), minimum_should_match: 1 } };
-    }
-    case 'range': {
-      const date = e.field.type === 'date';
-      const bound = (v: Scalar) => (date ? dateBound(Number(v)) : v);
-      const bounds: Record<string, unknown> = date ? { format: DATE_FORMAT } : {};
-      if (e.min) bounds[e.min.inclusive ? 'gte' : 'gt'] = bound(e.min.value);
-      if (e.max) bounds[e.max.inclusive ? 'lte' : 'lt'] = bound(e.max.value);
-      return { range: { [e.field.name]: bounds } };
-    }
-    case 'wildcard':
-      return { wildcard: { [e.field.name]: { value: pattern(e.pattern) } } };
-  }
-}
-
-/** Keyword values equal to one of `values`: under the field, or by hash when too long to be indexed there. */
-function keywordTerms(field: string, values: string[]): Record<string, unknown> {
-  const short = values.filter((v) => v.length <= MAX_INDEXED_KEYWORD);
-  const long = values.filter((v) => v.length > MAX_INDEXED_KEYWORD).map((v) => longValueTerm(field, v));
-  const clauses = [...(short.length ? [{ terms: { [field]: short } }] : []), ...(long.length ? [{ terms: { [LONG_VALUES_FIELD]: long } }] : [])];
-  if (clauses.length === 0) return MATCH_NONE;
-  return clauses.length === 1 ? clauses[0]! : { bool: { should: clauses, minimum_should_match: 1 } };
-}
 
 interface BulkItem {
   status: number;

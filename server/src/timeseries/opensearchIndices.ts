@@ -7,7 +7,7 @@
  */
 import type { Client } from '@opensearch-project/opensearch';
 import { query, type Db } from '../db/pool.ts';
-import { MAX_INDEXED_KEYWORD } from '../search/opensearchBackend.ts';
+import { MAX_INDEXED_KEYWORD } from '../search/opensearchDocuments.ts';
 import { reachingOpenSearch as os } from '../search/opensearchErrors.ts';
 
 /** How long a read waits for OpenSearch before it is answered as unavailable. */
