@@ -12,7 +12,8 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createPool, type Pool } from '../../server/src/db/pool.ts';
 import { migrate } from '../../server/src/db/migrate.ts';
-import { latestAspects, latestAspectsWith, versionNumbers, writeAspect, type StoredAspect } from '../../server/src/entities/aspectStore.ts';
+import { latestAspects, latestAspectsWith, versionNumbers, type StoredAspect } from '../../server/src/entities/aspectStore.ts';
+import { writeAspect } from '../../server/src/entities/writeStatement.ts';
 import { HARD_DELETE_TASK } from '../../server/src/contract/tasks.ts';
 import {
   findProperties,

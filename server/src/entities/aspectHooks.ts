@@ -9,7 +9,8 @@
 import type { Db } from '../db/pool.ts';
 import type { Principal } from '../auth/authorize.ts';
 import type { AspectSpec, EntityUrn } from '../registry/registry.ts';
-import type { Guard, ReadForWrite, StoredAspect } from './aspectStore.ts';
+import type { ReadForWrite, StoredAspect } from './aspectStore.ts';
+import type { Guard } from './writeStatement.ts';
 import type { PatchOperation } from './jsonPatch.ts';
 
 /**
@@ -54,7 +55,7 @@ export type WriteState<State> = ReadForWrite & { state: State };
 export interface Checked {
   /** The value to store. */
   value: unknown;
-  /** Rows the decision relied on: the write statement checks they are still as read (see aspectStore.ts). */
+  /** Rows the decision relied on: the write statement checks they are still as read (see writeStatement.ts). */
   guards?: Guard[];
   /** What a read would return right after the write (it saves reading back); undefined: the read rules apply. */
   shown?: unknown;

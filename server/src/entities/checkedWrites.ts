@@ -1,7 +1,7 @@
 /**
  * Writes without locks, checked by their statement: each change is prepared from the state its rules
  * need, read without locks, and the rows go in by one statement that writes them only if the aspect's
- * row and every row the decision relied on (its guards) are still as read (see aspectStore.ts); a
+ * row and every row the decision relied on (its guards) are still as read (see writeStatement.ts); a
  * change found stale is prepared again (see writes.ts). Where that state comes from is this module's
  * strategy (Config.writeStrategy): a read of its own, a read grouped with those of concurrent writes,
  * the row the entity's last write left (keptReads.ts), or a guess (writeGuesses.ts). None is trusted:
@@ -9,7 +9,8 @@
  */
 import { staleWrite, type Pool } from '../db/pool.ts';
 import type { Principal } from '../auth/authorize.ts';
-import { readForWrite, writeAspectsAtomically, type AspectWrite, type Guard, type ReadForWrite, type WriteMode, type Written } from './aspectStore.ts';
+import { readForWrite, type ReadForWrite } from './aspectStore.ts';
+import { writeAspectsAtomically, type AspectWrite, type Guard, type WriteMode, type Written } from './writeStatement.ts';
 import type { AspectHook, AspectHooks, PendingWrite, WriteIntent, WriteState } from './aspectHooks.ts';
 import { WriteBatcher } from './writeBatcher.ts';
 import { KeptReads, type KeptRead } from './keptReads.ts';

@@ -8,7 +8,8 @@ import { inTransaction, type Db, type Pool } from '../db/pool.ts';
 import { inLockOrder, lockEntity } from '../db/locks.ts';
 import type { Principal } from '../auth/authorize.ts';
 import { registry } from '../registry/registry.ts';
-import { insertTimeseries, lockAndRead, writeAspect, type Guard, type WriteMode } from './aspectStore.ts';
+import { insertTimeseries, lockAndRead } from './aspectStore.ts';
+import { writeAspect, type Guard, type WriteMode } from './writeStatement.ts';
 import type { AspectHooks, PendingWrite } from './aspectHooks.ts';
 import { aspectWrite, checkVersion, intentOf, NOTHING, startingValue, writeOrder, written, type Change, type ShownAspect, type WriteAttempt } from './writes.ts';
 

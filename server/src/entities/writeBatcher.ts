@@ -4,14 +4,14 @@
  * statement, one commit and one round trip for all of them.
  *
  * Each write still succeeds or fails on its own: a failed CREATE precondition or a stale checked write
- * (see aspectStore.ts) is reported per row, and when a batch fails as a whole (a lost connection, a
+ * (see writeStatement.ts) is reported per row, and when a batch fails as a whole (a lost connection, a
  * deadlock with another transaction) its writes are run again one by one. A write's promise settles
  * only after its batch committed.
  */
 import { staleWrite, type Pool } from '../db/pool.ts';
 import { compareUrns } from '../db/locks.ts';
 import { StatementGroup, type Pending } from '../db/statementGroup.ts';
-import { MAX_ROWS_PER_STATEMENT, parseWritten, preconditionFailed, writeAspect, writeAspects, type AspectWrite, type BatchOutcome, type Written } from './aspectStore.ts';
+import { MAX_ROWS_PER_STATEMENT, parseWritten, preconditionFailed, writeAspect, writeAspects, type AspectWrite, type BatchOutcome, type Written } from './writeStatement.ts';
 
 type Queued = Pending<AspectWrite, Written>;
 

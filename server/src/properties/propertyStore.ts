@@ -99,7 +99,7 @@ export async function lockQualifiedName(tx: Db, qualifiedName: string): Promise<
  * (db/migrations/R__svc_definition_write_contexts.sql): each stored definition, status, the holders of
  * the given qualified names and of those with the same search names, open hard-delete tasks, and the
  * data and entity types. Read without locks, the write statement checks that what the decision relied
- * on is unchanged (see aspectStore.ts); a write creating a property reads it under
+ * on is unchanged (see entities/writeStatement.ts); a write creating a property reads it under
  * {@link lockQualifiedName}.
  */
 export async function loadDefinitionContexts(

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createPool, type Pool } from '../../../server/src/db/pool.ts';
-import { writeAspects, type AspectWrite } from '../../../server/src/entities/aspectStore.ts';
+import { writeAspects, type AspectWrite } from '../../../server/src/entities/writeStatement.ts';
 import { createDataset, createProperty, definitionOf, setValues, writeDefinition } from '../../support/structuredProperties.ts';
 import { enc, sql, startTestServer, text, type TestServer } from '../../support/testServer.ts';
 

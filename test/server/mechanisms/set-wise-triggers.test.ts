@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPool, type Pool } from '../../../server/src/db/pool.ts';
 import { migrate } from '../../../server/src/db/migrate.ts';
-import { writeAspects, type AspectWrite } from '../../../server/src/entities/aspectStore.ts';
+import { writeAspects, type AspectWrite } from '../../../server/src/entities/writeStatement.ts';
 import { createTestDatabase } from '../../support/testServer.ts';
 
 let pool: Pool;

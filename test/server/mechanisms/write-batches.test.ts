@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SvcError } from '../../../server/src/errors.ts';
 import { WriteBatcher } from '../../../server/src/entities/writeBatcher.ts';
-import { batchArguments, parseWritten, writeAspect, writeAspects, type AspectWrite, type Written } from '../../../server/src/entities/aspectStore.ts';
+import { batchArguments, parseWritten, writeAspect, writeAspects, type AspectWrite, type Written } from '../../../server/src/entities/writeStatement.ts';
 import { enc, sql, startTestServer, type TestServer } from '../../support/testServer.ts';
 
 let s: TestServer;

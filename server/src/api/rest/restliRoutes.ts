@@ -25,7 +25,8 @@
  */
 import type { Request, Response, Router } from 'express';
 import type { EntityService, AspectInput } from '../../entities/entityService.ts';
-import type { StoredAspect, WriteMode } from '../../entities/aspectStore.ts';
+import type { StoredAspect } from '../../entities/aspectStore.ts';
+import type { WriteMode } from '../../entities/writeStatement.ts';
 import { MAX_ENTRY_PAGE, type TimeseriesService } from '../../timeseries/timeseriesService.ts';
 import { eventFilter } from '../../timeseries/eventFilter.ts';
 import { SvcError } from '../../errors.ts';

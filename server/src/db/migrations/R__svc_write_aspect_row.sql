@@ -1,7 +1,7 @@
 -- One aspect write, row by row (called by svc_write_checked_rows for each row of its batch): takes the
 -- entity's lock, creates the key aspect when the entity is new, keeps the replaced latest row as
 -- history (versions 1..n-1, DataHub's numbering), and holds the CREATE preconditions (DataHub's words,
--- entities/aspectStore.ts reads them into reasons).
+-- entities/writeStatement.ts reads them into reasons).
 --
 -- p_mode: 'upsert' | 'create' (the aspect must not exist) | 'create_entity' (the entity must not exist).
 -- Returns the outcome and the version number of the aspect it leaves latest: 'created:1',

@@ -1,4 +1,4 @@
--- The write statement of every aspect write (entities/aspectStore.ts, writeAspects): a batch of rows,
+-- The write statement of every aspect write (entities/writeStatement.ts, writeAspects): a batch of rows,
 -- each checked against the state its writer relied on, written in one statement so that they commit
 -- together. The checks, the answers and p_atomic are those of the row-by-row form,
 -- svc_write_checked_rows (R__svc_write_checked_rows.sql), which this function hands every batch it
