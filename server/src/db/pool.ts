@@ -49,6 +49,23 @@ export async function inTransaction<T>(pool: Pool, fn: (tx: Tx) => Promise<T>): 
   }
 }
 
+/**
+ * Runs `fn` under a savepoint of `tx`: released when `fn` succeeds; when it fails, what it did is rolled
+ * back to the savepoint, so the transaction stays usable, and its error is thrown.
+ */
+export async function inSavepoint<T>(tx: Tx, name: string, fn: () => Promise<T>): Promise<T> {
+  await query(tx, `SAVEPOINT ${name}`, []);
+  try {
+    const result = await fn();
+    await query(tx, `RELEASE SAVEPOINT ${name}`, []);
+    return result;
+  } catch (err) {
+    await query(tx, `ROLLBACK TO SAVEPOINT ${name}`, []);
+    await query(tx, `RELEASE SAVEPOINT ${name}`, []);
+    throw err;
+  }
+}
+
 async function transactionOnce<T>(pool: Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
   let client: pg.PoolClient;
   try {

@@ -10,26 +10,27 @@
  * One dispatcher works at a time across every process on the database: each step holds a
  * transaction-scoped advisory lock, so steps never interleave and documents are applied in order.
  * For a structured property, the step also compares what is indexed of it (field, type, entity types,
- * searchable) with its definition now; when that changed, every entity holding it is queued again.
+ * searchable) with its definition now; when that changed, every entity holding it is queued again
+ * (propertyFields.ts).
  *
  * No entity's document holds back the others (issue 48). A step that fails for a reason of the
- * backend's or the database's as a whole (unreachable, overloaded) is retried whole after a pause. Any
- * other failure is taken to be an entity's: the step runs again with its entities isolated (the batch
- * halved under savepoints until the failing ones stand alone), delivers the rest, and moves each
- * failing entity from the outbox to `search_failures` (deliveryFailures.ts) in the same transaction;
- * there it is tried again with a growing pause, or at once when it changes again, until delivered. An
- * entity the backend refuses by itself (an OpenSearch bulk item) goes there directly.
+ * backend's or the database's as a whole (unreachable, overloaded; deliveryErrors.ts) is retried whole
+ * after a pause. Any other failure is taken to be an entity's: the step runs again with its entities
+ * isolated (the batch halved under savepoints until the failing ones stand alone), delivers the rest,
+ * and moves each failing entity from the outbox to `search_failures` (deliveryFailures.ts) in the same
+ * transaction; there it is tried again with a growing pause, or at once when it changes again, until
+ * delivered. An entity the backend refuses by itself (an OpenSearch bulk item) goes there directly.
  */
-import { inTransaction, query, type Pool, type Tx } from '../db/pool.ts';
+import { inSavepoint, inTransaction, query, type Pool, type Tx } from '../db/pool.ts';
 import { Listener } from '../db/listener.ts';
 import type { EntityService } from '../entities/entityService.ts';
-import { SvcError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { loadProperties } from '../properties/propertyStore.ts';
 import type { SearchBackend } from './backend.ts';
+import { describeFailure, isTransient } from './deliveryErrors.ts';
 import { clearFailures, failuresToTry, recordFailures } from './deliveryFailures.ts';
 import { buildDocuments } from './documents.ts';
-import { propertyEntityTypes, propertyField, type FieldSpec } from './fields.ts';
+import type { FieldSpec } from './fields.ts';
+import { indexedPropertiesChanged } from './propertyFields.ts';
 
 export const SEARCH_CHANNEL = 'svc_search';
 const STRUCTURED_PROPERTY = 'urn:li:structuredProperty:';
@@ -71,39 +72,6 @@ export interface OutboxStats {
   entityFailures: number;
   /** Shipping steps of time series entries that failed for a reason not the backend's as a whole. */
   timeseriesFailures: number;
-}
-
-/** SQLSTATEs of a database that cannot do the work now, whatever the work: connection, concurrency, resources, shutdown, system, lock wait. */
-const TRANSIENT_SQLSTATE = /^(08|40|53|57P|58)|^55P03$/;
-
-/**
- * Whether a failure is the backend's or the database's as a whole (unreachable, overloaded, a conflict
- * between transactions), for the whole step to wait and be tried again, rather than some entity's.
- * What is not known to be so is taken to be an entity's: taken that way wrongly, it delays the entities
- * it is blamed on (they are tried again, after a pause); taken the other way wrongly, it would stop
- * every later change.
- */
-export function isTransient(err: unknown): boolean {
-  if (err instanceof SvcError) {
-    if (err.code === 'UNAVAILABLE' || err.code === 'CONFLICT') return true;
-    const sqlstate = (err.cause as { code?: unknown } | undefined)?.code;
-    return typeof sqlstate === 'string' && TRANSIENT_SQLSTATE.test(sqlstate);
-  }
-  const e = err as { name?: unknown; meta?: { statusCode?: unknown } } | undefined;
-  // The OpenSearch client's: no connection, a timeout, a 429, or a 5xx for a request as a whole.
-  if (typeof e?.name === 'string' && /^(ConnectionError|TimeoutError|NoLivingConnectionsError)$/.test(e.name)) return true;
-  const status = e?.meta?.statusCode;
-  return typeof status === 'number' && (status === 429 || status >= 500);
-}
-
-/** What is kept of an error that failed an entity: the driver's or OpenSearch's words, not svc's wrapper. */
-function describe(err: unknown): string {
-  const cause = err instanceof SvcError && err.cause instanceof Error ? err.cause : err;
-  const e = cause as { message?: unknown; code?: unknown; meta?: { statusCode?: unknown; body?: { error?: { type?: unknown; reason?: unknown } } } };
-  const reason = e.meta?.body?.error;
-  if (reason?.type) return `OpenSearch ${String(e.meta?.statusCode ?? '')} ${String(reason.type)}: ${String(reason.reason ?? '')}`;
-  const message = typeof e.message === 'string' ? e.message : String(cause);
-  return typeof e.code === 'string' ? `${message} (SQLSTATE ${e.code})` : message;
 }
 
 export class SearchOutbox {
@@ -291,7 +259,7 @@ export class SearchOutbox {
    * when they could not be delivered as a whole (the transaction is then unusable).
    */
   private async deliver(tx: Tx, urns: string[]): Promise<Map<string, string>> {
-    await this.propertiesChanged(tx, urns.filter((u) => u.startsWith(STRUCTURED_PROPERTY)));
+    await indexedPropertiesChanged(tx, urns.filter((u) => u.startsWith(STRUCTURED_PROPERTY)), (type, fields) => this.ensureFields(type, fields));
     const { docs, gone } = await buildDocuments(this.entities, this.pool, urns);
     await this.prepare([...docs, ...gone].map((d) => d.entityType));
     for (const d of docs) {
@@ -307,16 +275,11 @@ export class SearchOutbox {
    * each half again, down to the entities that fail alone: those are returned with their error.
    */
   private async deliverIsolated(tx: Tx, urns: string[]): Promise<Map<string, string>> {
-    await query(tx, 'SAVEPOINT search_delivery', []);
     try {
-      const refused = await this.deliver(tx, urns);
-      await query(tx, 'RELEASE SAVEPOINT search_delivery', []);
-      return refused;
+      return await inSavepoint(tx, 'search_delivery', () => this.deliver(tx, urns));
     } catch (err) {
-      await query(tx, 'ROLLBACK TO SAVEPOINT search_delivery', []);
-      await query(tx, 'RELEASE SAVEPOINT search_delivery', []);
       if (isTransient(err)) throw err;
-      if (urns.length === 1) return new Map([[urns[0]!, describe(err)]]);
+      if (urns.length === 1) return new Map([[urns[0]!, describeFailure(err)]]);
       const half = Math.ceil(urns.length / 2);
       return new Map([...(await this.deliverIsolated(tx, urns.slice(0, half))), ...(await this.deliverIsolated(tx, urns.slice(half)))]);
     }
@@ -328,16 +291,12 @@ export class SearchOutbox {
    * series shipping never holds back search documents.
    */
   private async ship(tx: Tx, isolate: boolean): Promise<number> {
-    if (!this.timeseries) return 0;
-    if (!isolate) return this.timeseries.ship(tx);
-    await query(tx, 'SAVEPOINT search_timeseries', []);
+    const timeseries = this.timeseries;
+    if (!timeseries) return 0;
+    if (!isolate) return timeseries.ship(tx);
     try {
-      const shipped = await this.timeseries.ship(tx);
-      await query(tx, 'RELEASE SAVEPOINT search_timeseries', []);
-      return shipped;
+      return await inSavepoint(tx, 'search_timeseries', () => timeseries.ship(tx));
     } catch (err) {
-      await query(tx, 'ROLLBACK TO SAVEPOINT search_timeseries', []);
-      await query(tx, 'RELEASE SAVEPOINT search_timeseries', []);
       if (isTransient(err)) throw err;
       this.stats.timeseriesFailures++;
       if (Date.now() - this.lastShipWarning > 30_000) {
@@ -360,57 +319,6 @@ export class SearchOutbox {
     await this.prepare([entityType]);
     await this.backend.ensureFields(entityType, fields);
     for (const f of fields) this.knownFields.add(`${entityType}\0${f.name}`);
-  }
-
-  /**
-   * Structured properties whose definition or status changed: their fields are added to the backend
-   * for their entity types, and when what is indexed of them changed, their holders are queued again.
-   */
-  private async propertiesChanged(tx: Tx, urns: string[]): Promise<void> {
-    if (urns.length === 0) return;
-    const states = await loadProperties(tx, urns);
-    const indexed = new Map(
-      (await query<{ urn: string; field: string; field_type: string; entity_types: string[]; active: boolean }>(tx, 'SELECT * FROM search_properties WHERE urn = ANY($1::text[])', [urns])).map((r) => [
-        r.urn,
-        r,
-      ]),
-    );
-    for (const urn of urns) {
-      const state = states.get(urn);
-      const field = state && propertyField(state.definition);
-      const now = field && {
-        field: field.name,
-        field_type: field.type,
-        entity_types: propertyEntityTypes(state.definition),
-        active: !state.softDeleted,
-      };
-      if (now?.active) for (const type of now.entity_types) await this.ensureFields(type, [field!]);
-      const before = indexed.get(urn);
-      const same =
-        before !== undefined &&
-        now !== undefined &&
-        before.field === now.field &&
-        before.field_type === now.field_type &&
-        before.active === now.active &&
-        before.entity_types.join() === now.entity_types.join();
-      // Gone (hard-deleted) after being inactive already: its values were hidden then.
-      const goneInactive = now === undefined && (before === undefined || !before.active);
-      if (same || goneInactive) continue;
-      if (now) {
-        await query(
-          tx,
-          `INSERT INTO search_properties (urn, field, field_type, entity_types, active) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (urn) DO UPDATE SET field = $2, field_type = $3, entity_types = $4, active = $5`,
-          [urn, now.field, now.field_type, now.entity_types, now.active],
-        );
-      } else {
-        // Hard-deleted: the row stays, inactive, so that a mapping rebuild knows the field of the values
-        // its cleanup has not removed yet (indexRebuild.ts).
-        await query(tx, 'UPDATE search_properties SET active = false WHERE urn = $1', [urn]);
-      }
-      // Every holder's document changes (values hidden, shown, or under another field).
-      await query(tx, 'INSERT INTO search_outbox (urn) SELECT entity_urn FROM structured_property_assignments WHERE property_urn = $1', [urn]);
-    }
   }
 }
 
