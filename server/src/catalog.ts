@@ -21,7 +21,7 @@ import { TaskService } from './tasks/taskService.ts';
 import { bootstrapAspects, structuredPropertyHooks } from './properties/propertyHooks.ts';
 import { PropertyService } from './properties/propertyService.ts';
 import { hardDeleteCleanup, staleValuesCleanup } from './properties/cleanup.ts';
-import { shutdownStep, type Logger } from './log.ts';
+import { shutdownStep, type Logger } from './shared/log.ts';
 import type { SearchBackend } from './search/backend.ts';
 import { SearchOutbox } from './search/outbox.ts';
 import { PostgresBackend } from './search/postgresBackend.ts';

@@ -10,7 +10,7 @@ import { createPool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
 import { openDatabase } from './db/embeddedPostgres.ts';
 import { rootToken } from './auth/tokens.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from './shared/log.ts';
 
 export interface Primary {
   /** Stops the workers (each finishes its in-flight requests), then the embedded Postgres. */

@@ -1,6 +1,6 @@
 /** The `npm start` entry: configuration from the environment, then the server until SIGTERM/SIGINT. */
 import { ConfigError, loadConfig } from './config.ts';
-import { createLogger } from './log.ts';
+import { createLogger } from './shared/log.ts';
 import cluster from 'node:cluster';
 import { startSvc } from './server.ts';
 import { startPrimary } from './cluster.ts';

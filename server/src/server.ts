@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { createCatalog, type Catalog } from './catalog.ts';
 import { createApp, createHttpServer } from './api/app.ts';
-import { shutdownStep, type Logger } from './log.ts';
+import { shutdownStep, type Logger } from './shared/log.ts';
 
 export interface Svc {
   /** Base URL, e.g. `http://127.0.0.1:8080`. */

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { createCatalog } from './catalog.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { createLogger } from './log.ts';
+import { createLogger } from './shared/log.ts';
 import { systemUpdate } from './search/systemUpdate.ts';
 
 const flag = (v: string | undefined) => /^(true|1|yes)$/i.test(v ?? '');

@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import { CoordinationV1Api, KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { LeaderElector, type LeaderElectionOptions } from '../../operator/src/runtime/leaderElection.ts';
 import { OperatorMetrics } from '../../operator/src/runtime/metrics.ts';
-import { createLogger } from '../../server/src/log.ts';
+import { createLogger } from '../../server/src/shared/log.ts';
 import { kubeClients } from '../support/kubeClients.ts';
 import { kubeProxy } from '../support/kubeProxy.ts';
 

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { compactUtc } from '../../server/src/dates.ts';
+import { compactUtc } from '../../server/src/shared/dates.ts';
 import { expectRejected } from '../support/expectRejected.ts';
 import { runSvc } from '../support/cli.ts';
 import { definitionOf, propertyUrn, writeDefinition, type Definition } from '../support/structuredProperties.ts';

@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SYSTEM } from '../../server/src/auth/authorize.ts';
-import { SvcError } from '../../server/src/errors.ts';
+import { SvcError } from '../../server/src/shared/errors.ts';
 import { expectValidationError } from '../support/expectRejected.ts';
 import { fingerprint } from '../support/fingerprint.ts';
 import { addOp, createDataset, createEntity, createProperty, datasetUrn, patchValues, propertyUrn, readValues, removeOp, setValues } from '../support/structuredProperties.ts';

@@ -4,8 +4,8 @@ import { IncomingMessage, ServerResponse, createServer, type Server } from 'node
 import { createRequire } from 'node:module';
 import type { Catalog } from '../catalog.ts';
 import type { Config } from '../config.ts';
-import type { Logger } from '../log.ts';
-import { SvcError } from '../errors.ts';
+import type { Logger } from '../shared/log.ts';
+import { SvcError } from '../shared/errors.ts';
 import { authenticate } from './auth.ts';
 import { clientErrorHandler } from './clientErrors.ts';
 import { errorHandler } from './errorHandler.ts';

@@ -4,7 +4,7 @@
  * API documentation are mounted outside it.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import type { Principal } from '../auth/authorize.ts';
 import type { TokenService } from '../auth/tokens.ts';
 

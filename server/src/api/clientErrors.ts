@@ -5,7 +5,7 @@
  */
 import type { Socket } from 'node:net';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import { ERROR_CODES, type ErrorCode } from '../errors.ts';
+import { ERROR_CODES, type ErrorCode } from '../shared/errors.ts';
 
 /** What each refusal of Node's HTTP parser (llhttp's error codes) means for the sender. */
 const PARSE_ERRORS: Record<string, string> = {

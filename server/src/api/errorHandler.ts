@@ -9,8 +9,8 @@
  * error's `reason` (contract/errors.ts), when it has one.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { SvcError, toSvcError, type ErrorCode } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import { SvcError, toSvcError, type ErrorCode } from '../shared/errors.ts';
+import type { Logger } from '../shared/log.ts';
 import { GRAPHQL_PATH } from './graphql/endpoint.ts';
 import { graphqlErrorBody } from './graphql/errorBody.ts';
 import { sendJson } from './json.ts';

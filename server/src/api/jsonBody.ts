@@ -8,7 +8,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import contentType from 'content-type';
 import getRawBody from 'raw-body';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { jsonProblems } from './inputRules.ts';
 import { lingerOnClose } from './lingeringClose.ts';
 

@@ -4,7 +4,7 @@
  * without failing.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { stringProblem } from './inputRules.ts';
 
 /** A piece of input quoted in a message, cut to a readable length. */

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Request, Response } from 'express';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { queryGuard } from './queryGuard.ts';
 
 /** The guard's verdict on a request URL: undefined when it passes, else its error. */

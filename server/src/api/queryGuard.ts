@@ -7,7 +7,7 @@
  * knowing they are what was sent.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { stringProblem } from './inputRules.ts';
 import { quoted } from './pathGuard.ts';
 

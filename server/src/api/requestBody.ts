@@ -7,7 +7,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Config } from '../config.ts';
 import { authorize } from '../auth/authorize.ts';
-import { toSvcError } from '../errors.ts';
+import { toSvcError } from '../shared/errors.ts';
 import { principalOf } from './auth.ts';
 import { jsonBody, refusedUnread } from './jsonBody.ts';
 

@@ -2,7 +2,7 @@
  * Who may do what: one decision for every surface (REST, GraphQL, CLI, operator). Service methods of
  * the catalog take the caller's principal and call {@link authorize} before they act.
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 
 export const ROLES = ['reader', 'writer', 'admin'] as const;
 /** Readers read; writers also write and delete aspects; admins also hard-delete, truncate and manage tokens. */

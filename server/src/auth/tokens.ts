@@ -5,8 +5,8 @@
 import { hash as digest, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SvcError } from '../errors.ts';
-import { compileSchema } from '../validation.ts';
+import { SvcError } from '../shared/errors.ts';
+import { compileSchema } from '../shared/validation.ts';
 import { dbError, type Pool } from '../db/pool.ts';
 import { authorize, ROLES, type Principal, type Role } from './authorize.ts';
 

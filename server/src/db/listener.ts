@@ -5,7 +5,7 @@
  * `onLost` each time a listening connection ends.
  */
 import pg from 'pg';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 
 /** The longest wait before the listening connection is opened again after it failed. */
 const MAX_RELISTEN_MS = 10_000;

@@ -1,6 +1,6 @@
 /** The Postgres connection pool, and the transaction helper every multi-statement write goes through. */
 import pg, { type DatabaseError } from 'pg';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 
 // bigint columns (aspect versions, timestamps) fit in a double for every value svc writes.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));

@@ -4,7 +4,7 @@
  * and the removal of references other entities hold to one being deleted, through the write path.
  * Authorization is the caller's (see entityService.ts).
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { inTransaction, type Pool } from '../db/pool.ts';
 import { lockEntity } from '../db/locks.ts';
 import { registry, type AspectSpec, type EntityUrn } from '../registry/registry.ts';

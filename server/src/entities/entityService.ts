@@ -13,7 +13,7 @@
  * (server/src/db/migrations/R__svc_search_*.sql, R__svc_record_*.sql and
  * R__svc_keep_assignment_history.sql).
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import type { Pool } from '../db/pool.ts';
 import { authorize, SYSTEM } from '../auth/authorize.ts';
 import type { Principal } from '../auth/authorize.ts';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { applyPatch, parsePatchBody, type PatchOperation } from './jsonPatch.ts';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 
 const keys = { properties: ['propertyUrn'] };
 const doc = { properties: [{ propertyUrn: 'urn:li:structuredProperty:a', values: [{ double: 1 }] }] };

@@ -8,8 +8,8 @@
  * applied.
  */
 import jsonpatch, { type Operation } from 'fast-json-patch';
-import { SvcError, Violations } from '../errors.ts';
-import { compileSchema } from '../validation.ts';
+import { SvcError, Violations } from '../shared/errors.ts';
+import { compileSchema } from '../shared/validation.ts';
 
 export interface PatchOperation {
   op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';

@@ -15,7 +15,7 @@
  *
  * Bounded by the size of the rows' text (the least recently used go first, a generation at a time).
  */
-import { RecentCache } from '../recentCache.ts';
+import { RecentCache } from '../shared/recentCache.ts';
 import type { ReadForWrite } from './aspectStore.ts';
 
 export type KeptRead = ReadForWrite & { state: unknown };

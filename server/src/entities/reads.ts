@@ -4,7 +4,7 @@
  * hooks say what reads show of it (AspectHook.show) before anything is returned ({@link EntityReads.show}).
  * Authorization is the caller's (see entityService.ts).
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import type { Pool } from '../db/pool.ts';
 import { registry, type EntitySpec, type EntityUrn } from '../registry/registry.ts';
 import { aspectVersion, latestAspects, latestAspectsWith, scrollUrns, versionNumbers, type ContextRow, type StoredAspect } from './aspectStore.ts';

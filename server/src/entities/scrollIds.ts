@@ -5,7 +5,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { query, type Db } from '../db/pool.ts';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 
 /**
  * Reads the deployment's secret for scroll ids (made with the schema: db/migrations/V001__baseline.sql).

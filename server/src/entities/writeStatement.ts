@@ -5,7 +5,7 @@
  * the reason of each precondition the database states in DataHub's words. The group commit
  * (writeBatcher.ts), locked writes and atomic batches all write through it.
  */
-import { SvcError, type Reason } from '../errors.ts';
+import { SvcError, type Reason } from '../shared/errors.ts';
 import { inTransaction, query as q, type Db, type Pool } from '../db/pool.ts';
 
 export type WriteMode = 'upsert' | 'create' | 'create_entity';

@@ -5,7 +5,7 @@
  * (or for what cannot be checked so) an attempt under locks (lockedWrites.ts). The steps both kinds of
  * attempt share are here too: the value a write starts from, the row it writes, how it is reported.
  */
-import { SvcError, Violations } from '../errors.ts';
+import { SvcError, Violations } from '../shared/errors.ts';
 import { isStaleWrite, type Db, type Pool } from '../db/pool.ts';
 import { compareUrns } from '../db/locks.ts';
 import type { Principal } from '../auth/authorize.ts';

@@ -13,7 +13,7 @@
  */
 import type { Pool } from '../db/pool.ts';
 import { Listener } from '../db/listener.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { findProperties } from './propertyStore.ts';
 import type { PropertyState } from './valueRules.ts';
 

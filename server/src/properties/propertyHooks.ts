@@ -3,7 +3,7 @@
  * hiding values on read (soft-deleted, hard-deleted or older-version properties), and the durable
  * cleanup queued by a hard delete or a versioned change. Every surface goes through these.
  */
-import { SvcError, type Reason } from '../errors.ts';
+import { SvcError, type Reason } from '../shared/errors.ts';
 import type { Db } from '../db/pool.ts';
 import { lockShared } from '../db/locks.ts';
 import type { AspectHook, PendingWrite, SpeculativeState, WriteIntent } from '../entities/aspectHooks.ts';

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/authorize.ts';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import type { EntityService, WrittenAspect } from '../entities/entityService.ts';
 import { pointerSegment, type PatchOperation } from '../entities/jsonPatch.ts';
 import { registry, type EntityUrn } from '../registry/registry.ts';

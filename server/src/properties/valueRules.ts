@@ -3,8 +3,8 @@
  * the immutability rule, in its order and with its messages, which clients match), plus svc's: the
  * entity's type must be one the property applies to, and an assignment carries at least one value.
  */
-import { dateTimeProblem } from '../dates.ts';
-import { SvcError, type Reason } from '../errors.ts';
+import { dateTimeProblem } from '../shared/dates.ts';
+import { SvcError, type Reason } from '../shared/errors.ts';
 import { parseUrn } from '../contract/urn.ts';
 import { cardinalityOf, logicalType, numericString, printValue, printValues, sameValue, type Assignment, type PrimitiveValue, type PropertyDefinition } from './types.ts';
 

@@ -16,7 +16,7 @@
  * '') the same way with `<`.
  */
 import { compareVersions } from '../contract/definitions.ts';
-import { compactUtc, dateTimeProblem, utcMillis, type DateTimeParts } from '../dates.ts';
+import { compactUtc, dateTimeProblem, utcMillis, type DateTimeParts } from '../shared/dates.ts';
 
 /** How far ahead of the server's clock (UTC) a version may be. */
 export const VERSION_LEAD_MS = 24 * 60 * 60 * 1000;

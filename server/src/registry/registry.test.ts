@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { registry } from './registry.ts';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 
 test('every entity type the foundation needs is registered with its key aspect', () => {
   const names = registry.entities.map((e) => e.name);

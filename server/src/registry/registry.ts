@@ -3,9 +3,9 @@
  * entity spec and key aspect, and a validator for every aspect (compiled when first used: most of
  * DataHub's 270 aspects are never written to a given server).
  */
-import { SvcError } from '../errors.ts';
-import { RecentCache } from '../recentCache.ts';
-import { compileSchema } from '../validation.ts';
+import { SvcError } from '../shared/errors.ts';
+import { RecentCache } from '../shared/recentCache.ts';
+import { compileSchema } from '../shared/validation.ts';
 import { ASPECT_SCHEMAS, systemMetadata } from './aspectSchemas.ts';
 import { DATAHUB_MODEL, datahubAspectSchema, withDatahubFields, withDefinitions } from '../contract/datahubModel.ts';
 import { ENTITIES, entityUrn, type EntitySpec, type EntityUrn } from '../contract/entities.ts';

@@ -3,7 +3,7 @@
  * is tried again whole), or some entity's (the step isolates it, see outbox.ts); and what is kept of an
  * entity's failure in `search_failures`.
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 
 /** SQLSTATEs of a database that cannot do the work now, whatever the work: connection, concurrency, resources, shutdown, system, lock wait. */
 const TRANSIENT_SQLSTATE = /^(08|40|53|57P|58)|^55P03$/;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { filtersExpr, type Expr } from './expr.ts';
 import { parseQuery } from './queryParser.ts';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 
 const t = (field: string, ...values: string[]) => ({ kind: 'terms', field, values });
 

@@ -4,7 +4,7 @@
  *
  * Field names are kept as given here; the search service resolves them (see searchService.ts).
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 
 /** One part of a wildcard pattern: literal text, `*` (any run) or `?` (one character). */
 export type PatternPart = string | { wildcard: '*' | '?' };

@@ -7,7 +7,7 @@
  * `structuredProperties._versioned.<qualified name with . → _>.<version>.<type>` (DataHub's names).
  * Values are arrays: numbers as numbers, every other type as its string; empty strings are left out.
  */
-import { dateTimeProblem, utcMillis } from '../dates.ts';
+import { dateTimeProblem, utcMillis } from '../shared/dates.ts';
 import { doubleText } from '../contract/doubles.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
 import { entityNameOf, logicalType, numericString, searchName, VERSIONED_FIELDS, type LogicalType, type PrimitiveValue, type PropertyDefinition } from '../properties/types.ts';

@@ -23,7 +23,7 @@
  * Searches go on against the old index until the swap; writes are never paused.
  */
 import { inTransaction, query, type Db, type Pool } from '../db/pool.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { allProperties } from '../properties/propertyStore.ts';
 import { registry } from '../registry/registry.ts';
 import { enqueueTask } from '../tasks/taskQueue.ts';

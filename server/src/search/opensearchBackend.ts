@@ -16,8 +16,8 @@
  */
 import { Client } from '@opensearch-project/opensearch';
 import { query, type Db, type Pool } from '../db/pool.ts';
-import { SvcError } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import { SvcError } from '../shared/errors.ts';
+import type { Logger } from '../shared/log.ts';
 import { registry } from '../registry/registry.ts';
 import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBackend, SearchDocument, SearchRequest, Scalar } from './backend.ts';
 import { baseFields, type FieldSpec } from './fields.ts';

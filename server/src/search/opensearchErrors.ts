@@ -3,7 +3,7 @@
  * for every call svc makes to it on a request's behalf (searches, time series reads and truncations).
  * Anything else OpenSearch answers is what it is.
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 
 export async function reachingOpenSearch<T>(f: () => Promise<T>): Promise<T> {
   try {

@@ -24,7 +24,7 @@
 import { inSavepoint, inTransaction, query, type Pool, type Tx } from '../db/pool.ts';
 import { Listener } from '../db/listener.ts';
 import type { EntityService } from '../entities/entityService.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import type { SearchBackend } from './backend.ts';
 import { describeFailure, isTransient } from './deliveryErrors.ts';
 import { clearFailures, failuresToTry, recordFailures } from './deliveryFailures.ts';

@@ -2,7 +2,7 @@
  * Query strings (Lucene / OpenSearch `query_string` syntax, the subset below) parsed into a search's
  * expression tree (expr.ts).
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { type PatternPart, type Leaf, type Expr, DEFAULT_FIELD, ALL, and, or, not } from './expr.ts';
 
 // svc reads Lucene's query syntax itself: a generic Lucene parser (the `lucene` package, used before)

@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { authorize, type Principal } from '../auth/authorize.ts';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import type { EntityRecord, EntityService } from '../entities/entityService.ts';
 import type { ScrollIds } from '../entities/scrollIds.ts';
 import type { DefinitionCache } from '../properties/definitionCache.ts';

@@ -15,7 +15,7 @@
  *   `npm run system-update -- --restore-indices`, then start the servers.
  */
 import { query, type Pool } from '../db/pool.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { allProperties } from '../properties/propertyStore.ts';
 import { ENTITIES } from '../contract/entities.ts';
 import type { SearchBackend } from './backend.ts';

@@ -3,7 +3,7 @@
  * it, claimed under a lease (so the task of a killed server is picked up again once the lease runs
  * out), reports its counts as it goes, and can be read through `/api/tasks`.
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { query as rows, type Db } from '../db/pool.ts';
 import type { Task, TaskState } from '../contract/tasks.ts';
 

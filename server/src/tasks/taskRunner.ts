@@ -7,7 +7,7 @@
  * cut off anywhere (crash, kill, shutdown) is resumed by whichever runner claims it next.
  */
 import type { Db, Pool } from '../db/pool.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { Listener } from '../db/listener.ts';
 import { claimTask, finishTask, LEASE_SECONDS, releaseTask, renewLease, reportProgress, TASK_CHANNEL, type Claim, type Task } from './taskQueue.ts';
 

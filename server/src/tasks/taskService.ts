@@ -2,7 +2,7 @@
 import { authorize } from '../auth/authorize.ts';
 import type { Principal } from '../auth/authorize.ts';
 import type { Pool } from '../db/pool.ts';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { getTask, listTasks, type Task, type TaskState } from './taskQueue.ts';
 
 export class TaskService {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { readParameters } from './actionParameters.ts';
 
 const SPECS = { nodeId: { kind: 'string' }, taskId: { kind: 'long' }, task: { kind: 'string' }, timeout: { kind: 'long', minimum: 1 }, size: { kind: 'int' }, at: { kind: 'time' } } as const;

@@ -6,7 +6,7 @@
  *   readParameters('getEsTaskStatus', { task: { kind: 'string' } }, { task: 123 })
  *   // → VALIDATION "Parameter 'task' must be a string (not empty), got 123"
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 
 type Kind = 'string' | 'long' | 'int' | 'time' | 'boolean';
 

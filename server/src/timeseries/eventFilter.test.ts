@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { eventFilter, MAX_FILTER_CRITERIA } from './eventFilter.ts';
 
 const checkpoint = (pipelineName: string) => ({ timestampMillis: 1, pipelineName, platformInstanceId: '', config: '', state: { formatVersion: '1.0', serde: 'utf-8' }, runId: 'r1' });

@@ -9,7 +9,7 @@
  *   const matches = eventFilter({ or: [{ and: [{ field: 'pipelineName', values: ['p1'] }] }] });
  *   matches({ pipelineName: 'p1', timestampMillis: 1 }); // true
  */
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 
 /** Conditions a criterion may have: equality is what the clients send. */
 const CONDITIONS = ['EQUAL'];

@@ -8,7 +8,7 @@
  */
 import type { Client } from '@opensearch-project/opensearch';
 import { query, type Db } from '../db/pool.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { MAX_BULK_BYTES } from '../search/opensearchBackend.ts';
 import { TRUNCATE_TASK } from '../contract/tasks.ts';
 import type { Doc, TimeseriesIndices } from './opensearchIndices.ts';

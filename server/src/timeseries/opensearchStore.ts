@@ -8,7 +8,7 @@
 import type { Client } from '@opensearch-project/opensearch';
 import { query, type Db, type Pool } from '../db/pool.ts';
 import { deleteTimeseriesRange, type StoredAspect, type TimeRange } from '../entities/aspectStore.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { registry } from '../registry/registry.ts';
 import { reachingOpenSearch as os } from '../search/opensearchErrors.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';

@@ -6,7 +6,7 @@
  */
 import { inTransaction, query, type Db, type Pool } from '../db/pool.ts';
 import { deleteLatestTimeseries, deleteTimeseriesRange, latestTimeseries, type StoredAspect, type TimeRange } from '../entities/aspectStore.ts';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { enqueueTask, getTask, type Task } from '../tasks/taskQueue.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
 import { TRUNCATE_TASK } from '../contract/tasks.ts';

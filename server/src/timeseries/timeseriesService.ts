@@ -8,7 +8,7 @@
  * number is the task's id in `/api/tasks`), OpenSearch's own ids in `opensearch` mode.
  */
 import { authorize, type Principal } from '../auth/authorize.ts';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { registry, type AspectSpec, type EntitySpec } from '../registry/registry.ts';
 import type { ScrollIds } from '../entities/scrollIds.ts';
 import { TASK_ID } from '../contract/tasks.ts';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SvcError } from '../errors.ts';
+import { SvcError } from '../shared/errors.ts';
 import { countLine, flagConflict, parseTruncation, reindexes, summary } from './truncation.ts';
 
 const base = { entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: 1_700_000_000_000 };

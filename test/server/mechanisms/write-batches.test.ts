@@ -5,7 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SvcError } from '../../../server/src/errors.ts';
+import { SvcError } from '../../../server/src/shared/errors.ts';
 import { WriteBatcher } from '../../../server/src/entities/writeBatcher.ts';
 import { batchArguments, parseWritten, writeAspect, writeAspects, type AspectWrite, type Written } from '../../../server/src/entities/writeStatement.ts';
 import { enc, sql, startTestServer, type TestServer } from '../../support/testServer.ts';

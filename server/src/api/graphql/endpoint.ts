@@ -6,7 +6,7 @@
  */
 import type { Request, Response } from 'express';
 import type { Catalog } from '../../catalog.ts';
-import type { Logger } from '../../log.ts';
+import type { Logger } from '../../shared/log.ts';
 
 export const GRAPHQL_PATH = '/api/graphql';
 

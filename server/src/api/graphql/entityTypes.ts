@@ -4,7 +4,7 @@
  * declares have their fields there; every other one of DataHub's model is declared here
  * ({@link ENTITY_TYPE_DEFS}) with the fields every entity has, and its structured properties.
  */
-import { SvcError } from '../../errors.ts';
+import { SvcError } from '../../shared/errors.ts';
 import { registry, type EntitySpec } from '../../registry/registry.ts';
 
 /** The entity types schema.graphql declares, with their names there. */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_LISTED_VIOLATIONS, SvcError } from '../../errors.ts';
+import { MAX_LISTED_VIOLATIONS, SvcError } from '../../shared/errors.ts';
 import { graphqlErrorParts } from './errorBody.ts';
 
 test('an error of many violations gives the first of them and how many more', () => {

@@ -5,7 +5,7 @@
  * app's error handler answers a refused GraphQL request (no token, a body that is not JSON) in this
  * form without loading GraphQL.
  */
-import { ERROR_CODES, type SvcError } from '../../errors.ts';
+import { ERROR_CODES, type SvcError } from '../../shared/errors.ts';
 
 /**
  * The message and `extensions` of an svc failure as a GraphQL error (INTERNAL's cause not shown); the

@@ -6,8 +6,8 @@
  */
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { ERROR_CODES, toSvcError, type SvcError } from '../../errors.ts';
-import type { Logger } from '../../log.ts';
+import { ERROR_CODES, toSvcError, type SvcError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/log.ts';
 import { stringifyJsonWithDoublesAt, type DoublePlaces } from '../json.ts';
 import { graphqlErrorParts } from './errorBody.ts';
 import { floatPaths } from './floatPaths.ts';

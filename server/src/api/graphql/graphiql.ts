@@ -11,7 +11,7 @@
 import { createRequire } from 'node:module';
 import type { Request, Response } from 'express';
 import type { GraphiQLOptions } from 'graphql-yoga';
-import { SvcError } from '../../errors.ts';
+import { SvcError } from '../../shared/errors.ts';
 import { GRAPHQL_PATH } from './endpoint.ts';
 
 const VERSION = (createRequire(import.meta.url)('@graphql-yoga/render-graphiql/package.json') as { version: string }).version;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Violations } from '../../errors.ts';
+import { Violations } from '../../shared/errors.ts';
 import { allowedValues, descending, orFilters, typedValues } from './inputs.ts';
 import { GRAPHQL_INPUT_LIMITS } from './limits.ts';
 

@@ -2,7 +2,7 @@
  * GraphQL inputs as the domain's words: `{stringValue}` / `{numberValue}` as typed values, filter
  * inputs as criteria, sort input as an order. Every violation of a request is collected before it fails.
  */
-import { SvcError, Violations } from '../../errors.ts';
+import { SvcError, Violations } from '../../shared/errors.ts';
 import type { Criterion, OrFilters } from '../../search/expr.ts';
 import type { AllowedValue, PrimitiveValue } from '../../properties/types.ts';
 import { GRAPHQL_INPUT_LIMITS } from './limits.ts';

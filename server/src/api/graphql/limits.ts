@@ -5,7 +5,7 @@
  * request must never take svc down (issue 48): a stack overflowing, seconds of database work or an
  * answer of megabytes would, and each limit here stands between a small request and one of those.
  */
-import { MAX_LISTED_VIOLATIONS } from '../../errors.ts';
+import { MAX_LISTED_VIOLATIONS } from '../../shared/errors.ts';
 import { MAX_JSON_DEPTH } from '../inputRules.ts';
 import { MAX_SEARCH_CONDITIONS, MAX_SEARCH_PAGE } from '../../search/searchService.ts';
 

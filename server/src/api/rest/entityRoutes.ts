@@ -3,7 +3,7 @@
  * entity controllers): thin adapters over {@link EntityService} that differ only in JSON shapes.
  */
 import type { Request, Router } from 'express';
-import { SvcError } from '../../errors.ts';
+import { SvcError } from '../../shared/errors.ts';
 import { registry } from '../../registry/registry.ts';
 import { MAX_PAGE, recordsOf, type AspectInput, type EntityService, type WriteMode } from '../../entities/entityService.ts';
 import { principalOf } from '../auth.ts';

@@ -7,8 +7,8 @@
  * `GET /openapi/operations/elasticSearch/getTaskStatus?task=<node:number>`.
  */
 import type { Request, Response, Router } from 'express';
-import { SvcError } from '../../errors.ts';
-import type { Logger } from '../../log.ts';
+import { SvcError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/log.ts';
 import type { TimeseriesService } from '../../timeseries/timeseriesService.ts';
 import { principalOf } from '../auth.ts';
 import { sendJson } from '../json.ts';

@@ -7,7 +7,7 @@
  *   const { count } = listQuery.parse(req); // GET ?count=abc → 400 "query parameter count: expected an integer …"
  */
 import type { Request } from 'express';
-import { Violations } from '../../errors.ts';
+import { Violations } from '../../shared/errors.ts';
 import { quoted } from '../pathGuard.ts';
 
 /**

@@ -4,7 +4,7 @@
  * PATCH's JSON Patch in svc's form. Each refusal names the proposal (`proposals[3]: …`).
  */
 import type { PatchOperation } from '../../entities/jsonPatch.ts';
-import { SvcError } from '../../errors.ts';
+import { SvcError } from '../../shared/errors.ts';
 import { registry, type EntityUrn } from '../../registry/registry.ts';
 import { jsonProblems } from '../inputRules.ts';
 

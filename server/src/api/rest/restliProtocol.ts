@@ -4,8 +4,8 @@
  * calls svc does not serve, and `GET /config`.
  */
 import type { Request, Response } from 'express';
-import { SvcError, toSvcError } from '../../errors.ts';
-import type { Logger } from '../../log.ts';
+import { SvcError, toSvcError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/log.ts';
 import { quoted } from '../pathGuard.ts';
 import { sendJson } from '../json.ts';
 

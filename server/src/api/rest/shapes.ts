@@ -2,9 +2,9 @@
  * The two OpenAPI families' JSON shapes. v3: aspects beside `urn`, each `{"value": …}`; v2: aspects
  * nested under `"aspects"`. System metadata and audit stamps appear only when asked for.
  */
-import { SvcError } from '../../errors.ts';
+import { SvcError } from '../../shared/errors.ts';
 import type { EntityRecord, StoredAspect, WriteConditions } from '../../entities/entityService.ts';
-import { compileSchema } from '../../validation.ts';
+import { compileSchema } from '../../shared/validation.ts';
 
 export type ApiVersion = 'v2' | 'v3';
 

@@ -1,6 +1,6 @@
 /** Background tasks as resources: `GET /api/tasks/{id}` and `GET /api/tasks?subject=&kind=&state=`. */
 import { Router } from 'express';
-import { SvcError } from '../../errors.ts';
+import { SvcError } from '../../shared/errors.ts';
 import type { TaskService } from '../../tasks/taskService.ts';
 import { TASK_KINDS, TASK_STATES } from '../../contract/tasks.ts';
 import { principalOf } from '../auth.ts';

@@ -5,7 +5,7 @@
  * soft-deleted properties hidden).
  */
 import { registry } from '../../../registry/registry.ts';
-import { SvcError } from '../../../errors.ts';
+import { SvcError } from '../../../shared/errors.ts';
 import { logicalType, entityNameOf, type Assignment, type PrimitiveValue, type StructuredProperties } from '../../../properties/types.ts';
 import { aspectOf, entityRef, then, type EntityRef, type GraphQLContext } from '../context.ts';
 import { enumOfEntityName, GENERATED_ENTITY_TYPES, graphqlNames } from '../entityTypes.ts';

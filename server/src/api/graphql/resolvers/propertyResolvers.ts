@@ -3,7 +3,7 @@
  * the five mutations. Each mutation is one call of the properties core ({@link PropertyService}), so
  * its rules and messages are those of REST; what a mutation returns is read back as a read shows it.
  */
-import { SvcError, Violations } from '../../../errors.ts';
+import { SvcError, Violations } from '../../../shared/errors.ts';
 import { cardinalityOf, type AllowedValue, type PropertyDefinition, type StructuredProperties } from '../../../properties/types.ts';
 import { aspectOf, entityRef, forgetEntity, type EntityRef, type GraphQLContext } from '../context.ts';
 import { allowedValues, typedValues, type AllowedValueInput, type ValueInput } from '../inputs.ts';

@@ -5,7 +5,7 @@
  */
 import type { FieldNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { EntityRecord } from '../../../entities/entityService.ts';
-import { SvcError } from '../../../errors.ts';
+import { SvcError } from '../../../shared/errors.ts';
 import type { SearchInput } from '../../../search/searchService.ts';
 import { entityRef, primeEntity, type GraphQLContext } from '../context.ts';
 import { entityNamesOf } from '../entityTypes.ts';

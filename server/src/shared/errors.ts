@@ -3,7 +3,7 @@
  * contract (contract/errors.ts), shared with the CLI and the operator; here, what only the server does
  * with them: any throwable made an SvcError, and violations collected across a validation pass.
  */
-import { MAX_LISTED_VIOLATIONS, SvcError } from './contract/errors.ts';
+import { MAX_LISTED_VIOLATIONS, SvcError } from '../contract/errors.ts';
 
 export {
   ERROR_CODES,
@@ -16,7 +16,7 @@ export {
   type NotFoundReason,
   type Reason,
   type SvcErrorOptions,
-} from './contract/errors.ts';
+} from '../contract/errors.ts';
 
 /** Turns any throwable into an SvcError; unknown ones become INTERNAL with the original as cause. */
 export function toSvcError(err: unknown): SvcError {
