@@ -24,8 +24,8 @@
  * Failures are Rest.li error responses (`{"message", "status"}`, `X-RestLi-Error-Response: true`).
  */
 import type { Request, Response, Router } from 'express';
-import type { EntityService, AspectInput } from '../../entities/entityService.ts';
-import type { StoredAspect, WriteMode } from '../../entities/aspectStore.ts';
+import type { EntityService } from '../../entities/entityService.ts';
+import type { StoredAspect } from '../../entities/aspectStore.ts';
 import { MAX_ENTRY_PAGE, type TimeseriesService } from '../../timeseries/timeseriesService.ts';
 import { eventFilter } from '../../timeseries/eventFilter.ts';
 import { SvcError } from '../../errors.ts';
@@ -38,7 +38,7 @@ import { parseUrn } from '../../contract/urn.ts';
 import { readParameters, type ParameterSpec } from '../../timeseries/actionParameters.ts';
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
-import { type Proposal, svcTypeUrn, inDatahubNamespace, target, located, valueOf, patchOf } from './restliProposals.ts';
+import { type Proposal, svcTypeUrn, inDatahubNamespace, target, ingestProposals } from './restliProposals.ts';
 import { restliList, restliHandler } from './restliProtocol.ts';
 
 /** The parameters of the `/entities` actions (an unknown one is refused, see actionParameters.ts). */
@@ -158,59 +158,6 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
   );
 
   /**
-   * Applies proposals in order (a batch as one write where it can be); returns nothing (Rest.li answers
-   * no body for a batch). Every proposal is read and checked before any is applied: a malformed one
-   * refuses the batch with nothing written.
-   */
-  const ingest = async (req: Request, proposals: Proposal[]) => {
-    const principal = principalOf(req);
-    type Step = { kind: 'write'; mode: WriteMode; inputs: AspectInput[] } | { kind: 'apply'; run: () => Promise<unknown> };
-    const steps: Step[] = [];
-    for (const [i, p] of proposals.entries()) {
-      const where = proposals.length > 1 ? `proposals[${i}]` : 'proposal';
-      if (!p || typeof p !== 'object') throw SvcError.validation([`${where} must be a metadata change proposal object`]);
-      const t = target(p.entityUrn, where);
-      if (typeof p.entityType === 'string' && p.entityType.toLowerCase() !== t.spec.name.toLowerCase()) {
-        throw SvcError.validation([`${where}: entityType ${p.entityType} does not match the URN's type ${t.spec.name}`]);
-      }
-      if (typeof p.aspectName !== 'string') throw SvcError.validation([`${where}: aspectName is required`]);
-      const aspectName = located(where, () => registry.aspect(t.spec, p.aspectName as string)).name;
-      const changeType = String(p.changeType ?? 'UPSERT').toUpperCase();
-      const mode: WriteMode | undefined = changeType === 'UPSERT' ? 'upsert' : changeType === 'CREATE' ? 'create' : changeType === 'CREATE_ENTITY' ? 'create_entity' : undefined;
-      if (mode) {
-        // Consecutive writes of the same mode go together (all or nothing), as one batch write.
-        const last = steps[steps.length - 1];
-        const pending = last?.kind === 'write' && last.mode === mode ? last : { kind: 'write' as const, mode, inputs: [] };
-        if (pending !== last) steps.push(pending);
-        // A proposal creates its entity, as DataHub's ingestProposal does: the key aspect goes with it
-        // (unchanged when the entity exists), so that rules needing the entity (structured property
-        // values) see it.
-        const key = t.spec.keyAspect;
-        if (aspectName !== key && !pending.inputs.some((x) => x.urn === t.urn && x.aspect === key)) {
-          pending.inputs.push({ urn: t.urn, target: t, aspect: key, value: registry.keyAspectValue(t), systemMetadata: p.systemMetadata });
-        }
-        const value = valueOf(p, where);
-        // The aspect and its schema are checked here too, before anything of the batch is written.
-        const problems = registry.validate(registry.aspect(t.spec, aspectName), value);
-        if (problems.length) throw SvcError.validation(problems.map((m) => `${where}: ${m}`));
-        pending.inputs.push({ urn: t.urn, target: t, aspect: aspectName, value, systemMetadata: p.systemMetadata });
-      } else if (changeType === 'PATCH') {
-        const patch = patchOf(registry.aspect(t.spec, aspectName).name, valueOf(p, where), where);
-        steps.push({ kind: 'apply', run: () => entities.patch(principal, t, aspectName, patch) });
-      } else if (changeType === 'DELETE') {
-        registry.aspect(t.spec, aspectName);
-        steps.push({ kind: 'apply', run: () => entities.deleteAspects(principal, t, [aspectName]) });
-      } else {
-        throw SvcError.validation([`${where}: changeType ${changeType} is not supported; expected UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE`]);
-      }
-    }
-    for (const step of steps) {
-      if (step.kind === 'write') await entities.write(principal, step.inputs, step.mode);
-      else await step.run();
-    }
-  };
-
-  /**
    * `getTimeseriesAspectValues`: `{urn, entity, aspect, startTimeMillis?, endTimeMillis?, limit?,
    * latestValue?, filter?}`; the entries of one entity, newest first, those the filter holds for
    * (eventFilter.ts: stateful ingestion asks for its pipeline's last checkpoint so), each value a JSON
@@ -269,12 +216,12 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
       const body = (req.body ?? {}) as { proposal?: Proposal; proposals?: Proposal[] };
       if (action === 'ingestProposal') {
         if (!body.proposal) throw SvcError.validation(['The body must be {"proposal": {entityType, entityUrn, changeType, aspectName, aspect: {value, contentType}}}']);
-        await ingest(req, [body.proposal]);
+        await ingestProposals(entities, principalOf(req), [body.proposal]);
         return sendJson(res, 200, { value: body.proposal.entityUrn });
       }
       if (action === 'ingestProposalBatch') {
         if (!Array.isArray(body.proposals)) throw SvcError.validation(['The body must be {"proposals": [metadata change proposals]}']);
-        await ingest(req, body.proposals);
+        await ingestProposals(entities, principalOf(req), body.proposals);
         return sendJson(res, 200, {});
       }
       if (action === 'getTimeseriesAspectValues') return sendJson(res, 200, { value: await timeseriesValues(req) });
