@@ -16,7 +16,7 @@ import { pathGuard } from './pathGuard.ts';
 import { queryGuard } from './queryGuard.ts';
 import { GRAPHQL_PATH, graphqlEndpoint, wantsGraphiQL } from './graphql/endpoint.ts';
 import { GRAPHIQL_FILES_ROUTE, serveGraphiQLFile } from './graphql/graphiql.ts';
-import { restliConfig, restliUnsupported } from './rest/restliProtocol.ts';
+import { restliConfigRoutes, restliUnsupported } from './rest/restliProtocol.ts';
 import { restliRoutes } from './rest/restliRoutes.ts';
 import { entityRoutes } from './rest/entityRoutes.ts';
 import { tokenRoutes } from './rest/tokenRoutes.ts';
@@ -81,7 +81,7 @@ export function createApp(deps: AppDeps): Express {
   app.get(GRAPHIQL_FILES_ROUTE, serveGraphiQLFile);
 
   // DataHub's clients ask for the server's configuration before anything else, without needing a token.
-  app.get('/config', restliConfig);
+  restliConfigRoutes(app);
 
   // Authentication first: a caller without a valid token gets 401 before any body is read.
   const api = express.Router();

@@ -1,13 +1,25 @@
 /**
- * The OpenAPI 3.1 document of svc's HTTP API, assembled from its parts: the entity API generated from
- * the registry (openapi/entityPaths.ts), DataHub's Rest.li routes (openapi/restliPaths.ts) and svc's
- * own routes (openapi/servicePaths.ts), with the responses and parameters they share (openapi/parts.ts).
+ * The OpenAPI 3.1 document of svc's HTTP API, assembled from what the routes declare: each route
+ * module's table of operations (openapi/operations.ts), and the entity routes' operations generated
+ * per entity type from the registry (entityOperations.ts), with the schemas they refer to by name
+ * (openapi/schemas.ts) and the responses and parameters they share (openapi/parts.ts).
  */
 import { PATCH_BODY } from '../../entities/jsonPatch.ts';
-import { addEntityApi } from './openapi/entityPaths.ts';
+import { HEALTH_API } from '../health.ts';
+import { addEntityApi } from './entityOperations.ts';
+import { OPERATIONS_API } from './operationsRoutes.ts';
+import { RESTLI_CONFIG_API } from './restliProtocol.ts';
+import { RESTLI_API } from './restliRoutes.ts';
+import { SEARCH_DELIVERY_API } from './searchDeliveryRoutes.ts';
+import { TASK_API } from './taskRoutes.ts';
+import { TIMESERIES_API } from './timeseriesRoutes.ts';
+import { TOKEN_API } from './tokenRoutes.ts';
+import { documentPaths, type Operations } from './openapi/operations.ts';
 import { REASON, RESPONSES, type Obj } from './openapi/parts.ts';
-import { restliPaths, restliSchemas } from './openapi/restliPaths.ts';
-import { servicePaths, serviceSchemas } from './openapi/servicePaths.ts';
+import { routeSchemas } from './openapi/schemas.ts';
+
+/** The route modules' operations, in the document's order (after the entity routes'). */
+export const ROUTE_TABLES: readonly Operations[] = [TOKEN_API, TASK_API, TIMESERIES_API, SEARCH_DELIVERY_API, OPERATIONS_API, HEALTH_API, RESTLI_CONFIG_API, RESTLI_API];
 
 /** Builds the whole document. */
 export function openapiDocument(): Obj {
@@ -20,8 +32,8 @@ export function openapiDocument(): Obj {
   const paths: Obj = {};
   const parameters: Obj = {};
   addEntityApi(schemas, paths, parameters);
-  Object.assign(paths, servicePaths(), restliPaths());
-  Object.assign(schemas, serviceSchemas(), restliSchemas());
+  Object.assign(paths, documentPaths(ROUTE_TABLES));
+  Object.assign(schemas, routeSchemas());
   return published({
     openapi: '3.1.0',
     info: { title: 'svc metadata catalog', version: '0.1.0', description: 'Entities and their aspects. v3 wraps aspects as {"value": …}; v2 nests them under "aspects".' },

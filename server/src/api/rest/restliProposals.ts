@@ -1,9 +1,12 @@
 /**
  * DataHub's metadata change proposals read into svc's writes: the target URN (type URNs in DataHub's
  * namespace taken as svc's), the aspect value (a JSON string, held to the rules of any input), and a
- * PATCH's JSON Patch in svc's form. Each refusal names the proposal (`proposals[3]: …`).
+ * PATCH's JSON Patch in svc's form; and a list of proposals applied in order (ingestProposals). Each
+ * refusal names the proposal (`proposals[3]: …`).
  */
 import type { PatchOperation } from '../../entities/jsonPatch.ts';
+import type { AspectInput, EntityService, WriteMode } from '../../entities/entityService.ts';
+import type { Principal } from '../../auth/authorize.ts';
 import { SvcError } from '../../shared/errors.ts';
 import { registry, type EntityUrn } from '../../registry/registry.ts';
 import { jsonProblems } from '../inputRules.ts';
@@ -110,4 +113,56 @@ export function patchOf(aspect: string, value: unknown, where: string): { patch:
   }
   ops = ops.filter((op, i) => !(op?.op === 'remove' && ops[i + 1]?.op === 'add' && ops[i + 1]?.path === op.path));
   return { patch: ops, arrayPrimaryKeys: keys };
+}
+
+/**
+ * Applies proposals in order (a batch as one write where it can be); returns nothing (Rest.li answers
+ * no body for a batch). Every proposal is read and checked before any is applied: a malformed one
+ * refuses the batch with nothing written.
+ */
+export async function ingestProposals(entities: EntityService, principal: Principal, proposals: Proposal[]): Promise<void> {
+  type Step = { kind: 'write'; mode: WriteMode; inputs: AspectInput[] } | { kind: 'apply'; run: () => Promise<unknown> };
+  const steps: Step[] = [];
+  for (const [i, p] of proposals.entries()) {
+    const where = proposals.length > 1 ? `proposals[${i}]` : 'proposal';
+    if (!p || typeof p !== 'object') throw SvcError.validation([`${where} must be a metadata change proposal object`]);
+    const t = target(p.entityUrn, where);
+    if (typeof p.entityType === 'string' && p.entityType.toLowerCase() !== t.spec.name.toLowerCase()) {
+      throw SvcError.validation([`${where}: entityType ${p.entityType} does not match the URN's type ${t.spec.name}`]);
+    }
+    if (typeof p.aspectName !== 'string') throw SvcError.validation([`${where}: aspectName is required`]);
+    const aspectName = located(where, () => registry.aspect(t.spec, p.aspectName as string)).name;
+    const changeType = String(p.changeType ?? 'UPSERT').toUpperCase();
+    const mode: WriteMode | undefined = changeType === 'UPSERT' ? 'upsert' : changeType === 'CREATE' ? 'create' : changeType === 'CREATE_ENTITY' ? 'create_entity' : undefined;
+    if (mode) {
+      // Consecutive writes of the same mode go together (all or nothing), as one batch write.
+      const last = steps[steps.length - 1];
+      const pending = last?.kind === 'write' && last.mode === mode ? last : { kind: 'write' as const, mode, inputs: [] };
+      if (pending !== last) steps.push(pending);
+      // A proposal creates its entity, as DataHub's ingestProposal does: the key aspect goes with it
+      // (unchanged when the entity exists), so that rules needing the entity (structured property
+      // values) see it.
+      const key = t.spec.keyAspect;
+      if (aspectName !== key && !pending.inputs.some((x) => x.urn === t.urn && x.aspect === key)) {
+        pending.inputs.push({ urn: t.urn, target: t, aspect: key, value: registry.keyAspectValue(t), systemMetadata: p.systemMetadata });
+      }
+      const value = valueOf(p, where);
+      // The aspect and its schema are checked here too, before anything of the batch is written.
+      const problems = registry.validate(registry.aspect(t.spec, aspectName), value);
+      if (problems.length) throw SvcError.validation(problems.map((m) => `${where}: ${m}`));
+      pending.inputs.push({ urn: t.urn, target: t, aspect: aspectName, value, systemMetadata: p.systemMetadata });
+    } else if (changeType === 'PATCH') {
+      const patch = patchOf(registry.aspect(t.spec, aspectName).name, valueOf(p, where), where);
+      steps.push({ kind: 'apply', run: () => entities.patch(principal, t, aspectName, patch) });
+    } else if (changeType === 'DELETE') {
+      registry.aspect(t.spec, aspectName);
+      steps.push({ kind: 'apply', run: () => entities.deleteAspects(principal, t, [aspectName]) });
+    } else {
+      throw SvcError.validation([`${where}: changeType ${changeType} is not supported; expected UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE`]);
+    }
+  }
+  for (const step of steps) {
+    if (step.kind === 'write') await entities.write(principal, step.inputs, step.mode);
+    else await step.run();
+  }
 }

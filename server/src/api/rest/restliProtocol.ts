@@ -3,11 +3,13 @@
  * (`{"message", "status"}`, `X-RestLi-Error-Response: true`), which paths are Rest.li resources, the
  * calls svc does not serve, and `GET /config`.
  */
-import type { Request, Response } from 'express';
+import type { Request, Response, Router } from 'express';
 import { SvcError, toSvcError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import { quoted } from '../pathGuard.ts';
 import { sendJson } from '../json.ts';
+import { serve, type Operations } from './openapi/operations.ts';
+import { json, ref } from './openapi/parts.ts';
 
 /** The DataHub version `/config` reports: the line whose Rest.li API svc serves (1.x clients switch to OpenAPI writes from 1.0.1). */
 export const RESTLI_VERSION = 'v0.14.1';
@@ -80,8 +82,19 @@ export function restliUnsupported(req: Request, res: Response, next: () => void)
   );
 }
 
-/** `GET /config`: what DataHub's clients check before anything else (served without a token, as DataHub does). */
-export function restliConfig(req: Request, res: Response): void {
+/** `GET /config` and its OpenAPI operation: what DataHub's clients check before anything else (served without a token, as DataHub does). */
+export const RESTLI_CONFIG_API = {
+  restliConfig: {
+    method: 'get',
+    path: '/config',
+    tags: ['datahub-restli'],
+    summary: 'The server configuration DataHub clients read first (no token needed): noCode, and the DataHub version whose Rest.li API svc serves',
+    security: [],
+    responses: { '200': { description: '`{"noCode": "true", "versions": {"acryldata/datahub": {"version": "v0.14.1", …}}, …}`', content: json(ref('RestliConfig')) } },
+  },
+} satisfies Operations;
+
+function restliConfig(_req: Request, res: Response): void {
   sendJson(res, 200, {
     noCode: 'true',
     versions: { 'acryldata/datahub': { version: RESTLI_VERSION, commit: 'svc' } },
@@ -95,4 +108,9 @@ export function restliConfig(req: Request, res: Response): void {
     models: {},
     managedIngestion: { enabled: false },
   });
+}
+
+/** Serves {@link RESTLI_CONFIG_API} on `router` (the app itself, before authentication). */
+export function restliConfigRoutes(router: Router): void {
+  serve(router, RESTLI_CONFIG_API, { restliConfig });
 }

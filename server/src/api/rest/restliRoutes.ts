@@ -24,9 +24,8 @@
  * Failures are Rest.li error responses (`{"message", "status"}`, `X-RestLi-Error-Response: true`).
  */
 import type { Request, Response, Router } from 'express';
-import type { EntityService, AspectInput } from '../../entities/entityService.ts';
+import type { EntityService } from '../../entities/entityService.ts';
 import type { StoredAspect } from '../../entities/aspectStore.ts';
-import type { WriteMode } from '../../entities/writeStatement.ts';
 import { MAX_ENTRY_PAGE, type TimeseriesService } from '../../timeseries/timeseriesService.ts';
 import { eventFilter } from '../../timeseries/eventFilter.ts';
 import { SvcError } from '../../shared/errors.ts';
@@ -39,15 +38,16 @@ import { parseUrn } from '../../contract/urn.ts';
 import { readParameters, type ParameterSpec } from '../../timeseries/actionParameters.ts';
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
-import { type Proposal, svcTypeUrn, inDatahubNamespace, target, located, valueOf, patchOf } from './restliProposals.ts';
+import { type Proposal, svcTypeUrn, inDatahubNamespace, target, ingestProposals } from './restliProposals.ts';
 import { restliList, restliHandler } from './restliProtocol.ts';
+import { serve, type Operations } from './openapi/operations.ts';
+import { json, param, ref, restliError, failures, bodyFailures } from './openapi/parts.ts';
 
 /** The parameters of the `/entities` actions (an unknown one is refused, see actionParameters.ts). */
 const ENTITIES_ACTIONS: Record<'delete' | 'deleteReferences', Record<string, ParameterSpec>> = {
   delete: { urn: { kind: 'string', required: true }, aspectName: { kind: 'string' }, startTimeMillis: { kind: 'time' }, endTimeMillis: { kind: 'time' } },
   deleteReferences: { urn: { kind: 'string', required: true }, dryRun: { kind: 'boolean' } },
 };
-
 
 /** The query parameters of the Rest.li routes (parsed by them, and documented in the OpenAPI document). */
 export const RESTLI_QUERIES = {
@@ -76,33 +76,64 @@ function enveloped(spec: AspectSpec, value: unknown, stored: StoredAspect | unde
   };
 }
 
+/** The Rest.li calls of DataHub's own clients (the `datahub` CLI and Python SDK) that svc serves, and their OpenAPI operations. */
+export const RESTLI_API = {
+  restliGetAspect: {
+    method: 'get',
+    path: '/aspects/{urn}',
+    tags: ['datahub-restli'],
+    summary: 'One aspect of an entity under its Pegasus class name: {"urn", "version", "aspect": {"com.linkedin.…": value}}',
+    parameters: [param('urn', 'path', { type: 'string' }, 'The entity URN (URL-encoded)'), ...RESTLI_QUERIES.aspect.openapi()],
+    responses: { '200': { description: 'The aspect', content: json(ref('RestliAspect')) }, '404': restliError('No such entity, aspect or version'), ...failures },
+  },
+  restliIngestProposal: {
+    method: 'post',
+    path: '/aspects',
+    tags: ['datahub-restli'],
+    summary:
+      'ingestProposal ({"proposal": {…}}) or ingestProposalBatch ({"proposals": [...]}): metadata change proposals with changeType UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE; getTimeseriesAspectValues ({"urn", "entity", "aspect", "startTimeMillis"?, "endTimeMillis"?, "limit"?, "latestValue"?}): the entries of a time series aspect of one entity, newest first',
+    parameters: RESTLI_QUERIES.aspectsAction.openapi(),
+    requestBody: { required: true, content: json({ type: 'object' }) },
+    responses: {
+      '200': { description: '`{"value": "<urn>"}` for one proposal, `{}` for a batch, `{"value": {"entityName", "aspectName", "limit", "values": [{"aspect": {"value": "<JSON>", "contentType"}, "systemMetadata"}]}}` for time series values', content: json(ref('RestliIngestResult')) },
+      ...failures,
+      ...bodyFailures,
+    },
+  },
+  restliGetEntityV2: {
+    method: 'get',
+    path: '/entitiesV2/{urn}',
+    tags: ['datahub-restli'],
+    summary: 'An entity with its versioned aspects, each enveloped ({"name", "type", "version", "value", "created", "systemMetadata"}); the key aspect is always included (built from the URN, so an entity that does not exist answers its key alone) unless alwaysIncludeKeyAspect=false',
+    parameters: [param('urn', 'path', { type: 'string' }, 'The entity URN (URL-encoded)'), ...RESTLI_QUERIES.entitiesV2.openapi().filter((p) => p.name !== 'ids')],
+    responses: { '200': { description: '`{"entityName", "urn", "aspects": {name: envelope}}`', content: json(ref('RestliEntity')) }, '404': restliError('Nothing to answer (no aspect asked for that the entity has, and no key)'), ...failures },
+  },
+  restliBatchGetEntityV2: {
+    method: 'get',
+    path: '/entitiesV2',
+    tags: ['datahub-restli'],
+    summary: 'Several entities (ids=List(…), at most 1000) as GET /entitiesV2/{urn} answers each',
+    parameters: RESTLI_QUERIES.entitiesV2.openapi(),
+    responses: { '200': { description: '`{"results": {urn: entity}, "statuses": {}, "errors": {}}`', content: json(ref('RestliEntities')) }, ...failures },
+  },
+  restliDeleteEntity: {
+    method: 'post',
+    path: '/entities',
+    tags: ['datahub-restli'],
+    summary:
+      'action=delete ({"urn"}): hard delete of an entity (admin), as `datahub delete --hard`; action=deleteReferences ({"urn", "dryRun"}, a dry run unless dryRun is false): the references other entities hold to the entity, counted and removed (admin)',
+    parameters: RESTLI_QUERIES.entitiesAction.openapi(),
+    requestBody: { required: true, content: json({ type: 'object', properties: { urn: { type: 'string' }, dryRun: { type: 'boolean', default: true } }, required: ['urn'] }) },
+    responses: {
+      '200': { description: '`{"value": {"urn", "rows", "timeseriesRows"}}` for delete; `{"value": {"dryRun", "total", "relatedAspects": [{"relationship", "entity", "aspect"}]}}` (the first 10) for deleteReferences', content: json(ref('RestliDeleteResult')) },
+      ...failures,
+      ...bodyFailures,
+    },
+  },
+} satisfies Operations;
+
 export function restliRoutes(router: Router, entities: EntityService, timeseries: TimeseriesService, log: Logger): void {
   const restli = (handler: (req: Request, res: Response) => Promise<void>) => restliHandler(log, 'Rest.li call failed', handler);
-
-  router.get(
-    '/aspects/:urn',
-    restli(async (req, res) => {
-      const { aspect: name, version } = RESTLI_QUERIES.aspect.parse(req);
-      if (name === undefined) throw SvcError.validation(['The query parameter aspect is required, e.g. ?aspect=status&version=0']);
-      const urn = String(req.params.urn);
-      // What is no URN at all is refused as everywhere (it was answered as an entity svc does not keep).
-      parseUrn(svcTypeUrn(urn));
-      let t: EntityUrn;
-      try {
-        t = target(urn, 'urn');
-      } catch {
-        // DataHub's clients read aspects of entities svc does not keep (their telemetry id, say): not found.
-        throw SvcError.notFound(`svc keeps no entity ${urn}`);
-      }
-      const spec = registry.aspectsOf(t.spec).find((a) => a.name.toLowerCase() === name.toLowerCase());
-      if (!spec?.pegasusClass) throw SvcError.notFound(`svc keeps no aspect ${name} of ${t.spec.name} entities`);
-      const stored = await entities.getAspect(principalOf(req), t, spec.name, version);
-      if (!stored) throw SvcError.notFound(`${urn} has no aspect ${spec.name}${version ? ` version ${version}` : ''}`);
-      // The key as DataHub's URN spells it (an entity type asked for as datahub.dataset keeps that id).
-      const value = spec.keyOf ? registry.keyAspectValue(registry.resolveUrn(urn)) : inDatahubNamespace(stored.value);
-      sendJson(res, 200, { urn, version, aspect: { [spec.pegasusClass]: value } });
-    }),
-  );
 
   /**
    * Entities as `entitiesV2` answers them (`{"entityName", "urn", "aspects": {name: envelope}}`): the
@@ -136,79 +167,6 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
       }
       return { urn, response: { entityName: t.spec.name, urn, aspects } };
     });
-  };
-
-  router.get(
-    '/entitiesV2/:urn',
-    restli(async (req, res) => {
-      const [one] = await entitiesV2(req, [String(req.params.urn)]);
-      if (Object.keys(one!.response.aspects).length === 0) throw SvcError.notFound(`${one!.urn} has none of the aspects asked for`);
-      sendJson(res, 200, one!.response);
-    }),
-  );
-
-  router.get(
-    '/entitiesV2',
-    restli(async (req, res) => {
-      const ids = restliList(req, 'ids');
-      if (!ids?.length) throw SvcError.validation(['The query parameter ids is required: ids=List(<percent-encoded urn>,…), or GET /entitiesV2/<urn> for one entity']);
-      if (ids.length > MAX_ENTRY_PAGE) throw SvcError.validation([`query parameter ids: at most ${MAX_ENTRY_PAGE} URNs, got ${ids.length}`]);
-      const found = await entitiesV2(req, [...new Set(ids)]);
-      sendJson(res, 200, { results: Object.fromEntries(found.filter((f) => Object.keys(f.response.aspects).length).map((f) => [f.urn, f.response])), statuses: {}, errors: {} });
-    }),
-  );
-
-  /**
-   * Applies proposals in order (a batch as one write where it can be); returns nothing (Rest.li answers
-   * no body for a batch). Every proposal is read and checked before any is applied: a malformed one
-   * refuses the batch with nothing written.
-   */
-  const ingest = async (req: Request, proposals: Proposal[]) => {
-    const principal = principalOf(req);
-    type Step = { kind: 'write'; mode: WriteMode; inputs: AspectInput[] } | { kind: 'apply'; run: () => Promise<unknown> };
-    const steps: Step[] = [];
-    for (const [i, p] of proposals.entries()) {
-      const where = proposals.length > 1 ? `proposals[${i}]` : 'proposal';
-      if (!p || typeof p !== 'object') throw SvcError.validation([`${where} must be a metadata change proposal object`]);
-      const t = target(p.entityUrn, where);
-      if (typeof p.entityType === 'string' && p.entityType.toLowerCase() !== t.spec.name.toLowerCase()) {
-        throw SvcError.validation([`${where}: entityType ${p.entityType} does not match the URN's type ${t.spec.name}`]);
-      }
-      if (typeof p.aspectName !== 'string') throw SvcError.validation([`${where}: aspectName is required`]);
-      const aspectName = located(where, () => registry.aspect(t.spec, p.aspectName as string)).name;
-      const changeType = String(p.changeType ?? 'UPSERT').toUpperCase();
-      const mode: WriteMode | undefined = changeType === 'UPSERT' ? 'upsert' : changeType === 'CREATE' ? 'create' : changeType === 'CREATE_ENTITY' ? 'create_entity' : undefined;
-      if (mode) {
-        // Consecutive writes of the same mode go together (all or nothing), as one batch write.
-        const last = steps[steps.length - 1];
-        const pending = last?.kind === 'write' && last.mode === mode ? last : { kind: 'write' as const, mode, inputs: [] };
-        if (pending !== last) steps.push(pending);
-        // A proposal creates its entity, as DataHub's ingestProposal does: the key aspect goes with it
-        // (unchanged when the entity exists), so that rules needing the entity (structured property
-        // values) see it.
-        const key = t.spec.keyAspect;
-        if (aspectName !== key && !pending.inputs.some((x) => x.urn === t.urn && x.aspect === key)) {
-          pending.inputs.push({ urn: t.urn, target: t, aspect: key, value: registry.keyAspectValue(t), systemMetadata: p.systemMetadata });
-        }
-        const value = valueOf(p, where);
-        // The aspect and its schema are checked here too, before anything of the batch is written.
-        const problems = registry.validate(registry.aspect(t.spec, aspectName), value);
-        if (problems.length) throw SvcError.validation(problems.map((m) => `${where}: ${m}`));
-        pending.inputs.push({ urn: t.urn, target: t, aspect: aspectName, value, systemMetadata: p.systemMetadata });
-      } else if (changeType === 'PATCH') {
-        const patch = patchOf(registry.aspect(t.spec, aspectName).name, valueOf(p, where), where);
-        steps.push({ kind: 'apply', run: () => entities.patch(principal, t, aspectName, patch) });
-      } else if (changeType === 'DELETE') {
-        registry.aspect(t.spec, aspectName);
-        steps.push({ kind: 'apply', run: () => entities.deleteAspects(principal, t, [aspectName]) });
-      } else {
-        throw SvcError.validation([`${where}: changeType ${changeType} is not supported; expected UPSERT, CREATE, CREATE_ENTITY, PATCH or DELETE`]);
-      }
-    }
-    for (const step of steps) {
-      if (step.kind === 'write') await entities.write(principal, step.inputs, step.mode);
-      else await step.run();
-    }
   };
 
   /**
@@ -263,44 +221,6 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
     };
   };
 
-  router.post(
-    '/aspects',
-    restli(async (req, res) => {
-      const { action } = RESTLI_QUERIES.aspectsAction.parse(req);
-      const body = (req.body ?? {}) as { proposal?: Proposal; proposals?: Proposal[] };
-      if (action === 'ingestProposal') {
-        if (!body.proposal) throw SvcError.validation(['The body must be {"proposal": {entityType, entityUrn, changeType, aspectName, aspect: {value, contentType}}}']);
-        await ingest(req, [body.proposal]);
-        return sendJson(res, 200, { value: body.proposal.entityUrn });
-      }
-      if (action === 'ingestProposalBatch') {
-        if (!Array.isArray(body.proposals)) throw SvcError.validation(['The body must be {"proposals": [metadata change proposals]}']);
-        await ingest(req, body.proposals);
-        return sendJson(res, 200, {});
-      }
-      if (action === 'getTimeseriesAspectValues') return sendJson(res, 200, { value: await timeseriesValues(req) });
-      throw SvcError.validation(['The query parameter action is required: ingestProposal, ingestProposalBatch or getTimeseriesAspectValues']);
-    }),
-  );
-
-  router.post(
-    '/entities',
-    restli(async (req, res) => {
-      const { action } = RESTLI_QUERIES.entitiesAction.parse(req);
-      if (action === undefined) throw SvcError.validation(['The query parameter action is required: delete or deleteReferences']);
-      const params = readParameters(action, ENTITIES_ACTIONS[action], req.body ?? {});
-      const urn = params.urn as string;
-      const t = target(urn, 'urn');
-      const principal = principalOf(req);
-      if (action === 'deleteReferences') {
-        const dryRun = params.dryRun !== false;
-        const { total, related } = await entities.deleteReferences(principal, t, dryRun);
-        return sendJson(res, 200, { value: { dryRun, total, relatedAspects: related } });
-      }
-      sendJson(res, 200, { value: await deleteAction(principal, t, urn, params) });
-    }),
-  );
-
   /**
    * `delete` as DataHub's clients send it: `{urn}` hard-deletes the entity; `{urn, aspectName,
    * startTimeMillis?, endTimeMillis?}` (`datahub delete -a <aspect> --hard --start-time … --end-time …`,
@@ -327,4 +247,70 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
     const deleted = await entities.deleteAspects(principal, t, [spec.name]);
     return { urn, rows: deleted.length, timeseriesRows: 0 };
   };
+
+  serve(router, RESTLI_API, {
+    restliGetAspect: restli(async (req, res) => {
+      const { aspect: name, version } = RESTLI_QUERIES.aspect.parse(req);
+      if (name === undefined) throw SvcError.validation(['The query parameter aspect is required, e.g. ?aspect=status&version=0']);
+      const urn = String(req.params.urn);
+      // What is no URN at all is refused as everywhere (it was answered as an entity svc does not keep).
+      parseUrn(svcTypeUrn(urn));
+      let t: EntityUrn;
+      try {
+        t = target(urn, 'urn');
+      } catch {
+        // DataHub's clients read aspects of entities svc does not keep (their telemetry id, say): not found.
+        throw SvcError.notFound(`svc keeps no entity ${urn}`);
+      }
+      const spec = registry.aspectsOf(t.spec).find((a) => a.name.toLowerCase() === name.toLowerCase());
+      if (!spec?.pegasusClass) throw SvcError.notFound(`svc keeps no aspect ${name} of ${t.spec.name} entities`);
+      const stored = await entities.getAspect(principalOf(req), t, spec.name, version);
+      if (!stored) throw SvcError.notFound(`${urn} has no aspect ${spec.name}${version ? ` version ${version}` : ''}`);
+      // The key as DataHub's URN spells it (an entity type asked for as datahub.dataset keeps that id).
+      const value = spec.keyOf ? registry.keyAspectValue(registry.resolveUrn(urn)) : inDatahubNamespace(stored.value);
+      sendJson(res, 200, { urn, version, aspect: { [spec.pegasusClass]: value } });
+    }),
+    restliIngestProposal: restli(async (req, res) => {
+      const { action } = RESTLI_QUERIES.aspectsAction.parse(req);
+      const body = (req.body ?? {}) as { proposal?: Proposal; proposals?: Proposal[] };
+      if (action === 'ingestProposal') {
+        if (!body.proposal) throw SvcError.validation(['The body must be {"proposal": {entityType, entityUrn, changeType, aspectName, aspect: {value, contentType}}}']);
+        await ingestProposals(entities, principalOf(req), [body.proposal]);
+        return sendJson(res, 200, { value: body.proposal.entityUrn });
+      }
+      if (action === 'ingestProposalBatch') {
+        if (!Array.isArray(body.proposals)) throw SvcError.validation(['The body must be {"proposals": [metadata change proposals]}']);
+        await ingestProposals(entities, principalOf(req), body.proposals);
+        return sendJson(res, 200, {});
+      }
+      if (action === 'getTimeseriesAspectValues') return sendJson(res, 200, { value: await timeseriesValues(req) });
+      throw SvcError.validation(['The query parameter action is required: ingestProposal, ingestProposalBatch or getTimeseriesAspectValues']);
+    }),
+    restliGetEntityV2: restli(async (req, res) => {
+      const [one] = await entitiesV2(req, [String(req.params.urn)]);
+      if (Object.keys(one!.response.aspects).length === 0) throw SvcError.notFound(`${one!.urn} has none of the aspects asked for`);
+      sendJson(res, 200, one!.response);
+    }),
+    restliBatchGetEntityV2: restli(async (req, res) => {
+      const ids = restliList(req, 'ids');
+      if (!ids?.length) throw SvcError.validation(['The query parameter ids is required: ids=List(<percent-encoded urn>,…), or GET /entitiesV2/<urn> for one entity']);
+      if (ids.length > MAX_ENTRY_PAGE) throw SvcError.validation([`query parameter ids: at most ${MAX_ENTRY_PAGE} URNs, got ${ids.length}`]);
+      const found = await entitiesV2(req, [...new Set(ids)]);
+      sendJson(res, 200, { results: Object.fromEntries(found.filter((f) => Object.keys(f.response.aspects).length).map((f) => [f.urn, f.response])), statuses: {}, errors: {} });
+    }),
+    restliDeleteEntity: restli(async (req, res) => {
+      const { action } = RESTLI_QUERIES.entitiesAction.parse(req);
+      if (action === undefined) throw SvcError.validation(['The query parameter action is required: delete or deleteReferences']);
+      const params = readParameters(action, ENTITIES_ACTIONS[action], req.body ?? {});
+      const urn = params.urn as string;
+      const t = target(urn, 'urn');
+      const principal = principalOf(req);
+      if (action === 'deleteReferences') {
+        const dryRun = params.dryRun !== false;
+        const { total, related } = await entities.deleteReferences(principal, t, dryRun);
+        return sendJson(res, 200, { value: { dryRun, total, relatedAspects: related } });
+      }
+      sendJson(res, 200, { value: await deleteAction(principal, t, urn, params) });
+    }),
+  });
 }

@@ -57,9 +57,9 @@ export const writeErrors = { ...errors, '409': response('Conflict') };
 export const notFound = response('NotFound');
 /** Answers of a HEAD (no body). */
 export const headErrors = { '400': response('HeadBadRequest'), '401': response('HeadUnauthorized'), '403': response('HeadForbidden') };
-/** A failure of a Rest.li call: `{"message", "status"}`, with the header X-RestLi-Error-Response: true. */
 /** svc's machine-readable kind of a refusal, beside DataHub's fields (contract/errors.ts). */
 export const REASON = { type: 'string', enum: Object.keys(REASONS), description: 'What kind of refusal this is, when it is one a client may act on (absent otherwise)' };
+/** A failure of a Rest.li call: `{"message", "status"}`, with the header X-RestLi-Error-Response: true. */
 export const restliError = (description: string) => ({ description, content: json({ type: 'object', properties: { message: { type: 'string' }, status: { type: 'integer' }, reason: REASON }, required: ['message', 'status'] }) });
 export const failures = {
   '400': restliError('A malformed call: {"message", "status"}, with X-RestLi-Error-Response: true'),

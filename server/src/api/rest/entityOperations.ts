@@ -1,12 +1,14 @@
 /**
- * The entity API's part of the OpenAPI document, generated from the registry (every entity type, every
- * aspect and its JSON Schema), for both families: `/openapi/v2/entity` and `/openapi/v3/entity`.
+ * The OpenAPI operations of the entity routes (entityRoutes.ts), generated from the registry (every
+ * entity type, every aspect and its JSON Schema), for both families: `/openapi/v2/entity` and
+ * `/openapi/v3/entity`. The routes serve any entity type and aspect (`/:entityName/:urn/:aspectName`);
+ * the document has a path for each.
  */
-import { registry, type AspectSpec, type EntitySpec } from '../../../registry/registry.ts';
-import { MAX_SCHEMA_FIELD_URN_BYTES, MAX_URN_BYTES } from '../../../contract/urn.ts';
-import { ENTITY_QUERIES } from '../entityRoutes.ts';
-import { ASPECT_BODY, BATCH_ASPECT_BODY, type ApiVersion } from '../shapes.ts';
-import { type Obj, ref, cap, json, param, response, errors, writeErrors, notFound, headErrors, bodyErrors, shared } from './parts.ts';
+import { registry, type AspectSpec, type EntitySpec } from '../../registry/registry.ts';
+import { MAX_SCHEMA_FIELD_URN_BYTES, MAX_URN_BYTES } from '../../contract/urn.ts';
+import { ENTITY_QUERIES } from './entityRoutes.ts';
+import { ASPECT_BODY, BATCH_ASPECT_BODY, type ApiVersion } from './shapes.ts';
+import { type Obj, ref, cap, json, param, response, errors, writeErrors, notFound, headErrors, bodyErrors, shared } from './openapi/parts.ts';
 
 /** The URN in a path: at most MAX_URN_BYTES encoded (schema fields' URNs, which name a dataset and a field path, MAX_SCHEMA_FIELD_URN_BYTES). */
 function urnParamOf(e: EntitySpec): Obj {
