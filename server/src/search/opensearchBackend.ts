@@ -2,8 +2,9 @@
  * The `opensearch` search backend: one index per entity type behind an alias named as DataHub names
  * it (`datasetindex_v2`, after `INDEX_PREFIX_` when set), the concrete index `<alias>_<epoch ms>` so
  * that a rebuild can swap the alias. Mappings are strict about what is searched (`dynamic: false`):
- * `urn`, `removed`, the key-aspect fields, and each structured property's field, added as the
- * dispatcher meets it (number → `double`, date → `date`, string/urn/rich_text → `keyword`).
+ * `urn`, `removed`, the key-aspect fields, the fields of common aspects (fields.ts, ASPECT_FIELDS),
+ * and each structured property's field, added as the dispatcher meets it (number → `double`, date →
+ * `date`, string/urn/rich_text → `keyword`).
  *
  * Selections go to OpenSearch as query DSL built from the expression as parsed, checked and resolved
  * (fields restricted to the ones above, values typed), so both backends read it alike and OpenSearch
@@ -25,7 +26,7 @@ import type { PatternPart } from './expr.ts';
 import { fieldsToDrop, queueRebuild } from './indexRebuild.ts';
 import { reachingOpenSearch } from './opensearchErrors.ts';
 import { opensearchStats } from './opensearchStats.ts';
-import { baseFields, documentSource, PROPERTIES_FIELD, type FieldSpec, type FieldType } from './fields.ts';
+import { baseFields, documentSource, type FieldSpec, type FieldType } from './fields.ts';
 
 /**
  * A keyword value longer than this many characters (UTF-16 code units, as OpenSearch counts them) is
@@ -144,8 +145,8 @@ export function queryDsl(e: Resolved): Record<string, unknown> {
     case 'not':
       return { bool: { must_not: [queryDsl(e.of)] } };
     case 'exists':
-      // A structured property's keyword values may all be too long to be indexed under its field.
-      if (e.field.type === 'keyword' && e.field.name.startsWith(`${PROPERTIES_FIELD}.`)) {
+      // A keyword field's values may all be too long to be indexed under it (a description, say).
+      if (e.field.type === 'keyword' && e.field.name !== 'urn') {
         return { bool: { should: [{ exists: { field: e.field.name } }, { prefix: { [LONG_VALUES_FIELD]: `${e.field.name}=` } }], minimum_should_match: 1 } };
       }
       return { exists: { field: e.field.name } };
