@@ -2,8 +2,10 @@
  * The searches DataHub's bulk tools run, through DataHub's own SDK and CLI (each pinned version), on
  * both search backends: `DataHubGraph.get_urns_by_filter` by platform (`platform.keyword`, as both
  * client lines send it), by entity type, by a structured property's value and for soft-deleted
- * entities only (fixtures/get_urns.py; 1.x asks for `extraProperties` of each result), and
- * `datahub delete --platform`, which soft-deletes what such a search finds.
+ * entities only, by env, container, platform instance, tags and owners (fixtures/get_urns.py; 1.x asks
+ * for `extraProperties` of each result), the 1.x SDK v2's `client.search.get_urns` with its tag, owner,
+ * domain, container and env filters, and `datahub delete --platform`, which soft-deletes what such a
+ * search finds.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -18,6 +20,9 @@ const HIVE_A = 'urn:li:dataset:(urn:li:dataPlatform:hive,search.a,PROD)';
 const HIVE_GONE = 'urn:li:dataset:(urn:li:dataPlatform:hive,search.gone,PROD)';
 const MYSQL_C = 'urn:li:dataset:(urn:li:dataPlatform:mysql,search.c,PROD)';
 const CHART = 'urn:li:chart:(looker,search.chart)';
+const CONTAINER = 'urn:li:container:search-db';
+/** What HIVE_A holds of DataHub's common fields (MYSQL_C has the owner alone). */
+const COMMON = { tag: 'urn:li:tag:pii', owner: 'urn:li:corpuser:alice', domain: 'urn:li:domain:sales', container: CONTAINER, instance: 'warehouse' };
 
 for (const backend of searchBackends()) {
   for (const version of datahubClientVersions()) {
@@ -41,6 +46,15 @@ for (const backend of searchBackends()) {
         await post(aspect('dataset', HIVE_A, 'structuredProperties'), { properties: [{ propertyUrn: `urn:li:structuredProperty:${TIER}`, values: [{ string: 'gold' }] }] });
         await post(aspect('dataset', HIVE_GONE, 'status'), { removed: true });
         await post(aspect('chart', CHART, 'status'), { removed: false });
+        const owners = { owners: [{ owner: COMMON.owner, type: 'DATAOWNER' }] };
+        await post(aspect('dataset', HIVE_A, 'globalTags'), { tags: [{ tag: COMMON.tag }] });
+        await post(aspect('dataset', HIVE_A, 'ownership'), owners);
+        await post(aspect('dataset', MYSQL_C, 'ownership'), owners);
+        await post(aspect('dataset', HIVE_A, 'domains'), { domains: [COMMON.domain] });
+        await post(aspect('dataset', HIVE_A, 'container'), { container: CONTAINER });
+        await post(aspect('dataset', HIVE_A, 'browsePathsV2'), { path: [{ id: CONTAINER, urn: CONTAINER }] });
+        await post(aspect('dataset', HIVE_A, 'dataPlatformInstance'), { platform: 'urn:li:dataPlatform:hive', instance: `urn:li:dataPlatformInstance:(urn:li:dataPlatform:hive,${COMMON.instance})` });
+        await post(aspect('container', CONTAINER, 'containerProperties'), { name: 'search-db', env: 'PROD' });
         // Search follows writes through the outbox.
         await pollUntil('search delivery', async () => (await (await s.request('/ready', { token: null })).json()) as { searchDelivery: { outboxDepth: number } }, (r) => r.searchDelivery.outboxDepth === 0);
       });
@@ -49,15 +63,23 @@ for (const backend of searchBackends()) {
         client?.cleanup();
       });
 
-      test('get_urns_by_filter: by platform, entity type, structured property value, and soft-deleted only', async () => {
-        const run = await client.python([join(FIXTURES, 'get_urns.py'), 'hive', TIER, 'gold']);
+      test('get_urns_by_filter: by platform, entity type, structured property value, soft-deleted only, env, container, platform instance, tags and owners; SDK v2 filters', async () => {
+        const run = await client.python([join(FIXTURES, 'get_urns.py'), 'hive', TIER, 'gold', JSON.stringify(COMMON)]);
         assert.equal(run.code, 0, run.out.slice(-3_000));
-        assert.deepEqual(JSON.parse(run.out.trim().split('\n').pop()!), {
+        const prod = [HIVE_A, MYSQL_C, CONTAINER].sort();
+        const sdkV2 = version.version.startsWith('0.') ? {} : { sdkTagAndOwner: [HIVE_A], sdkDomain: [HIVE_A], sdkContainer: [HIVE_A], sdkEnv: prod };
+        // The output's line of results (1.x warns on stderr, after it, that the SDK v2 is experimental).
+        assert.deepEqual(JSON.parse(run.out.split('\n').findLast((l) => l.startsWith('{"platform"'))!), {
           platform: [HIVE_A],
           platformDatasets: [HIVE_A],
           charts: [CHART],
           property: [HIVE_A],
           softDeleted: [HIVE_GONE],
+          env: prod,
+          container: [HIVE_A],
+          platformInstance: [HIVE_A],
+          tagsAndOwners: [HIVE_A],
+          ...sdkV2,
         });
       });
 

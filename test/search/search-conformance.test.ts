@@ -20,6 +20,7 @@ import { enc, sql, startTestServer, text, type TestServer } from '../support/tes
 import { pollUntil } from '../support/poll.ts';
 import { expectValidationError } from '../support/expectRejected.ts';
 import { createCatalog } from '../../server/src/catalog.ts';
+import { ASPECT_FIELDS } from '../../server/src/search/fields.ts';
 import { loadConfig } from '../../server/src/config.ts';
 import { HARD_DELETE_TASK, waitForTask } from '../support/tasks.ts';
 
@@ -37,6 +38,66 @@ const createdOf = (i: number): string | undefined => (i < 6 ? `2024-01-${10 + i}
 const name = (i: number) => `ds${String(i).padStart(2, '0')}`;
 const URNS = Array.from({ length: N }, (_, i) => datasetUrn(name(i)));
 const REMOVED = N - 1;
+
+/** Entities holding DataHub's common aspects (fields.ts, ASPECT_FIELDS), by URN: their aspects. */
+const D1 = 'urn:li:dataset:(urn:li:dataPlatform:hive,common.orders,PROD)';
+const D2 = 'urn:li:dataset:(urn:li:dataPlatform:hive,common.staging,DEV)';
+const C1 = 'urn:li:chart:(looker,common.c1)';
+const K1 = 'urn:li:container:common-k1';
+const COMMON_TYPES = ['dataset', 'chart', 'container'];
+const AUDIT = { time: 0, actor: 'urn:li:corpuser:datahub' };
+const COMMON_FIXTURE: Record<string, Record<string, unknown>> = {
+  [D1]: {
+    dataPlatformInstance: { platform: 'urn:li:dataPlatform:hive', instance: 'urn:li:dataPlatformInstance:(urn:li:dataPlatform:hive,warehouse)' },
+    ownership: { owners: [{ owner: 'urn:li:corpuser:alice', type: 'DATAOWNER' }] },
+    globalTags: { tags: [{ tag: 'urn:li:tag:pii' }] },
+    glossaryTerms: { terms: [{ urn: 'urn:li:glossaryTerm:email' }], auditStamp: AUDIT },
+    domains: { domains: ['urn:li:domain:sales'] },
+    container: { container: K1 },
+    subTypes: { typeNames: ['Table'] },
+    browsePaths: { paths: ['/prod/hive/common'] },
+    browsePathsV2: { path: [{ id: K1, urn: K1 }] },
+    datasetProperties: { name: 'Orders', description: 'All orders', customProperties: { team: 'core' } },
+    editableDatasetProperties: { description: 'Orders, as edited' },
+  },
+  [D2]: {
+    ownership: { owners: [{ owner: 'urn:li:corpuser:bob', type: 'DATAOWNER' }] },
+    globalTags: { tags: [{ tag: 'urn:li:tag:pii' }] },
+    subTypes: { typeNames: ['View'] },
+  },
+  [C1]: {
+    dataPlatformInstance: { platform: 'urn:li:dataPlatform:looker' },
+    ownership: { owners: [{ owner: 'urn:li:corpuser:alice', type: 'DATAOWNER' }] },
+    chartInfo: { title: 'C1', description: 'A chart', lastModified: { created: AUDIT, lastModified: AUDIT }, customProperties: { team: 'core' } },
+  },
+  [K1]: {
+    containerProperties: { name: 'Warehouse', env: 'PROD', customProperties: { env: 'PROD' } },
+    subTypes: { typeNames: ['Database'] },
+  },
+};
+/** For each field: a value, the entities holding it, and those holding the field at all. */
+const COMMON_CASES: { field: string; value: string; holders: string[]; has: string[] }[] = [
+  { field: 'platform', value: 'urn:li:dataPlatform:looker', holders: [C1], has: [D1, D2, C1] },
+  { field: 'platform', value: 'urn:li:dataPlatform:hive', holders: [D1, D2], has: [D1, D2, C1] },
+  { field: 'platformInstance', value: 'urn:li:dataPlatformInstance:(urn:li:dataPlatform:hive,warehouse)', holders: [D1], has: [D1] },
+  { field: 'owners', value: 'urn:li:corpuser:alice', holders: [D1, C1], has: [D1, D2, C1] },
+  { field: 'tags', value: 'urn:li:tag:pii', holders: [D1, D2], has: [D1, D2] },
+  { field: 'glossaryTerms', value: 'urn:li:glossaryTerm:email', holders: [D1], has: [D1] },
+  { field: 'domains', value: 'urn:li:domain:sales', holders: [D1], has: [D1] },
+  { field: 'container', value: K1, holders: [D1], has: [D1] },
+  { field: 'typeNames', value: 'Table', holders: [D1], has: [D1, D2, K1] },
+  { field: 'browsePaths', value: '/prod/hive/common', holders: [D1], has: [D1] },
+  { field: 'browsePathV2', value: `\u241f${K1}`, holders: [D1], has: [D1] },
+  { field: 'env', value: 'PROD', holders: [K1], has: [K1] },
+  { field: 'origin', value: 'DEV', holders: [D2], has: [D1, D2] },
+  { field: 'name', value: 'Orders', holders: [D1], has: [D1, D2, K1] },
+  { field: 'name', value: 'common.staging', holders: [D2], has: [D1, D2, K1] },
+  { field: 'description', value: 'A chart', holders: [C1], has: [D1, C1] },
+  { field: 'editedDescription', value: 'Orders, as edited', holders: [D1], has: [D1] },
+  { field: 'customProperties', value: 'team=core', holders: [D1, C1], has: [D1, C1, K1] },
+  { field: 'customProperties', value: 'env=PROD', holders: [K1], has: [D1, C1, K1] },
+  { field: 'removed', value: 'false', holders: [D1, D2, C1, K1], has: [D1, D2, C1, K1] },
+];
 
 /** The URNs (in URN order) of the live datasets for which `pred` holds. */
 function expected(pred: (i: number) => boolean, includeRemoved = false): string[] {
@@ -444,6 +505,65 @@ for (const backend of BACKENDS) {
       await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' }), 200);
       await settle();
       assert.deepEqual(await query('structuredProperties.test_tier:fresh-tier'), [], 'a deleted entity leaves search');
+    });
+  });
+
+  describe(`DataHub's common search fields on ${backend.name}`, () => {
+    let s: TestServer;
+    const settle = () => s.svc.catalog.searchOutbox.deliverAll();
+    const write = async (type: string, urn: string, aspect: string, value: unknown) =>
+      text(await s.request(`/openapi/v3/entity/${type}/${enc(urn)}/${aspect}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value }) }), 200);
+    const find = async (criteria: Criterion[], entityTypes = COMMON_TYPES) =>
+      (await s.svc.catalog.search.search(SYSTEM, { entityTypes, filters: [{ and: criteria }], count: 1000 })).entities.map((e) => e.urn).sort();
+
+    before(async () => {
+      s = await startTestServer(backend.env);
+      for (const [urn, aspects] of Object.entries(COMMON_FIXTURE)) {
+        for (const [aspect, value] of Object.entries(aspects)) await write(urn.split(':')[2]!, urn, aspect, value);
+      }
+      await settle();
+    });
+    after(async () => {
+      await s?.close();
+    });
+
+    test('every field of DataHub’s documents filters as written and with .keyword: EQUAL, negated, EXISTS', async () => {
+      for (const f of ASPECT_FIELDS) assert.ok(COMMON_CASES.some((c) => c.field === f.name), `${f.name} has a case here`);
+      for (const c of COMMON_CASES) {
+        for (const field of [c.field, `${c.field}.keyword`]) {
+          const all = Object.keys(COMMON_FIXTURE).sort();
+          assert.deepEqual(await find([{ field, condition: 'EQUAL', values: [c.value] }]), [...c.holders].sort(), `${field} = ${c.value}`);
+          assert.deepEqual(await find([{ field, condition: 'EQUAL', values: [c.value], negated: true }]), all.filter((u) => !c.holders.includes(u)), `${field} != ${c.value}`);
+          assert.deepEqual(await find([{ field, condition: 'EXISTS' }]), [...c.has].sort(), `${field} exists`);
+        }
+      }
+    });
+
+    test('the filters DataHub’s clients build: a container’s descendants by CONTAIN on browsePathV2, env over origin, customProperties and env', async () => {
+      assert.deepEqual(await find([{ field: 'browsePathV2', condition: 'CONTAIN', values: [K1] }]), [D1]);
+      const env = (v: string) => [{ field: 'origin', values: [v] }, { field: 'customProperties', values: [`env=${v}`] }, { field: 'env', values: [v] }];
+      const byEnv = async (v: string, types = COMMON_TYPES) =>
+        (await s.svc.catalog.search.search(SYSTEM, { entityTypes: types, filters: env(v).map((c) => ({ and: [c] })), count: 100 })).entities.map((e) => e.urn).sort();
+      assert.deepEqual(await byEnv('PROD'), [D1, K1].sort());
+      assert.deepEqual(await byEnv('DEV'), [D2]);
+      // A field of other types' documents (a chart has no origin) matches nothing there; it is no 400.
+      assert.deepEqual(await byEnv('PROD', ['chart']), []);
+      assert.deepEqual(await find([{ field: 'platform.keyword', values: ['urn:li:dataPlatform:hive'] }, { field: 'owners', values: ['urn:li:corpuser:alice'] }]), [D1]);
+    });
+
+    test('a document follows its aspects: a tag taken off, an aspect deleted, an owner added', async () => {
+      await write('dataset', D2, 'globalTags', { tags: [] });
+      await text(await s.request(`/openapi/v3/entity/dataset/${enc(D1)}/domains`, { method: 'DELETE' }), 200);
+      await write('dataset', D2, 'ownership', { owners: [{ owner: 'urn:li:corpuser:bob', type: 'DATAOWNER' }, { owner: 'urn:li:corpuser:carol', type: 'DATAOWNER' }] });
+      await settle();
+      assert.deepEqual(await find([{ field: 'tags', values: ['urn:li:tag:pii'] }]), [D1]);
+      assert.deepEqual(await find([{ field: 'domains', condition: 'EXISTS' }]), []);
+      assert.deepEqual(await find([{ field: 'owners', values: ['urn:li:corpuser:carol'] }]), [D2]);
+      // As they were, for the other cases.
+      await write('dataset', D2, 'globalTags', COMMON_FIXTURE[D2]!.globalTags);
+      await write('dataset', D1, 'domains', COMMON_FIXTURE[D1]!.domains);
+      await write('dataset', D2, 'ownership', COMMON_FIXTURE[D2]!.ownership);
+      await settle();
     });
   });
 }

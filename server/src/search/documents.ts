@@ -1,5 +1,6 @@
 /**
- * Search documents, built from the primary store: an entity's key-aspect fields, its soft delete, and
+ * Search documents, built from the primary store: an entity's key-aspect fields, its soft delete, the
+ * fields of its common aspects (fields.ts, ASPECT_FIELDS: owners, tags, description, …), and
  * the values of its structured properties as reads show them (a soft-deleted property's values, and
  * values written under an older version of a definition, are hidden; see propertyHooks.ts), each
  * under its property's current field (fields.ts).
@@ -12,7 +13,7 @@ import { loadProperties } from '../properties/propertyStore.ts';
 import type { StructuredProperties } from '../properties/types.ts';
 import { registry, type EntityUrn } from '../registry/registry.ts';
 import type { DocumentRef, SearchDocument } from './backend.ts';
-import { documentValue, propertyField, type FieldType } from './fields.ts';
+import { aspectFieldsOf, aspectFieldValues, documentValue, propertyField, type FieldType } from './fields.ts';
 
 export interface Documents {
   docs: SearchDocument[];
@@ -30,11 +31,12 @@ export async function buildDocuments(entities: EntityService, db: Db, urns: stri
       // Not an entity URN (nothing stored under it is searchable).
     }
   }
-  const records = await entities.getMany(
-    SYSTEM,
-    targets,
-    [...new Set(targets.map((t) => t.spec.keyAspect)), 'status', 'structuredProperties'],
-  );
+  const aspects = new Set(['status', 'structuredProperties']);
+  for (const t of new Set(targets.map((x) => x.spec))) {
+    aspects.add(t.keyAspect);
+    for (const f of aspectFieldsOf(t)) for (const a of f.aspects) if (t.aspects.includes(a)) aspects.add(a);
+  }
+  const records = await entities.getMany(SYSTEM, targets, [...aspects]);
   const found = new Map(records.map((r) => [r.urn, r]));
   const propertyUrns = records.flatMap((r) => ((r.aspects.get('structuredProperties')?.value as StructuredProperties | undefined)?.properties ?? []).map((p) => p.propertyUrn));
   const states = await loadProperties(db, propertyUrns);
@@ -51,6 +53,14 @@ export async function buildDocuments(entities: EntityService, db: Db, urns: stri
     for (const f of t.spec.keyFields) {
       const v = key?.[f.name];
       if (typeof v === 'string' && v !== '') fields.set(f.name, { type: 'keyword', values: [v] });
+    }
+    for (const f of aspectFieldsOf(t.spec)) {
+      const values = new Set(fields.get(f.name)?.values as string[] | undefined);
+      for (const a of f.aspects) {
+        const value = record.aspects.get(a)?.value;
+        if (value !== undefined) for (const v of aspectFieldValues(f, value)) values.add(v);
+      }
+      if (values.size) fields.set(f.name, { type: f.type, values: [...values] });
     }
     const assigned = (record.aspects.get('structuredProperties')?.value as StructuredProperties | undefined)?.properties ?? [];
     for (const a of assigned) {

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { dateMillis, dateProblem } from './fields.ts';
+import { readFileSync } from 'node:fs';
+import { DATAHUB_MODEL } from '../contract/datahubModel.ts';
+import { ASPECT_FIELDS, aspectFieldValues, BROWSE_PATH_V2_SEPARATOR, dateMillis, dateProblem, MAX_ASPECT_FIELD_VALUES, SEARCH_FIELD_ASPECTS } from './fields.ts';
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
@@ -43,4 +45,44 @@ test('the issue’s date and its kin are no dates; epoch milliseconds and shorte
   assert.equal(dateMillis('2024-06'), Date.UTC(2024, 5, 1));
   assert.equal(dateMillis('2024-06-14 08:00'), Date.UTC(2024, 5, 14, 8));
   assert.equal(dateMillis('2024-06-14T08:00:00.1239Z'), Date.UTC(2024, 5, 14, 8, 0, 0, 123));
+});
+
+test('every field of ASPECT_FIELDS reads strings or symbols (a map of strings for entries) at a path that exists in each of its aspects of DataHub’s model', () => {
+  const resolve = (s: Record<string, unknown>): Record<string, unknown> => {
+    const ref = s.$ref as string | undefined;
+    return ref ? resolve(DATAHUB_MODEL.definitions[ref.slice('#/definitions/'.length)] as Record<string, unknown>) : s;
+  };
+  const used = new Set(DATAHUB_MODEL.entities.flatMap((e) => e.aspects));
+  for (const f of ASPECT_FIELDS) {
+    for (const aspect of f.aspects) {
+      const spec = DATAHUB_MODEL.aspects[aspect];
+      assert.ok(spec && !spec.timeseries && used.has(aspect), `${f.name}: ${aspect} is no versioned aspect of an entity type`);
+      let at = resolve(DATAHUB_MODEL.definitions[spec.class] as Record<string, unknown>);
+      for (const key of f.path.split('/')) {
+        const next = key === '*' ? at.items : (at.properties as Record<string, unknown> | undefined)?.[key];
+        assert.ok(next, `${f.name}: ${aspect} has no ${f.path}`);
+        at = resolve(next as Record<string, unknown>);
+      }
+      const leaf = f.form === 'entries' ? resolve(at.additionalProperties as Record<string, unknown>) : at;
+      assert.ok(leaf.type === 'string' || Array.isArray(leaf.enum), `${f.name}: ${aspect}'s ${f.path} holds ${JSON.stringify(leaf)}, not strings`);
+    }
+  }
+});
+
+test('the outbox’s triggers queue an entity for every aspect its document is built from, and no other', () => {
+  const sql = readFileSync(new URL('../db/migrations/R__svc_search_aspect.sql', import.meta.url), 'utf8');
+  const listed = /'\{([^}]*)\}'::text\[\]/.exec(sql)![1]!.split(',').map((a) => a.trim()).sort();
+  assert.deepEqual(listed, [...new Set(['status', 'structuredProperties', 'propertyDefinition', ...SEARCH_FIELD_ASPECTS])].sort());
+});
+
+test('aspect fields take each string at their path: arrays walked, maps as key=value, a browse path joined, empties and non-strings left out', () => {
+  const field = (name: string) => ASPECT_FIELDS.find((f) => f.name === name)!;
+  assert.deepEqual(aspectFieldValues(field('owners'), { owners: [{ owner: 'urn:li:corpuser:a', type: 'DATAOWNER' }, { owner: 'urn:li:corpGroup:b' }, {}] }), ['urn:li:corpuser:a', 'urn:li:corpGroup:b']);
+  assert.deepEqual(aspectFieldValues(field('customProperties'), { customProperties: { env: 'PROD', team: '' } }), ['env=PROD', 'team=']);
+  assert.deepEqual(aspectFieldValues(field('browsePathV2'), { path: [{ id: 'urn:li:container:a', urn: 'urn:li:container:a' }, { id: 'x' }] }), [`${BROWSE_PATH_V2_SEPARATOR}urn:li:container:a${BROWSE_PATH_V2_SEPARATOR}x`]);
+  assert.deepEqual(aspectFieldValues(field('browsePathV2'), { path: [] }), []);
+  assert.deepEqual(aspectFieldValues(field('description'), { description: '' }), []);
+  assert.deepEqual(aspectFieldValues(field('typeNames'), { typeNames: ['Table', 7, null] }), ['Table']);
+  assert.deepEqual(aspectFieldValues(field('container'), null), []);
+  assert.equal(aspectFieldValues(field('tags'), { tags: Array.from({ length: MAX_ASPECT_FIELD_VALUES + 5 }, (_, i) => ({ tag: `urn:li:tag:${i}` })) }).length, MAX_ASPECT_FIELD_VALUES);
 });

@@ -2,7 +2,8 @@
  * The fields of search documents: their names, types and values, the same in both backends.
  *
  * A document holds `urn`, `removed` (the entity's soft delete), the fields of its key aspect (a
- * dataset's `platform`, `name`, `origin`), and one field per structured property set on it:
+ * dataset's `platform`, `name`, `origin`), the fields DataHub's documents carry for its common aspects
+ * ({@link ASPECT_FIELDS}: `owners`, `tags`, `description`, …), and one field per structured property set on it:
  * `structuredProperties.<qualified name with . → _>`, or for a property with a `version`,
  * `structuredProperties._versioned.<qualified name with . → _>.<version>.<type>` (DataHub's names).
  * Values are arrays: numbers as numbers, every other type as its string; empty strings are left out.
@@ -62,9 +63,144 @@ export function versionedFieldType(field: string): FieldType | undefined {
   return m ? fieldTypeOf(logicalType(m[1]!)) : undefined;
 }
 
-/** The fields every document of an entity type has: `urn`, `removed` and the key aspect's fields. */
+/** `urn` and the key aspect's fields of an entity type: what a term of a query string without a field is matched against. */
+export function keyFields(spec: EntitySpec): FieldSpec[] {
+  return [{ name: 'urn', type: 'keyword' }, ...spec.keyFields.map((f) => ({ name: f.name, type: 'keyword' as const }))];
+}
+
+/**
+ * The fields the documents of an entity type may have besides structured properties: `urn`,
+ * `removed`, the key aspect's fields and the {@link ASPECT_FIELDS} of the aspects the type has.
+ */
 export function baseFields(spec: EntitySpec): FieldSpec[] {
-  return [{ name: 'urn', type: 'keyword' }, { name: 'removed', type: 'boolean' }, ...spec.keyFields.map((f) => ({ name: f.name, type: 'keyword' as const }))];
+  const out = new Map<string, FieldSpec>([['removed', { name: 'removed', type: 'boolean' }]]);
+  for (const f of [...keyFields(spec), ...aspectFieldsOf(spec)]) out.set(f.name, { name: f.name, type: f.type });
+  return [...out.values()];
+}
+
+/**
+ * A field of DataHub's search documents read from an aspect (its `@Searchable` annotations, under the
+ * field names DataHub's clients filter on). Values are strings, each a value of the field.
+ */
+export interface AspectField {
+  name: string;
+  type: 'keyword';
+  /** The aspects it is read from, all at the same path. */
+  aspects: readonly string[];
+  /** Where the values are in an aspect's value: keys separated by `/`, `*` for every element of an array. */
+  path: string;
+  /**
+   * How what the path reaches becomes values: each string as it is (the default); a map's entries as
+   * `key=value` (`entries`, DataHub's form of `customProperties`); or the strings joined into one
+   * browse path, each preceded by `␟` (`browsePathV2`: a container's URN is found in its
+   * descendants' paths with CONTAIN, as `get_urns_by_filter(container=…)` asks).
+   */
+  form?: 'entries' | 'browsePathV2';
+}
+
+/** DataHub's separator of the entries of a `browsePathV2` value (U+241F). */
+export const BROWSE_PATH_V2_SEPARATOR = '\u241f';
+
+/**
+ * Values a field takes from one aspect at most (DataHub's default `maxArrayLength` and `maxObjectKeys`):
+ * each is a value row in the `postgres` backend.
+ */
+export const MAX_ASPECT_FIELD_VALUES = 1000;
+
+/**
+ * The fields read from aspects, as DataHub's model annotates them (its entity-level aspects; the
+ * tags and terms of schema fields, and key aspects, are not among them: key fields are the key's).
+ * Every entity type that has one of these aspects gets the field. Where a field is also a key field
+ * (`platform`, `name`), the document holds the values of both.
+ */
+export const ASPECT_FIELDS: readonly AspectField[] = [
+  { name: 'platform', type: 'keyword', aspects: ['dataPlatformInstance'], path: 'platform' },
+  { name: 'platformInstance', type: 'keyword', aspects: ['dataPlatformInstance'], path: 'instance' },
+  { name: 'owners', type: 'keyword', aspects: ['ownership'], path: 'owners/*/owner' },
+  { name: 'tags', type: 'keyword', aspects: ['globalTags'], path: 'tags/*/tag' },
+  { name: 'glossaryTerms', type: 'keyword', aspects: ['glossaryTerms'], path: 'terms/*/urn' },
+  { name: 'domains', type: 'keyword', aspects: ['domains'], path: 'domains/*' },
+  { name: 'container', type: 'keyword', aspects: ['container'], path: 'container' },
+  { name: 'typeNames', type: 'keyword', aspects: ['subTypes'], path: 'typeNames/*' },
+  { name: 'browsePaths', type: 'keyword', aspects: ['browsePaths'], path: 'paths/*' },
+  { name: 'browsePathV2', type: 'keyword', aspects: ['browsePathsV2'], path: 'path/*/id', form: 'browsePathV2' },
+  { name: 'env', type: 'keyword', aspects: ['containerProperties', 'dataFlowInfo', 'dataJobInfo'], path: 'env' },
+  {
+    name: 'name',
+    type: 'keyword',
+    aspects: [
+      'agentSkillInfo', 'aiAgentInfo', 'apiProperties', 'applicationProperties', 'businessAttributeInfo', 'containerProperties', 'dataFlowInfo',
+      'dataHubAccessTokenInfo', 'dataHubConnectionDetails', 'dataHubIngestionSourceInfo', 'dataHubRoleInfo', 'dataHubSecretValue', 'dataHubViewInfo',
+      'dataJobInfo', 'dataPlatformInfo', 'dataPlatformInstanceProperties', 'dataProcessInstanceProperties', 'dataProductProperties', 'datasetProperties',
+      'domainProperties', 'erModelRelationshipProperties', 'formInfo', 'glossaryTermInfo', 'lifecycleStageTypeInfo', 'metricInfo', 'mlModelGroupProperties',
+      'mlModelProperties', 'ownershipTypeInfo', 'queryProperties', 'repositoryProperties', 'roleProperties', 'schemafieldInfo', 'semanticModelInfo',
+      'tagProperties', 'testInfo',
+    ],
+    path: 'name',
+  },
+  {
+    name: 'description',
+    type: 'keyword',
+    aspects: [
+      'agentSkillInfo', 'aiAgentInfo', 'apiProperties', 'applicationProperties', 'chartInfo', 'containerProperties', 'corpGroupInfo', 'dashboardInfo',
+      'dataFlowInfo', 'dataHubAccessTokenInfo', 'dataHubPolicyInfo', 'dataHubRoleInfo', 'dataHubSecretValue', 'dataHubViewInfo', 'dataJobInfo',
+      'dataPlatformInstanceProperties', 'dataProductProperties', 'dataTypeInfo', 'datasetProperties', 'domainProperties', 'entityTypeInfo', 'formInfo',
+      'incidentInfo', 'lifecycleStageTypeInfo', 'metricInfo', 'mlFeatureProperties', 'mlFeatureTableProperties', 'mlModelDeploymentProperties',
+      'mlModelGroupProperties', 'mlModelProperties', 'mlPrimaryKeyProperties', 'notebookInfo', 'ownershipTypeInfo', 'propertyDefinition', 'queryProperties',
+      'repositoryProperties', 'roleProperties', 'semanticModelInfo', 'serviceProperties', 'tagProperties', 'testInfo',
+    ],
+    path: 'description',
+  },
+  {
+    name: 'editedDescription',
+    type: 'keyword',
+    aspects: [
+      'corpGroupEditableInfo', 'editableChartProperties', 'editableContainerProperties', 'editableDashboardProperties', 'editableDataFlowProperties',
+      'editableDataJobProperties', 'editableDatasetProperties', 'editableERModelRelationshipProperties', 'editableMlFeatureProperties',
+      'editableMlFeatureTableProperties', 'editableMlModelGroupProperties', 'editableMlModelProperties', 'editableMlPrimaryKeyProperties',
+      'editableNotebookProperties',
+    ],
+    path: 'description',
+  },
+  {
+    name: 'customProperties',
+    type: 'keyword',
+    aspects: [
+      'applicationProperties', 'assertionInfo', 'businessAttributeInfo', 'chartInfo', 'containerProperties', 'corpUserInfo', 'dashboardInfo',
+      'dataContractStatus', 'dataFlowInfo', 'dataJobInfo', 'dataPlatformInstanceProperties', 'dataProcessInstanceProperties', 'dataProductProperties',
+      'datasetProperties', 'documentInfo', 'domainProperties', 'erModelRelationshipProperties', 'glossaryNodeInfo', 'glossaryTermInfo',
+      'mlFeatureProperties', 'mlFeatureTableProperties', 'mlModelDeploymentProperties', 'mlModelGroupProperties', 'mlModelProperties',
+      'mlPrimaryKeyProperties', 'mlTrainingRunProperties', 'notebookInfo', 'queryProperties', 'serviceProperties', 'versionInfo', 'versionSetProperties',
+    ],
+    path: 'customProperties',
+    form: 'entries',
+  },
+];
+
+/** Every aspect an {@link ASPECT_FIELDS} field is read from (the outbox's triggers queue their writes: R__svc_search_aspect.sql). */
+export const SEARCH_FIELD_ASPECTS: ReadonlySet<string> = new Set(ASPECT_FIELDS.flatMap((f) => f.aspects));
+
+/** The {@link ASPECT_FIELDS} of an entity type: those read from an aspect the type has. */
+export function aspectFieldsOf(spec: EntitySpec): AspectField[] {
+  const has = new Set(spec.aspects);
+  return ASPECT_FIELDS.filter((f) => f.aspects.some((a) => has.has(a)));
+}
+
+/** The values of a field in an aspect's value (see {@link AspectField}); empty strings are left out. */
+export function aspectFieldValues(field: AspectField, value: unknown): string[] {
+  let at: unknown[] = [value];
+  for (const key of field.path.split('/')) {
+    at = at.flatMap((v) => (key === '*' ? (Array.isArray(v) ? v : []) : v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, key) ? [(v as Record<string, unknown>)[key]] : []));
+  }
+  let values: string[];
+  if (field.form === 'entries') {
+    values = at.flatMap((m) => (m !== null && typeof m === 'object' && !Array.isArray(m) ? Object.entries(m).filter(([, v]) => typeof v === 'string').map(([k, v]) => `${k}=${v as string}`) : []));
+  } else {
+    values = at.filter((v): v is string => typeof v === 'string' && v !== '');
+  }
+  values = values.slice(0, MAX_ASPECT_FIELD_VALUES);
+  if (field.form === 'browsePathV2') return values.length ? [values.map((v) => `${BROWSE_PATH_V2_SEPARATOR}${v}`).join('')] : [];
+  return values;
 }
 
 /** A typed value as a document holds it; undefined when it is not indexed (an empty string, a non-number). */

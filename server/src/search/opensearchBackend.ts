@@ -2,8 +2,9 @@
  * The `opensearch` search backend: one index per entity type behind an alias named as DataHub names
  * it (`datasetindex_v2`, after `INDEX_PREFIX_` when set), the concrete index `<alias>_<epoch ms>` so
  * that a rebuild can swap the alias. Mappings are strict about what is searched (`dynamic: false`):
- * `urn`, `removed`, the key-aspect fields, and each structured property's field, added as the
- * dispatcher meets it (number → `double`, date → `date`, string/urn/rich_text → `keyword`).
+ * `urn`, `removed`, the key-aspect fields, the fields of common aspects (fields.ts, ASPECT_FIELDS),
+ * and each structured property's field, added as the dispatcher meets it (number → `double`, date →
+ * `date`, string/urn/rich_text → `keyword`).
  *
  * Selections go to OpenSearch as query DSL built from the expression as parsed, checked and resolved
  * (fields restricted to the ones above, values typed; opensearchQuery.ts), so both backends read it

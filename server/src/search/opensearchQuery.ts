@@ -45,8 +45,8 @@ export function queryDsl(e: Resolved): Record<string, unknown> {
     case 'not':
       return { bool: { must_not: [queryDsl(e.of)] } };
     case 'exists':
-      // A structured property's keyword values may all be too long to be indexed under its field.
-      if (e.field.type === 'keyword' && e.field.name.startsWith(`${PROPERTIES_FIELD}.`)) {
+      // A keyword field's values may all be too long to be indexed under it (a description, say).
+      if (e.field.type === 'keyword' && e.field.name !== 'urn') {
         return { bool: { should: [{ exists: { field: e.field.name } }, { prefix: { [LONG_VALUES_FIELD]: `${e.field.name}=` } }], minimum_should_match: 1 } };
       }
       return { exists: { field: e.field.name } };

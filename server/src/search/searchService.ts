@@ -3,10 +3,14 @@
  * `aggregateAcrossEntities`, the hard-delete cleanup): resolves the field names of a query string or
  * of filters, checks them, types their values, and asks the backend.
  *
- * Field names: `urn`, `removed`, the key-aspect fields of the entity types searched (a dataset's
- * `platform`, `name`, `origin`), and `structuredProperties.<name>` where `<name>` is a property's
+ * Field names: `urn`, `removed`, the key-aspect fields (a dataset's `platform`, `name`, `origin`),
+ * the fields DataHub's documents carry for common aspects (`owners`, `tags`, `glossaryTerms`,
+ * `domains`, `container`, `typeNames`, `browsePathV2`, `platformInstance`, `customProperties`,
+ * `description`, …: fields.ts, ASPECT_FIELDS), and `structuredProperties.<name>` where `<name>` is a property's
  * field (the qualified name with `.` → `_`, or `_versioned.<name>.<version>.<type>`) or its dotted
- * qualified name (resolved to its current field). A `.keyword` or `.delimited` suffix is ignored. A
+ * qualified name (resolved to its current field). A field of some entity type's documents that the
+ * types searched do not have matches nothing there (DataHub's clients send `origin` and `env` whatever
+ * the types). A `.keyword` or `.delimited` suffix is ignored. A
  * term without a field is matched against `urn` and the key-aspect fields. A field naming a
  * soft-deleted property is refused; one naming no property matches nothing (e.g. after a hard delete).
  */
@@ -23,7 +27,7 @@ import { ENTITIES } from '../contract/entities.ts';
 import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
 import { DEFAULT_FIELD, filtersExpr, leaves, type Expr, type Leaf, type OrFilters } from './expr.ts';
 import { parseQuery } from './queryParser.ts';
-import { baseFields, dateMillis, dateProblem, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type FieldSpec } from './fields.ts';
+import { baseFields, dateMillis, keyFields, dateProblem, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type FieldSpec } from './fields.ts';
 
 export interface SearchInput {
   /** Entity type names; empty: every type. */
@@ -214,7 +218,7 @@ export class SearchService {
     for (const { name, property } of wanted) {
       if (property === undefined) {
         // `platform.keyword`, as DataHub's clients filter on it, is `platform`.
-        const f = base.get(name.replace(SUFFIXES, ''));
+        const f = base.get(name.replace(SUFFIXES, '')) ?? ANY_TYPE_FIELDS.get(name.replace(SUFFIXES, ''));
         if (!f) {
           problems.push(`Unknown search ${what} ${JSON.stringify(name)}; the fields are ${[...base.keys()].join(', ')} and ${PROPERTIES_FIELD}.<property>`);
         }
@@ -276,10 +280,11 @@ function underscored(property: string): string {
 }
 
 function defaultFields(specs: EntitySpec[]): FieldSpec[] {
-  const out = new Map<string, FieldSpec>();
-  for (const f of specs.flatMap(baseFields)) if (f.type === 'keyword') out.set(f.name, f);
-  return [...out.values()];
+  return [...new Map(specs.flatMap(keyFields).map((f) => [f.name, f])).values()];
 }
+
+/** The fields of every entity type's documents, by name (each has one type whatever the entity type). */
+const ANY_TYPE_FIELDS = new Map(ENTITIES.flatMap(baseFields).map((f) => [f.name, f]));
 
 function digest(v: unknown): string {
   return createHash('sha256').update(JSON.stringify(v)).digest('base64url').slice(0, 16);

@@ -70,11 +70,16 @@ test('one statement inserting the values of several entities records each from i
 
 test('one statement queues each entity whose search document it changes', async () => {
   await pool.query('DELETE FROM search_outbox');
-  const [e, f] = [dataset('e'), dataset('f')];
-  await writeAspects(pool, [write(e, 'structuredProperties', values(Q)), write(f, 'datasetProperties', { description: 'not searched' })], true);
+  const [e, f, h] = [dataset('e'), dataset('f'), dataset('h')];
+  await writeAspects(
+    pool,
+    [write(e, 'structuredProperties', values(Q)), write(f, 'institutionalMemory', { elements: [] }), write(h, 'globalTags', { tags: [{ tag: 'urn:li:tag:t' }] })],
+    true,
+  );
   const { rows } = await pool.query<{ urn: string }>('SELECT urn FROM search_outbox ORDER BY id');
-  // e: its key (a new entity) and its values; f: its key only (datasetProperties builds no document).
-  assert.deepEqual(rows.map((r) => r.urn).sort(), [e, e, f].sort());
+  // e: its key (a new entity) and its values; f: its key only (institutionalMemory builds no search
+  // field); h: its key and its tags (a field of DataHub's documents, search/fields.ts).
+  assert.deepEqual(rows.map((r) => r.urn).sort(), [e, e, f, h, h].sort());
 });
 
 test('the record of an entity replaced from a list keeps what is given, drops the rest, and updates versions', async () => {

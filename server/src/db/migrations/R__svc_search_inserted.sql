@@ -12,7 +12,7 @@ DECLARE
   queued text[];
 BEGIN
   SELECT array_agg(urn) INTO queued
-    FROM inserted WHERE version = 0 AND (aspect IN ('status', 'structuredProperties', 'propertyDefinition') OR aspect LIKE '%Key');
+    FROM inserted WHERE version = 0 AND svc_search_aspect(aspect);
   IF queued IS NOT NULL THEN
     INSERT INTO search_outbox (urn) SELECT unnest(queued);
   END IF;
