@@ -6,7 +6,6 @@
  */
 import type { Resolved, Scalar } from './backend.ts';
 import type { PatternPart } from './expr.ts';
-import { PROPERTIES_FIELD } from './fields.ts';
 import { LONG_VALUES_FIELD, longValueTerm, MAX_INDEXED_KEYWORD } from './opensearchDocuments.ts';
 
 /** A wildcard query's pattern: literal text with `*`, `?` and backslashes escaped, and the wildcards. */
