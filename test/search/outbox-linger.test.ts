@@ -1,10 +1,12 @@
 /**
  * The search dispatcher under a stream of writes: after a small step it lingers
  * (`SVC_SEARCH_LINGER_MS`) and delivers what came meanwhile in one step, instead of one step per
- * commit; nothing is lost or held back for good. On both backends.
+ * commit; an entity queued many times is delivered once; nothing is lost or held back for good. On
+ * both backends.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { createDataset, propertyUrn, setValues, writeDefinition } from '../support/structuredProperties.ts';
 import { pollUntil } from '../support/poll.ts';
 import { searchBackends } from '../support/searchBackends.ts';
@@ -27,8 +29,20 @@ for (const backend of searchBackends()) {
       return Number(metrics.match(new RegExp(`^${name} (\\d+)`, 'm'))?.[1] ?? NaN);
     }
 
-    async function found(q: string): Promise<string[]> {
-      const res = await s.request(`/openapi/v3/entity/dataset?query=${encodeURIComponent(q)}&count=100`);
+    /** Runs `fn` while no dispatcher can take a step (their lock held here); the steps wait for it. */
+    async function withDispatcherHeld(fn: () => Promise<void>): Promise<void> {
+      const c = new pg.Client({ connectionString: s.databaseUrl });
+      await c.connect();
+      try {
+        await c.query("SELECT pg_advisory_lock(hashtextextended('search:dispatcher', 0))");
+        await fn();
+      } finally {
+        await c.end();
+      }
+    }
+
+    async function found(q: string, count = 100): Promise<string[]> {
+      const res = await s.request(`/openapi/v3/entity/dataset?query=${encodeURIComponent(q)}&count=${count}`);
       return ((await res.json()) as { entities: { urn: string }[] }).entities.map((e) => e.urn).sort();
     }
 
@@ -50,6 +64,26 @@ for (const backend of searchBackends()) {
       assert.ok((await metric('svc_search_delivered_total')) - delivered >= 6);
       const took = (await metric('svc_search_delivery_steps_total')) - steps;
       assert.ok(took >= 1 && took <= 2, `the burst took ${took} steps`);
+    });
+
+    test('an entity queued again and again before a step is delivered once, with how long it waited', async () => {
+      // 300 new datasets, then a value on each: 600 outbox rows, more than a step's 500, queued while
+      // no step can run. One step takes them all: each entity once, its document from what is
+      // committed when the step takes it.
+      const urns = Array.from({ length: 300 }, (_, i) => `urn:li:dataset:(urn:li:dataPlatform:hive,linger_many${i},PROD)`);
+      const steps = await metric('svc_search_delivery_steps_total');
+      const delivered = await metric('svc_search_delivered_total');
+      const waited = await metric('svc_search_delivery_seconds_count');
+      await withDispatcherHeld(async () => {
+        await text(await s.request('/openapi/v3/entity/dataset?async=false', { method: 'POST', body: JSON.stringify(urns.map((urn) => ({ urn, status: { value: { removed: false } } }))) }), 200);
+        const values = urns.map((urn) => ({ urn, structuredProperties: { value: { properties: [{ propertyUrn: BURST, values: [{ string: 'many' }] }] } } }));
+        await text(await s.request('/openapi/v3/entity/dataset?async=false', { method: 'POST', body: JSON.stringify(values) }), 200);
+      });
+      assert.equal((await pollUntil('the values searchable', () => found('structuredProperties.linger_burst:many', 1000), (got) => got.length === 300)).length, 300);
+      await pollUntil('the step counted', () => metric('svc_search_delivered_total'), (n) => n - delivered >= 300);
+      assert.equal((await metric('svc_search_delivered_total')) - delivered, 300);
+      assert.equal((await metric('svc_search_delivery_steps_total')) - steps, 1);
+      assert.equal((await metric('svc_search_delivery_seconds_count')) - waited, 300);
     });
   });
 }

@@ -259,7 +259,7 @@ test('searches on string values find them through the index of value keys: equal
     await migrate(db);
     const long = (i: number) => `${'k'.repeat(300)}${i}`;
     await db.query(
-      `INSERT INTO search_documents (entity_type, urn, removed, document) SELECT 'dataset', u, false, '{}' FROM unnest($1::text[]) AS u`,
+      `INSERT INTO search_documents (entity_type, urn, removed) SELECT 'dataset', u, false FROM unnest($1::text[]) AS u`,
       [Array.from({ length: 4000 }, (_, i) => datasetUrn(i))],
     );
     await db.query(

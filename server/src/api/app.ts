@@ -44,7 +44,7 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   const { catalog } = deps;
-  const metrics = createMetrics(catalog.pool, () => catalog.entities.writeBatchStats, catalog.searchOutbox.stats);
+  const metrics = createMetrics(catalog.pool, () => catalog.entities.writeBatchStats, catalog.searchOutbox);
   app.use(metrics.middleware);
   app.use(pathGuard);
   app.use(queryGuard);

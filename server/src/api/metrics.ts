@@ -5,7 +5,7 @@ import { transactionRetries, type Pool } from '../db/pool.ts';
 import type { WriteBatchStats } from '../entities/writeBatcher.ts';
 import { checkedWriteCounts } from '../entities/entityService.ts';
 import { deliveryLag, type DeliveryLag } from '../search/deliveryFailures.ts';
-import type { OutboxStats } from '../search/outbox.ts';
+import type { SearchOutbox } from '../search/outbox.ts';
 import { opensearchStats } from '../search/opensearchStats.ts';
 
 export interface Metrics {
@@ -13,7 +13,8 @@ export interface Metrics {
   middleware(req: Request, res: Response, next: NextFunction): void;
 }
 
-export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatchStats>, search: Readonly<OutboxStats>): Metrics {
+export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatchStats>, outbox: Pick<SearchOutbox, 'stats' | 'onDelivered'>): Metrics {
+  const search = outbox.stats;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -81,6 +82,15 @@ export function createMetrics(pool: Pool, writeBatches: () => Readonly<WriteBatc
   lagGauge('svc_search_outbox_depth', 'Changes waiting in the search outbox', (l) => l.outboxDepth);
   lagGauge('svc_search_outbox_oldest_seconds', 'Age of the oldest change waiting in the search outbox (0 when empty)', (l) => l.outboxOldestSeconds);
   lagGauge('svc_search_failing_entities', 'Entities whose search document could not be delivered, tried again with a pause (listed by GET /api/search/delivery)', (l) => l.failingEntities);
+  const delivery = new Histogram({
+    name: 'svc_search_delivery_seconds',
+    help: 'Time from a change committed to its entity\'s search document delivered, per entity a dispatcher step of this process delivered (OpenSearch shows it at its next refresh)',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [registry],
+  });
+  outbox.onDelivered((ages) => {
+    for (const a of ages) delivery.observe(a);
+  });
   batchCounter('svc_search_delivered_total', 'Entities whose search documents this process applied', () => search.delivered);
   batchCounter('svc_search_delivery_steps_total', 'Outbox steps of this process that delivered something (delivered over steps: entities per step)', () => search.steps);
   batchCounter('svc_search_delivery_failures_total', 'Outbox steps that failed (search unreachable, …) and were retried', () => search.failures);

@@ -3,7 +3,8 @@
  * from adds the entity's URN to `search_outbox` in its own transaction (triggers do, whichever path
  * wrote: db/migrations/R__svc_search_inserted.sql and R__svc_search_changed.sql); this loop takes the
  * oldest rows, rebuilds those entities' documents from the primary store, applies them to the backend
- * in one bulk, and deletes the rows it handled. A change is delivered at least once and the latest
+ * in one bulk, and deletes the rows of those entities (those queued since included: the documents are
+ * built after the delete, from what is committed then). A change is delivered at least once and the latest
  * state wins (documents are rebuilt, not patched), so a crash or a backend outage loses nothing: the
  * rows wait in Postgres until a dispatcher delivers them.
  *
@@ -34,8 +35,13 @@ import { indexedPropertiesChanged } from './propertyFields.ts';
 
 export const SEARCH_CHANNEL = 'svc_search';
 const STRUCTURED_PROPERTY = 'urn:li:structuredProperty:';
-/** Rows one step takes. */
+/** Entities one step delivers at most. */
 const BATCH = 500;
+/**
+ * Outbox rows read to find them: an entity written in one request is queued once per statement (its
+ * key aspect and status, then its other aspects), and a step takes every row of its entities.
+ */
+const ROWS_PER_ENTITY = 3;
 /**
  * Failing entities one step tries again when their pause is over: when all fail again (Postgres refuses
  * a statement, not a row), isolating them costs about twice as many tries.
@@ -91,6 +97,9 @@ export class SearchOutbox {
   private readonly prepared = new Set<string>();
   /** Fields known to exist in the backend, per entity type (`type\0field`). */
   private readonly knownFields = new Set<string>();
+  /** What the last step's transaction delivered, until it committed: its entities' ages when taken. */
+  private lastAges: { ages: number[]; taken: number } | undefined;
+  private readonly deliveryListeners: ((ageSeconds: number[]) => void)[] = [];
 
   constructor(
     private readonly pool: Pool,
@@ -211,21 +220,55 @@ export class SearchOutbox {
    * runs the step again with its entities isolated (see the module comment).
    */
   async step(): Promise<'more' | 'idle' | 'busy'> {
+    let result: 'more' | 'idle' | 'busy';
     try {
-      return await this.stepOnce(false);
+      result = await this.stepOnce(false);
     } catch (err) {
       if (isTransient(err)) throw err;
-      return this.stepOnce(true);
+      result = await this.stepOnce(true);
     }
+    this.afterCommit();
+    return result;
+  }
+
+  /**
+   * Tells the listeners how long the changes a committed step delivered had waited: from their commit
+   * (the outbox row's time) to the step's commit. Entities tried again after failing are not counted
+   * (GET /api/search/delivery lists them).
+   */
+  private afterCommit(): void {
+    const last = this.lastAges;
+    this.lastAges = undefined;
+    if (!last || last.ages.length === 0 || this.deliveryListeners.length === 0) return;
+    const since = (performance.now() - last.taken) / 1000;
+    const ages = last.ages.map((a) => Math.max(0, a) + since);
+    for (const listener of this.deliveryListeners) listener(ages);
+  }
+
+  /** Calls `listener` after each step with the seconds each entity it delivered had waited (svc_search_delivery_seconds). */
+  onDelivered(listener: (ageSeconds: number[]) => void): void {
+    this.deliveryListeners.push(listener);
   }
 
   private async stepOnce(isolate: boolean): Promise<'more' | 'idle' | 'busy'> {
+    this.lastAges = undefined;
     return inTransaction(this.pool, async (tx) => {
       const [lock] = await query<{ ok: boolean }>(tx, "SELECT pg_try_advisory_xact_lock(hashtextextended('search:dispatcher', 0)) AS ok", []);
       if (!lock!.ok) return 'busy';
-      const rows = await query<{ id: string; urn: string; queued_at: Date }>(tx, 'SELECT id, urn, queued_at FROM search_outbox ORDER BY id LIMIT $1', [BATCH]);
+      const oldest = await query<{ urn: string }>(tx, 'SELECT urn FROM search_outbox ORDER BY id LIMIT $1', [BATCH * ROWS_PER_ENTITY]);
       const shipped = await this.ship(tx, isolate);
-      const urns = [...new Set(rows.map((r) => r.urn))];
+      const urns = [...new Set(oldest.map((r) => r.urn))].slice(0, BATCH);
+      // Every change of these entities queued so far, not only the oldest: documents are rebuilt from
+      // what is committed now, after this statement, so one delivery stands for all of them (an entity
+      // written several times since it was last delivered, as in a load that writes its aspects apart).
+      const rows = urns.length
+        ? await query<{ urn: string; queued_at: Date; age: number }>(
+            tx,
+            'DELETE FROM search_outbox WHERE urn = ANY($1::text[]) RETURNING urn, queued_at, extract(epoch FROM clock_timestamp() - queued_at)::float8 AS age',
+            [urns],
+          )
+        : [];
+      const taken = performance.now();
       // Entities failing already are tried apart and isolated: whether they fail again or not, the batch
       // of the others is not halved for them.
       const failing = await failuresToTry(tx, urns, RETRY_BATCH);
@@ -236,11 +279,13 @@ export class SearchOutbox {
       const refused = new Map<string, string>();
       if (fresh.length) for (const [urn, error] of isolate ? await this.deliverIsolated(tx, fresh) : await this.deliver(tx, fresh)) refused.set(urn, error);
       if (failing.length) for (const [urn, error] of await this.deliverIsolated(tx, failing)) refused.set(urn, error);
-      if (rows.length) await query(tx, 'DELETE FROM search_outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
       await clearFailures(tx, failing.filter((u) => !refused.has(u)));
       if (refused.size) {
         const queuedAt = new Map<string, Date>();
-        for (const r of rows) if (refused.has(r.urn) && !queuedAt.has(r.urn)) queuedAt.set(r.urn, r.queued_at);
+        for (const r of rows) {
+          const earlier = queuedAt.get(r.urn);
+          if (refused.has(r.urn) && (earlier === undefined || r.queued_at < earlier)) queuedAt.set(r.urn, r.queued_at);
+        }
         await recordFailures(tx, [...refused].map(([urn, error]) => ({ urn, error, queuedAt: queuedAt.get(urn) })));
         this.stats.entityFailures += refused.size;
         const [urn, error] = [...refused][0]!;
@@ -249,6 +294,10 @@ export class SearchOutbox {
       const delivered = fresh.length + failing.length - refused.size;
       this.stats.delivered += delivered;
       this.lastEntities = delivered;
+      // The age of each delivered entity's oldest change, when this step took it (see afterCommit).
+      const ages = new Map<string, number>();
+      for (const r of rows) if (!refused.has(r.urn) && r.age > (ages.get(r.urn) ?? -1)) ages.set(r.urn, r.age);
+      this.lastAges = { ages: [...ages.values()], taken };
       // Rows were delivered: look again (a property's holders may have been queued by this step).
       return 'more';
     });

@@ -1,6 +1,7 @@
 /**
- * The `postgres` search backend: documents in `search_documents` and one row per value in
- * `search_values` (their tables: db/migrations/V001__baseline.sql), in the catalog's own database. A
+ * The `postgres` search backend: one row per document in `search_documents` (the entity and its soft
+ * delete) and one row per value in `search_values` (their tables: db/migrations/V001__baseline.sql), in
+ * the catalog's own database. A
  * filter on a field is a semi-join on the value rows of that field (btree on (entity type, field, the
  * value's first 256 characters), search_values_by_string_prefix, or (entity type, field, number, urn));
  * pages walk the documents in URN order; facet counts group the value rows of the matching documents.
@@ -8,7 +9,7 @@
 import { query, type Db, type Pool } from '../db/pool.ts';
 import type { AggregateRequest, DocumentRef, FacetBucket, Resolved, SearchBackend, SearchDocument, SearchRequest } from './backend.ts';
 import type { PatternPart } from './expr.ts';
-import { dateMillis, documentSource, type FieldSpec } from './fields.ts';
+import { dateMillis, type FieldSpec } from './fields.ts';
 
 /** Builds the parameters of one statement. */
 class Params {
@@ -273,13 +274,26 @@ export class PostgresBackend implements SearchBackend {
       await query(tx, 'DELETE FROM search_documents WHERE (entity_type, urn) IN (SELECT * FROM unnest($1::text[], $2::text[]))', [gone.map((g) => g.entityType), gone.map((g) => g.urn)]);
     }
     if (docs.length) {
-      await query(
-        tx,
-        `INSERT INTO search_documents (entity_type, urn, removed, document) SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::jsonb[])
-           ON CONFLICT (entity_type, urn) DO UPDATE SET removed = excluded.removed, document = excluded.document
-             WHERE search_documents.removed <> excluded.removed OR search_documents.document <> excluded.document`,
-        [docs.map((d) => d.entityType), docs.map((d) => d.urn), docs.map((d) => d.removed), docs.map((d) => JSON.stringify(documentSource(d)))],
+      // A document row is the entity's existence and soft delete (its values are the value rows): written
+      // only when new or when its soft delete changed, found by the primary key.
+      const removed = new Map(
+        (
+          await query<{ urn: string; removed: boolean }>(
+            tx,
+            'SELECT d.urn, d.removed FROM search_documents d WHERE (d.entity_type, d.urn) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
+            [docs.map((d) => d.entityType), docs.map((d) => d.urn)],
+          )
+        ).map((r) => [r.urn, r.removed]),
       );
+      const changed = docs.filter((d) => removed.get(d.urn) !== d.removed);
+      if (changed.length) {
+        await query(
+          tx,
+          `INSERT INTO search_documents (entity_type, urn, removed) SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[])
+             ON CONFLICT (entity_type, urn) DO UPDATE SET removed = excluded.removed`,
+          [changed.map((d) => d.entityType), changed.map((d) => d.urn), changed.map((d) => d.removed)],
+        );
+      }
     }
     // Postgres refuses a statement, not a row: a refused document fails the whole (see outbox.ts).
     return new Map();

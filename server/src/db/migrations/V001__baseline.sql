@@ -140,6 +140,8 @@ CREATE TABLE search_outbox (
   urn       text COLLATE "C" NOT NULL,
   queued_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
+-- A step takes every row of the entities it delivers, not only the oldest ones (one delivery stands for all).
+CREATE INDEX search_outbox_by_urn ON search_outbox (urn);
 
 -- What the dispatcher last indexed of each structured property: the field its values go under, the
 -- field's type, the entity types it applies to, and whether its values are searchable (a definition,
@@ -152,15 +154,14 @@ CREATE TABLE search_properties (
   active       boolean NOT NULL
 );
 
--- The `postgres` backend (search/postgresBackend.ts): one document per entity (as OpenSearch would hold
--- it), and one row per searchable value (key-aspect fields and structured properties), indexed for
+-- The `postgres` backend (search/postgresBackend.ts): one row per document (the entity, and its soft
+-- delete), and one row per searchable value (key-aspect fields and structured properties), indexed for
 -- filters and counts. Field types come from the registry and the definitions, as OpenSearch's mappings
--- do.
+-- do. Both are a projection of the primary store, rebuilt from it by `system-update --restore-indices`.
 CREATE TABLE search_documents (
   entity_type text NOT NULL,
   urn         text COLLATE "C" NOT NULL,
   removed     boolean NOT NULL,
-  document    jsonb NOT NULL,
   PRIMARY KEY (entity_type, urn)
 );
 CREATE TABLE search_values (

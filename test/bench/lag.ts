@@ -1,0 +1,328 @@
+/**
+ * Search lag under sustained writes, on both backends: how long a write takes to become searchable
+ * while writes come at fixed rates, how fast the outbox is delivered, and how long a bulk load takes to
+ * become fully searchable against the load itself.
+ *
+ *   npm run bench:lag -- [--rates 200,500,1000,2000] [--seconds 60] [--backends postgres,opensearch]
+ *                        [--bulk 100000] [--preload 20000] [--probes-per-second 20]
+ *
+ * For each backend, a server in its own process (as `npm start` runs it) on a fresh database:
+ * 1. Rates. For each rate, writes are sent open-loop (on a schedule, not when the last one answered)
+ *    for `--seconds`: a third create datasets with 5 structured properties (POST of the entity with its
+ *    status and structuredProperties),
+ *    a third set the 5 properties of a preloaded dataset again, a third patch one (PATCH add). Beside
+ *    them, probes: a write of a new number to `bench.probe` on one of 200 probe datasets, each probe
+ *    timed from its answer (the commit) to the first search through the real route
+ *    (`GET /openapi/v3/entity/dataset?query=…`, polled every 50 ms) that shows it or a later probe of
+ *    the same dataset. Reported: the write rate reached, probe latency p50 / p99 / max, the entities the
+ *    dispatcher delivered per second (svc_search_delivered_total), the outbox depth and
+ *    svc_search_lag_seconds over the run (sampled from /metrics every second), and whether the lag
+ *    stayed bounded (the outbox at the end held under one second of writes and no probe waited over
+ *    10 s). The highest rate whose lag stayed bounded is the sustained rate.
+ * 2. Bulk load. `--bulk` datasets with 5 properties each, 500 per request, 4 requests at a time
+ *    (`POST /openapi/v3/entity/dataset`), the dispatcher delivering meanwhile; reported: the load's own
+ *    time, the time from its start until every entity is searchable (outbox empty, then counted through
+ *    search), and their ratio (the target is at most 1.5).
+ *
+ * Postgres: DATABASE_URL, or Debian's PostgreSQL 15 through the harness. OpenSearch: OPENSEARCH_URL, or
+ * one started through the harness.
+ */
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import { benchOpenSearch, benchPostgres, BENCH_TOKEN, call, createDb, startBenchServer, untilSettled, type BenchServer } from './benchSupport.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    rates: { type: 'string', default: '200,500,1000,2000' },
+    seconds: { type: 'string', default: '60' },
+    backends: { type: 'string', default: 'postgres,opensearch' },
+    bulk: { type: 'string', default: '100000' },
+    preload: { type: 'string', default: '20000' },
+    'probes-per-second': { type: 'string', default: '20' },
+  },
+});
+const RATES = args.rates.split(',').map(Number);
+const SECONDS = Number(args.seconds);
+const BACKENDS = args.backends.split(',') as ('postgres' | 'opensearch')[];
+const BULK = Number(args.bulk);
+const PRELOAD = Number(args.preload);
+const PROBE_RATE = Number(args['probes-per-second']);
+const PROBE_ENTITIES = 200;
+const POLL_MS = 50;
+
+const PROPERTIES = ['retention', 'tier', 'owner', 'region', 'domain', 'probe'] as const;
+const P = (name: (typeof PROPERTIES)[number]) => `urn:li:structuredProperty:bench.${name}`;
+const dataset = (name: string) => `urn:li:dataset:(urn:li:dataPlatform:bench,${name},PROD)`;
+const probeUrn = (j: number) => dataset(`probe${j}`);
+/** The 5 values of a dataset (the `i`th write of its kind). */
+const fiveValues = (i: number) => ({
+  properties: [
+    { propertyUrn: P('retention'), values: [{ double: (i * 7919) % 3650 + 1 }] },
+    { propertyUrn: P('tier'), values: [{ string: `tier-${i % 5}` }] },
+    { propertyUrn: P('owner'), values: [{ string: `owner-${(i * 31) % 100}` }] },
+    { propertyUrn: P('region'), values: [{ string: `region-${i % 10}` }] },
+    { propertyUrn: P('domain'), values: [{ string: `domain-${(i * 13) % 40}` }] },
+  ],
+});
+
+/** Requests on kept-alive connections, many at once; resolves with the status, rejects on a network error. */
+function client(base: string) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const { hostname, port } = new URL(base);
+  return {
+    send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string }> {
+      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+      const headers: Record<string, string | number> = { authorization: `Bearer ${BENCH_TOKEN}` };
+      if (payload) Object.assign(headers, { 'content-type': contentType, 'content-length': payload.length });
+      return new Promise((resolve, reject) => {
+        const req = http.request({ agent, hostname, port, method, path, headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end(payload);
+      });
+    },
+    close: () => agent.destroy(),
+  };
+}
+type Client = ReturnType<typeof client>;
+
+const aspectPath = (urn: string) => `/openapi/v3/entity/dataset/${encodeURIComponent(urn)}/structuredProperties`;
+
+/** Sends write `k` of the load at a rate: a new dataset, a set of a preloaded one, or a patch of one. */
+function loadWrite(c: Client, round: string, k: number) {
+  switch (k % 3) {
+    case 0:
+      return c.send('POST', '/openapi/v3/entity/dataset?async=false', [{ urn: dataset(`${round}.n${k}`), status: { value: { removed: false } }, structuredProperties: { value: fiveValues(k) } }]);
+    case 1:
+      return c.send('POST', `${aspectPath(dataset(`t${k % PRELOAD}`))}?createIfNotExists=false`, { value: fiveValues(k) });
+    default: {
+      const tier = P('tier');
+      return c.send(
+        'PATCH',
+        aspectPath(dataset(`t${k % PRELOAD}`)),
+        { patch: [{ op: 'add', path: `/properties/${tier}`, value: { propertyUrn: tier, values: [{ string: `tier-${k % 7}` }] } }], arrayPrimaryKeys: { properties: ['propertyUrn'] } },
+        'application/json-patch+json',
+      );
+    }
+  }
+}
+
+/** The gauges and counters of /metrics the run follows. */
+async function metrics(c: Client): Promise<{ depth: number; lag: number; delivered: number }> {
+  const { text } = await c.send('GET', '/metrics');
+  const value = (name: string) => Number(text.match(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm'))?.[1] ?? NaN);
+  return { depth: value('svc_search_outbox_depth'), lag: value('svc_search_lag_seconds'), delivered: value('svc_search_delivered_total') };
+}
+
+function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))]!;
+}
+
+interface RateResult {
+  rate: number;
+  reached: number;
+  refused: number;
+  probes: number;
+  p50: number;
+  p99: number;
+  max: number;
+  deliveredPerSecond: number;
+  depthMax: number;
+  depthEnd: number;
+  lagMax: number;
+  bounded: boolean;
+}
+
+let probeCount = 0;
+
+/** Writes at `rate` for SECONDS with probes beside them; see the module comment. */
+async function atRate(server: BenchServer, rate: number, round: string): Promise<RateResult> {
+  const c = client(server.base);
+  const m = client(server.base);
+  const committed = new Map<number, number>();
+  const visible = new Map<number, number>();
+  const outstanding: number[][] = Array.from({ length: PROBE_ENTITIES }, () => []);
+  let refused = 0;
+  let sent = 0;
+  let answered = 0;
+  let lastAnswer = 0;
+  let failed: unknown;
+  const samples: { depth: number; lag: number; delivered: number }[] = [];
+  const before = await metrics(m);
+  const start = performance.now();
+  const end = start + SECONDS * 1000;
+  const inFlight = new Set<Promise<unknown>>();
+  const track = (p: Promise<unknown>) => {
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  };
+  let probesSent = 0;
+  const writer = (async () => {
+    while (performance.now() < end && !failed) {
+      const now = performance.now();
+      const due = Math.floor(((now - start) * rate) / 1000);
+      for (; sent < due; sent++) {
+        track(
+          loadWrite(c, round, sent).then(
+            (r) => {
+              answered++;
+              lastAnswer = performance.now();
+              if (r.status >= 300 && ++refused === 1) console.error(`a write was refused: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+            },
+            (err: unknown) => (failed = err),
+          ),
+        );
+      }
+      for (; probesSent < Math.floor(((now - start) * PROBE_RATE) / 1000); probesSent++) {
+        const k = ++probeCount;
+        outstanding[k % PROBE_ENTITIES]!.push(k);
+        track(
+          c.send('POST', `${aspectPath(probeUrn(k % PROBE_ENTITIES))}?createIfNotExists=false`, { value: { properties: [{ propertyUrn: P('probe'), values: [{ double: k }] }] } }).then(
+            (r) => (r.status < 300 ? void committed.set(k, performance.now()) : (failed = new Error(`a probe was refused: HTTP ${r.status} ${r.text}`))),
+            (err: unknown) => (failed = err),
+          ),
+        );
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await Promise.all(inFlight);
+  })();
+  const sampler = setInterval(() => void metrics(m).then((s) => samples.push(s), () => undefined), 1000);
+  // The watcher: the probe number each probe dataset shows in search now.
+  const watchUntil = () => performance.now() < end + 60_000 && outstanding.some((o) => o.length > 0) || performance.now() < end;
+  while (watchUntil() && !failed) {
+    const { status, text } = await m.send('GET', `/openapi/v3/entity/dataset?query=${encodeURIComponent('_exists_:structuredProperties.bench_probe')}&count=${PROBE_ENTITIES}&aspects=structuredProperties`);
+    const at = performance.now();
+    if (status !== 200) throw new Error(`search failed: HTTP ${status} ${text.slice(0, 300)}`);
+    for (const e of (JSON.parse(text) as { entities: { urn: string; structuredProperties?: { value: { properties: { propertyUrn: string; values: { double?: number }[] }[] } } }[] }).entities) {
+      const shown = e.structuredProperties?.value.properties.find((p) => p.propertyUrn === P('probe'))?.values[0]?.double;
+      const j = Number(e.urn.match(/,probe(\d+),/)?.[1]);
+      if (shown === undefined || Number.isNaN(j)) continue;
+      const waiting = outstanding[j]!;
+      while (waiting.length && waiting[0]! <= shown) visible.set(waiting.shift()!, at);
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+  await writer;
+  const writeSeconds = (lastAnswer - start) / 1000;
+  clearInterval(sampler);
+  const after = await metrics(m);
+  c.close();
+  m.close();
+  if (failed) throw failed;
+  const latencies = [...visible].filter(([k]) => committed.has(k)).map(([k, at]) => Math.max(0, at - committed.get(k)!));
+  const lost = outstanding.reduce((n, o) => n + o.length, 0);
+  const depthEnd = samples.at(-1)?.depth ?? NaN;
+  return {
+    rate,
+    // Answered writes over the time until the last answer (open-loop: what was sent is the schedule).
+    reached: answered / Math.max(SECONDS, writeSeconds),
+    refused,
+    probes: probesSent,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: lost > 0 ? Infinity : Math.max(...latencies),
+    deliveredPerSecond: (after.delivered - before.delivered) / ((performance.now() - start) / 1000),
+    depthMax: Math.max(...samples.map((s) => s.depth)),
+    depthEnd,
+    lagMax: Math.max(...samples.map((s) => s.lag)),
+    bounded: lost === 0 && depthEnd <= rate && Math.max(...latencies) <= 10_000,
+  };
+}
+
+/** Loads BULK datasets; the load's time and the time until all are searchable, both from the load's start. */
+async function bulkLoad(server: BenchServer): Promise<{ loadSeconds: number; searchableSeconds: number; found: number }> {
+  const c = client(server.base);
+  const start = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let from = (next += 500) - 500; from < BULK; from = (next += 500) - 500) {
+        const batch = Array.from({ length: Math.min(500, BULK - from) }, (_, k) => ({
+          urn: dataset(`bulk${from + k}`),
+          status: { value: { removed: false } },
+          structuredProperties: { value: fiveValues(from + k) },
+        }));
+        const r = await c.send('POST', '/openapi/v3/entity/dataset?async=false', batch);
+        if (r.status !== 200) throw new Error(`bulk load: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+      }
+    }),
+  );
+  const loadSeconds = (performance.now() - start) / 1000;
+  for (;;) {
+    const s = await metrics(c);
+    if (s.depth === 0 && s.lag === 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // Delivered; searchable once the last entity written is found (OpenSearch refreshes within a second).
+  const last = `/openapi/v3/entity/dataset?query=${encodeURIComponent(`name:bulk${BULK - 1}`)}&count=1`;
+  while ((JSON.parse((await c.send('GET', last)).text) as { entities: unknown[] }).entities.length === 0) await new Promise((r) => setTimeout(r, 50));
+  const searchableSeconds = (performance.now() - start) / 1000;
+  // Then every one counted through search (not timed).
+  let found = 0;
+  let scrollId: string | undefined;
+  do {
+    const r = await c.send('GET', `/openapi/v3/entity/dataset?query=${encodeURIComponent('name:bulk*')}&count=1000${scrollId ? `&scrollId=${encodeURIComponent(scrollId)}` : ''}`);
+    const page = JSON.parse(r.text) as { entities: unknown[]; scrollId?: string };
+    found += page.entities.length;
+    scrollId = page.scrollId;
+  } while (scrollId);
+  c.close();
+  return { loadSeconds, searchableSeconds, found };
+}
+
+const pgc = await benchPostgres();
+const os = BACKENDS.includes('opensearch') ? await benchOpenSearch() : undefined;
+const fmt = (ms: number) => (Number.isFinite(ms) ? `${ms.toFixed(0)} ms` : 'not all visible');
+try {
+  for (const backend of BACKENDS) {
+    const db = await createDb(pgc.adminUrl);
+    const env: Record<string, string> = { SEARCH_BACKEND: backend };
+    if (backend === 'opensearch') Object.assign(env, { OPENSEARCH_URL: os!.url, INDEX_PREFIX: `lag${Date.now()}`, ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0' });
+    const server = await startBenchServer(db, 16, env);
+    try {
+      for (const name of PROPERTIES) {
+        const valueType = name === 'retention' || name === 'probe' ? 'urn:li:dataType:svc.number' : 'urn:li:dataType:svc.string';
+        await call(server.base, 'POST', `/openapi/v3/entity/structuredProperty/${encodeURIComponent(P(name))}/propertyDefinition`, {
+          value: { qualifiedName: `bench.${name}`, valueType, entityTypes: ['urn:li:entityType:svc.dataset'] },
+        });
+      }
+      for (let from = 0; from < PRELOAD; from += 1000) {
+        const batch = Array.from({ length: Math.min(1000, PRELOAD - from) }, (_, k) => ({ urn: dataset(`t${from + k}`), status: { value: { removed: false } }, structuredProperties: { value: fiveValues(from + k) } }));
+        await call(server.base, 'POST', '/openapi/v3/entity/dataset?async=false', batch);
+      }
+      await call(server.base, 'POST', '/openapi/v3/entity/dataset?async=false', Array.from({ length: PROBE_ENTITIES }, (_, j) => ({ urn: probeUrn(j), status: { value: { removed: false } } })));
+      await untilSettled(db, 600_000);
+      console.log(`\n${backend}: writes at fixed rates for ${SECONDS} s each (${PRELOAD} datasets preloaded; a third new datasets with 5 properties, a third sets of 5, a third patches), probes at ${PROBE_RATE}/s (Postgres: ${pgc.label})`);
+      console.log('| rate | reached | refused | probe p50 | p99 | max | delivered entities/s | outbox depth max / end | svc_search_lag_seconds max | bounded |');
+      console.log('|---|---|---|---|---|---|---|---|---|---|');
+      let sustained = 0;
+      for (const rate of RATES) {
+        const r = await atRate(server, rate, `r${rate}`);
+        if (r.bounded && r.reached >= rate * 0.95) sustained = rate;
+        console.log(
+          `| ${rate}/s | ${r.reached.toFixed(0)}/s | ${r.refused} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${r.deliveredPerSecond.toFixed(0)} | ${r.depthMax} / ${r.depthEnd} | ${r.lagMax.toFixed(2)} s | ${r.bounded ? 'yes' : 'no'} |`,
+        );
+        await untilSettled(db, 1_800_000);
+      }
+      console.log(`highest rate with the lag bounded: ${sustained ? `${sustained}/s` : 'none of those tried'}`);
+      if (BULK > 0) {
+        const b = await bulkLoad(server);
+        console.log(
+          `bulk load of ${BULK} datasets × 5 properties: loaded in ${b.loadSeconds.toFixed(1)} s (${(BULK / b.loadSeconds).toFixed(0)}/s), all searchable after ${b.searchableSeconds.toFixed(1)} s (${b.found} found): **${(b.searchableSeconds / b.loadSeconds).toFixed(2)}** of the load's time`,
+        );
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+} finally {
+  await os?.stop();
+  await pgc.stop();
+}
