@@ -61,7 +61,7 @@ function servedRoutes(app: Express): Served[] {
 }
 
 /** The routes of an app built without services: routes only close over theirs, and none is called here. */
-const served = servedRoutes(createApp({ config: loadConfig({}), catalog: { searchOutbox: {} } as unknown as Catalog, log: { isLevelEnabled: () => false } as unknown as Logger }));
+const served = servedRoutes(createApp({ config: loadConfig({}), catalog: { searchOutbox: { stats: {}, onDelivered: () => undefined } } as unknown as Catalog, log: { isLevelEnabled: () => false } as unknown as Logger }));
 const doc = openapiDocument() as { paths: Record<string, Record<string, { security?: unknown[] }>> };
 
 test('every route the server serves is in the OpenAPI document, and every operation of the document is served', () => {
