@@ -94,7 +94,11 @@ export class EntityReads {
   /** Entities of any types, in the order given (see {@link EntityService.getMany}). */
   async many(targets: EntityUrn[], aspectNames?: string[]): Promise<EntityRecord[]> {
     const bySpec = new Map<EntitySpec, string[]>();
-    for (const t of targets) bySpec.set(t.spec, [...(bySpec.get(t.spec) ?? []), t.urn]);
+    for (const t of targets) {
+      const urns = bySpec.get(t.spec);
+      if (urns) urns.push(t.urn);
+      else bySpec.set(t.spec, [t.urn]);
+    }
     const out: EntityRecord[] = [];
     for (const [spec, urns] of bySpec) {
       const names = aspectNames?.filter((n) => n === spec.keyAspect || spec.aspects.includes(n));
