@@ -7,7 +7,8 @@
  *                        [--bulk 100000] [--preload 20000] [--probes-per-second 20]
  *
  * For each backend, a server in its own process (as `npm start` runs it) on a fresh database:
- * 1. Rates. For each rate, writes are sent open-loop (on a schedule, not when the last one answered)
+ * 1. Rates. For each rate, writes are sent open-loop (on a schedule, not when the last one answered;
+ *    none while 512 are unanswered: the server is not keeping up, and the rate answered says so)
  *    for `--seconds`: a third create datasets with 5 structured properties (POST of the entity with its
  *    status and structuredProperties),
  *    a third set the 5 properties of a preloaded dataset again, a third patch one (PATCH add). Beside
@@ -23,11 +24,15 @@
  *    (`POST /openapi/v3/entity/dataset`), the dispatcher delivering meanwhile; reported: the load's own
  *    time, the time from its start until every entity is searchable (outbox empty, then counted through
  *    search), and their ratio (the target is at most 1.5).
+ * 3. Backlog. Every dataset queued again (on Postgres with the search tables emptied first, as a restore
+ *    after a loss), nothing else running: the entities delivered per second, against raw inserts of
+ *    the same rows into empty copies of the search tables with the same indexes (Postgres).
  *
  * Postgres: DATABASE_URL, or Debian's PostgreSQL 15 through the harness. OpenSearch: OPENSEARCH_URL, or
  * one started through the harness.
  */
 import http from 'node:http';
+import pg from 'pg';
 import { parseArgs } from 'node:util';
 import { benchOpenSearch, benchPostgres, BENCH_TOKEN, call, createDb, startBenchServer, untilSettled, type BenchServer } from './benchSupport.ts';
 
@@ -49,6 +54,8 @@ const PRELOAD = Number(args.preload);
 const PROBE_RATE = Number(args['probes-per-second']);
 const PROBE_ENTITIES = 200;
 const POLL_MS = 50;
+/** Unanswered load writes beyond which no more are sent (see atRate). */
+const MAX_PENDING = 512;
 
 const PROPERTIES = ['retention', 'tier', 'owner', 'region', 'domain', 'probe'] as const;
 const P = (name: (typeof PROPERTIES)[number]) => `urn:li:structuredProperty:bench.${name}`;
@@ -127,6 +134,8 @@ function percentile(xs: number[], p: number): number {
 interface RateResult {
   rate: number;
   reached: number;
+  /** Writes due that were not sent: MAX_PENDING were unanswered. */
+  skipped: number;
   refused: number;
   probes: number;
   p50: number;
@@ -143,7 +152,10 @@ let probeCount = 0;
 
 /** Writes at `rate` for SECONDS with probes beside them; see the module comment. */
 async function atRate(server: BenchServer, rate: number, round: string): Promise<RateResult> {
+  // The load, the probes and the watcher each on connections of their own: a probe never waits
+  // behind load writes in a client's queue.
   const c = client(server.base);
+  const probes = client(server.base);
   const m = client(server.base);
   const committed = new Map<number, number>();
   const visible = new Map<number, number>();
@@ -151,6 +163,8 @@ async function atRate(server: BenchServer, rate: number, round: string): Promise
   let refused = 0;
   let sent = 0;
   let answered = 0;
+  let skipped = 0;
+  let pending = 0;
   let lastAnswer = 0;
   let failed: unknown;
   const samples: { depth: number; lag: number; delivered: number }[] = [];
@@ -168,10 +182,18 @@ async function atRate(server: BenchServer, rate: number, round: string): Promise
       const now = performance.now();
       const due = Math.floor(((now - start) * rate) / 1000);
       for (; sent < due; sent++) {
+        // Open-loop, but with a bound: past MAX_PENDING unanswered writes the server is not keeping up,
+        // and the writes due are not sent (the rate reached says so).
+        if (pending >= MAX_PENDING) {
+          skipped++;
+          continue;
+        }
+        pending++;
         track(
           loadWrite(c, round, sent).then(
             (r) => {
               answered++;
+              pending--;
               lastAnswer = performance.now();
               if (r.status >= 300 && ++refused === 1) console.error(`a write was refused: HTTP ${r.status} ${r.text.slice(0, 300)}`);
             },
@@ -183,7 +205,7 @@ async function atRate(server: BenchServer, rate: number, round: string): Promise
         const k = ++probeCount;
         outstanding[k % PROBE_ENTITIES]!.push(k);
         track(
-          c.send('POST', `${aspectPath(probeUrn(k % PROBE_ENTITIES))}?createIfNotExists=false`, { value: { properties: [{ propertyUrn: P('probe'), values: [{ double: k }] }] } }).then(
+          probes.send('POST', `${aspectPath(probeUrn(k % PROBE_ENTITIES))}?createIfNotExists=false`, { value: { properties: [{ propertyUrn: P('probe'), values: [{ double: k }] }] } }).then(
             (r) => (r.status < 300 ? void committed.set(k, performance.now()) : (failed = new Error(`a probe was refused: HTTP ${r.status} ${r.text}`))),
             (err: unknown) => (failed = err),
           ),
@@ -214,6 +236,7 @@ async function atRate(server: BenchServer, rate: number, round: string): Promise
   clearInterval(sampler);
   const after = await metrics(m);
   c.close();
+  probes.close();
   m.close();
   if (failed) throw failed;
   const latencies = [...visible].filter(([k]) => committed.has(k)).map(([k, at]) => Math.max(0, at - committed.get(k)!));
@@ -223,6 +246,7 @@ async function atRate(server: BenchServer, rate: number, round: string): Promise
     rate,
     // Answered writes over the time until the last answer (open-loop: what was sent is the schedule).
     reached: answered / Math.max(SECONDS, writeSeconds),
+    skipped,
     refused,
     probes: probesSent,
     p50: percentile(latencies, 50),
@@ -277,6 +301,44 @@ async function bulkLoad(server: BenchServer): Promise<{ loadSeconds: number; sea
   return { loadSeconds, searchableSeconds, found };
 }
 
+/**
+ * Delivery of a backlog, nothing else running: every dataset queued again with its search tables (on
+ * Postgres) emptied first, as `system-update --restore-indices` does after a loss, timed until the
+ * outbox is empty. On Postgres the raw side inserts the same value and document rows, set-wise in one
+ * statement each, into empty copies of the search tables with the same indexes.
+ */
+async function backlog(server: BenchServer, db: string, backend: string): Promise<{ entities: number; seconds: number; rawSeconds?: number }> {
+  const sql = new pg.Client({ connectionString: db });
+  await sql.connect();
+  const c = client(server.base);
+  try {
+    if (backend === 'postgres') {
+      await sql.query('CREATE TABLE raw_values AS SELECT * FROM search_values; CREATE TABLE raw_documents AS SELECT * FROM search_documents');
+      await sql.query('TRUNCATE search_documents, search_values');
+    }
+    await sql.query('CHECKPOINT');
+    const start = performance.now();
+    const { rowCount } = await sql.query("INSERT INTO search_outbox (urn) SELECT urn FROM aspects WHERE version = 0 AND aspect = 'datasetKey' ORDER BY urn");
+    for (;;) {
+      const s = await metrics(c);
+      if (s.depth === 0 && s.lag === 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const seconds = (performance.now() - start) / 1000;
+    if (backend !== 'postgres') return { entities: rowCount ?? 0, seconds };
+    await sql.query('CREATE TABLE raw_values_target (LIKE search_values INCLUDING ALL); CREATE TABLE raw_documents_target (LIKE search_documents INCLUDING ALL); CHECKPOINT');
+    const raw = performance.now();
+    await sql.query('INSERT INTO raw_documents_target SELECT * FROM raw_documents');
+    await sql.query('INSERT INTO raw_values_target SELECT * FROM raw_values');
+    const rawSeconds = (performance.now() - raw) / 1000;
+    await sql.query('DROP TABLE raw_values, raw_documents, raw_values_target, raw_documents_target');
+    return { entities: rowCount ?? 0, seconds, rawSeconds };
+  } finally {
+    c.close();
+    await sql.end();
+  }
+}
+
 const pgc = await benchPostgres();
 const os = BACKENDS.includes('opensearch') ? await benchOpenSearch() : undefined;
 const fmt = (ms: number) => (Number.isFinite(ms) ? `${ms.toFixed(0)} ms` : 'not all visible');
@@ -300,14 +362,14 @@ try {
       await call(server.base, 'POST', '/openapi/v3/entity/dataset?async=false', Array.from({ length: PROBE_ENTITIES }, (_, j) => ({ urn: probeUrn(j), status: { value: { removed: false } } })));
       await untilSettled(db, 600_000);
       console.log(`\n${backend}: writes at fixed rates for ${SECONDS} s each (${PRELOAD} datasets preloaded; a third new datasets with 5 properties, a third sets of 5, a third patches), probes at ${PROBE_RATE}/s (Postgres: ${pgc.label})`);
-      console.log('| rate | reached | refused | probe p50 | p99 | max | delivered entities/s | outbox depth max / end | svc_search_lag_seconds max | bounded |');
-      console.log('|---|---|---|---|---|---|---|---|---|---|');
+      console.log('| rate | answered | not sent (512 unanswered) | refused | probe p50 | p99 | max | delivered entities/s | outbox depth max / end | svc_search_lag_seconds max | bounded |');
+      console.log('|---|---|---|---|---|---|---|---|---|---|---|');
       let sustained = 0;
       for (const rate of RATES) {
         const r = await atRate(server, rate, `r${rate}`);
         if (r.bounded && r.reached >= rate * 0.95) sustained = rate;
         console.log(
-          `| ${rate}/s | ${r.reached.toFixed(0)}/s | ${r.refused} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${r.deliveredPerSecond.toFixed(0)} | ${r.depthMax} / ${r.depthEnd} | ${r.lagMax.toFixed(2)} s | ${r.bounded ? 'yes' : 'no'} |`,
+          `| ${rate}/s | ${r.reached.toFixed(0)}/s | ${r.skipped} | ${r.refused} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.max)} | ${r.deliveredPerSecond.toFixed(0)} | ${r.depthMax} / ${r.depthEnd} | ${r.lagMax.toFixed(2)} s | ${r.bounded ? 'yes' : 'no'} |`,
         );
         await untilSettled(db, 1_800_000);
       }
@@ -316,6 +378,12 @@ try {
         const b = await bulkLoad(server);
         console.log(
           `bulk load of ${BULK} datasets × 5 properties: loaded in ${b.loadSeconds.toFixed(1)} s (${(BULK / b.loadSeconds).toFixed(0)}/s), all searchable after ${b.searchableSeconds.toFixed(1)} s (${b.found} found): **${(b.searchableSeconds / b.loadSeconds).toFixed(2)}** of the load's time`,
+        );
+        const d = await backlog(server, db, backend);
+        const rate = d.entities / d.seconds;
+        console.log(
+          `backlog of ${d.entities} datasets delivered again, nothing else running: ${d.seconds.toFixed(1)} s, **${rate.toFixed(0)} entities/s**` +
+            (d.rawSeconds === undefined ? '' : ` (raw inserts of the same rows into indexed copies: ${d.rawSeconds.toFixed(1)} s, ${(d.entities / d.rawSeconds).toFixed(0)} entities/s; svc/raw ${(d.rawSeconds / d.seconds).toFixed(2)})`),
         );
       }
     } finally {
