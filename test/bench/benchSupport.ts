@@ -6,7 +6,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -63,24 +63,36 @@ export interface BenchServer {
  * its script; the image runs the same command, see embedded-default.test.ts), so that a benchmark
  * measures the server as it ships.
  */
-export const SERVER_NODE_ARGS: string[] = (() => {
-  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const m = start.match(/\bnode((?:\s+-\S+)*?)\s+dist\/server\/src\/main\.js$/);
-  if (!m) throw new Error(`npm start does not run node [options] dist/server/src/main.js: ${start}`);
+export const SERVER_NODE_ARGS: string[] = startNodeArgs(ROOT);
+
+/**
+ * The Node options of the `npm start` of the checkout at `root`: today's (`node [options]
+ * dist/server/src/main.js`) or, in a checkout from before the build, `node [options] --import tsx
+ * server/src/main.ts`.
+ */
+function startNodeArgs(root: string): string[] {
+  const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const m = start.match(/\bnode((?:\s+-\S+)*?)\s+(?:dist\/server\/src\/main\.js|--import\s+tsx\s+server\/src\/main\.ts)$/);
+  if (!m) throw new Error(`npm start of ${root} does not run node [options] dist/server/src/main.js (or --import tsx server/src/main.ts): ${start}`);
   return m[1]!.split(/\s+/).filter(Boolean);
-})();
+}
 
 /**
  * Starts the server on `databaseUrl` in its own process, as in production: this checkout's as `npm start`
- * runs it (compiled into dist/), another checkout's (`root`, e.g. a baseline) from its TypeScript
- * (`env` adds to its environment, e.g. `SEARCH_BACKEND`). Node options for the server beyond {@link SERVER_NODE_ARGS}
+ * runs it (compiled into dist/), another checkout's (`root`, e.g. a baseline) from its TypeScript, in its
+ * directory (its own tsx) and with the Node options of its own `npm start` (`env` adds to its
+ * environment, e.g. `SEARCH_BACKEND`). Node options for the server beyond {@link SERVER_NODE_ARGS}
  * (e.g. `--cpu-prof` to profile it, or another `--max-semi-space-size`) come from `SVC_BENCH_SERVER_NODE_ARGS`.
  */
 export async function startBenchServer(databaseUrl: string, poolSize: number, env: Record<string, string> = {}, root = ROOT): Promise<BenchServer> {
   const port = await freePort();
   const nodeArgs = (process.env.SVC_BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const entry = root === ROOT ? [builtEntry('server/src/main.ts')] : ['--import', 'tsx', join(root, 'server/src/main.ts')];
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, ...entry], {
+  const ours = resolve(root) === ROOT;
+  const args = ours
+    ? [...SERVER_NODE_ARGS, ...nodeArgs, builtEntry('server/src/main.ts')]
+    : [...startNodeArgs(root), ...nodeArgs, '--import', 'tsx', join(root, 'server/src/main.ts')];
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: ours ? undefined : root,
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SVC_ADMIN_TOKEN: BENCH_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_DB_POOL_SIZE: String(poolSize), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -265,6 +277,9 @@ export async function rawUpserts(databaseUrl: string, n: number, concurrency: nu
   return rate;
 }
 
+/** A round of svc's work and the raw side's rate of as many operations right after it. */
+export type SvcRound = { http: { count: number; rate: number }; raw: number };
+
 /**
  * One pass of a benchmark as `rounds` alternating rounds, svc then raw (this machine's speed drifts
  * within a minute, so both sides see the same spells). `round` gets the round's number and how many
@@ -272,23 +287,28 @@ export async function rawUpserts(databaseUrl: string, n: number, concurrency: nu
  * and the raw rate of as many operations. The ratio is of the rates over all rounds, with each
  * round's beside it.
  */
-export async function alternatingRounds(
-  pass: string,
-  rounds: number,
-  round: (k: number, done: number) => Promise<{ http: { count: number; rate: number }; raw: number }>,
-): Promise<BenchRow> {
-  let ops = 0;
-  let httpSeconds = 0;
-  let rawSeconds = 0;
-  const ratios: number[] = [];
-  for (let k = 0; k < rounds; k++) {
-    const { http, raw } = await round(k, ops);
-    ops += http.count;
-    httpSeconds += http.count / http.rate;
-    rawSeconds += http.count / raw;
-    ratios.push(http.rate / raw);
-  }
-  return { pass, http: ops / httpSeconds, raw: ops / rawSeconds, n: ops, rounds: ratios };
+export async function alternatingRounds(pass: string, rounds: number, round: (k: number, done: number) => Promise<SvcRound>): Promise<BenchRow> {
+  return (await alternatingTreeRounds(pass, rounds, [undefined], (_tree, k, done) => round(k, done)))[0]!;
+}
+
+/**
+ * {@link alternatingRounds} for each of `trees` (see {@link benchTrees}), in turn within each round:
+ * this tree's svc round and its raw round, then the baseline's, and again. `done` counts each tree's own
+ * operations. Returns one row per tree.
+ */
+export async function alternatingTreeRounds<T>(pass: string, rounds: number, trees: readonly T[], round: (tree: T, k: number, done: number) => Promise<SvcRound>): Promise<BenchRow[]> {
+  const done = trees.map(() => 0);
+  const runs = await alternateTrees(trees, rounds, async (tree, k, i) => {
+    const r = await round(tree, k, done[i]!);
+    done[i]! += r.http.count;
+    return r;
+  });
+  return runs.map((rs) => {
+    const ops = rs.reduce((a, r) => a + r.http.count, 0);
+    const httpSeconds = rs.reduce((a, r) => a + r.http.count / r.http.rate, 0);
+    const rawSeconds = rs.reduce((a, r) => a + r.http.count / r.raw, 0);
+    return { pass, http: ops / httpSeconds, raw: ops / rawSeconds, n: ops, rounds: rs.map((r) => r.http.rate / r.raw), rates: rs.map((r) => r.http.rate), rawRates: rs.map((r) => r.raw) };
+  });
 }
 
 export interface BenchRow {
@@ -298,6 +318,9 @@ export interface BenchRow {
   n: number;
   /** svc/raw of each round, when the pass ran in interleaved rounds. */
   rounds?: number[];
+  /** svc's rate in each round, and the raw side's. */
+  rates?: number[];
+  rawRates?: number[];
 }
 
 export function printTable(title: string, rows: BenchRow[]): void {
@@ -308,4 +331,110 @@ export function printTable(title: string, rows: BenchRow[]): void {
     const rounds = r.rounds?.map((x) => x.toFixed(2)).join(' / ') ?? '';
     console.log(`| ${r.pass} | ${r.http.toFixed(0)} | ${r.raw.toFixed(0)} | ${(r.http / r.raw).toFixed(2)} | ${rounds} | ${r.n} |`);
   }
+}
+
+/** A tree a benchmark measures: this checkout, or the one named by `--against` (the baseline). */
+export interface BenchTree {
+  label: 'this tree' | 'baseline';
+  root: string;
+}
+
+/**
+ * The trees a benchmark measures side by side: this checkout, and with `--against <dir>` a checkout of
+ * another commit, installed (its own `npm ci`), whose server runs from its TypeScript (see
+ * {@link startBenchServer}). This tree comes first in every round.
+ */
+export function benchTrees(against: string | undefined): BenchTree[] {
+  const trees: BenchTree[] = [{ label: 'this tree', root: ROOT }];
+  if (against) {
+    const root = resolve(against);
+    if (!existsSync(join(root, 'server/src/main.ts')) || !existsSync(join(root, 'node_modules'))) {
+      throw new Error(`--against ${against}: expected a checkout of svc with its packages installed (server/src/main.ts and node_modules/ in it)`);
+    }
+    trees.push({ label: 'baseline', root });
+  }
+  return trees;
+}
+
+/** A tree's svc server on a fresh database of its own (the trees' schemas differ), and a fresh database for its raw side. */
+export interface TreeServer extends BenchTree {
+  server: BenchServer;
+  svcDb: string;
+  rawDb: string;
+}
+
+/** Starts each tree's server on a fresh database of its own on `adminUrl`'s cluster (see {@link startBenchServer} for `env`). */
+export async function startTreeServers(adminUrl: string, poolSize: number, trees: readonly BenchTree[], env: Record<string, string> = {}): Promise<TreeServer[]> {
+  const started: TreeServer[] = [];
+  try {
+    for (const tree of trees) {
+      const svcDb = await createDb(adminUrl);
+      const rawDb = await createDb(adminUrl);
+      started.push({ ...tree, svcDb, rawDb, server: await startBenchServer(svcDb, poolSize, env, tree.root) });
+    }
+  } catch (err) {
+    await stopTreeServers(started);
+    throw err;
+  }
+  return started;
+}
+
+export async function stopTreeServers(trees: readonly TreeServer[]): Promise<void> {
+  for (const t of trees) await t.server.stop();
+}
+
+/**
+ * Runs `round(tree, k, i)` (`i`: the tree's index) for each round k and, within it, for each tree in
+ * turn, so that both trees see the same spells of the machine; returns each tree's results by round.
+ */
+export async function alternateTrees<T, R>(trees: readonly T[], rounds: number, round: (tree: T, k: number, i: number) => Promise<R>): Promise<R[][]> {
+  const out = trees.map((): R[] => []);
+  for (let k = 0; k < rounds; k++) for (const [i, tree] of trees.entries()) out[i]!.push(await round(tree, k, i));
+  return out;
+}
+
+/**
+ * One measure of this tree and the baseline: a rate (`unit` ending in `/s`, higher is better) or a time
+ * (lower is better), over the pass and, where it ran in rounds, in each round.
+ */
+export interface AbRow {
+  pass: string;
+  unit: string;
+  today: number;
+  baseline: number;
+  rounds?: { today: number; baseline: number }[];
+}
+
+const figure = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
+
+/** Prints this tree against the baseline: both figures and today / baseline, over the pass and per round. */
+export function printAbTable(title: string, rows: AbRow[]): void {
+  console.log(`\n${title}: this tree against the baseline (today / baseline: of a rate, above 1 is faster; of a time, below 1 is faster)`);
+  console.log('| pass | unit | this tree | baseline | today / baseline | per round |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const rounds = r.rounds?.map((x) => (x.today / x.baseline).toFixed(2)).join(' / ') ?? '';
+    console.log(`| ${r.pass} | ${r.unit} | ${figure(r.today)} | ${figure(r.baseline)} | **${(r.today / r.baseline).toFixed(2)}** | ${rounds} |`);
+  }
+}
+
+/**
+ * The tables of passes run by {@link alternatingTreeRounds}, `rows[tree][pass]`: each tree's against its
+ * raw side as {@link printTable} prints them and, with a baseline, this tree against it (svc's rates,
+ * and the raw side's beside each: how alike the machine was to both).
+ */
+export function printTreeTables(title: string, trees: readonly BenchTree[], rows: BenchRow[][]): void {
+  if (trees.length === 1) return printTable(title, rows[0]!);
+  for (const [i, tree] of trees.entries()) printTable(`${title}; ${tree.label} (${tree.root})`, rows[i]!);
+  const zip = (a: number[] = [], b: number[] = []) => a.map((today, k) => ({ today, baseline: b[k]! }));
+  printAbTable(
+    title,
+    rows[0]!.flatMap((today, p) => {
+      const base = rows[1]![p]!;
+      return [
+        { pass: today.pass, unit: 'svc ops/s', today: today.http, baseline: base.http, rounds: zip(today.rates, base.rates) },
+        { pass: `(raw pg beside it)`, unit: 'ops/s', today: today.raw, baseline: base.raw, rounds: zip(today.rawRates, base.rawRates) },
+      ];
+    }),
+  );
 }

@@ -9,6 +9,7 @@
  *   raw `_delete_by_query` of the same entries on the same node; the dry run against the raw counts.
  *
  *   npm run bench:truncation -- [--entries 1000000] [--batch-size 10000] [--iterations 20] [--only postgres|opensearch] [--rounds 2]
+ *                               [--against <a checkout of another commit, installed>]
  *
  * On OpenSearch the second of the two deletes on a node runs faster, whichever it is (about 8 s against
  * 10-12 s for the first on 2 cores): the OpenSearch half runs `--rounds` rounds, each on a fresh load,
@@ -16,13 +17,35 @@
  * the sum of all.
  *
  * svc's side: the truncation is queued with dryRun=false and timed until its task completes (polled
- * every 20 ms on Postgres, 100 ms on OpenSearch). OpenSearch is OPENSEARCH_URL, or one the harness provisions and
- * starts with a heap of 2 GB.
+ * every 20 ms on Postgres, 100 ms on OpenSearch).
+ *
+ * With `--against`, that checkout's server (the baseline, run from its TypeScript) is measured beside
+ * this tree's, over HTTP as this tree's is, on a database (and index prefix) of its own loaded with the
+ * same entries: on Postgres, the dry runs alternate this tree's call, the baseline's and the raw count,
+ * and the truncations run once each, this tree's, the raw DELETE, then the baseline's; on OpenSearch,
+ * each round runs this tree's round (load, svc's and the raw delete), then the baseline's. A last table
+ * compares the two trees' times.
+ *
+ * OpenSearch is OPENSEARCH_URL, or one the harness provisions and starts with a heap of 2 GB.
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Client } from '@opensearch-project/opensearch';
-import { benchOpenSearch, benchPostgres, call, createDb, startBenchServer, type BenchPostgres } from './benchSupport.ts';
+import {
+  alternateTrees,
+  benchOpenSearch,
+  benchPostgres,
+  benchTrees,
+  call,
+  createDb,
+  printAbTable,
+  startBenchServer,
+  startTreeServers,
+  stopTreeServers,
+  type AbRow,
+  type BenchPostgres,
+  type BenchTree,
+} from './benchSupport.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,6 +54,7 @@ const { values: args } = parseArgs({
     iterations: { type: 'string', default: '20' },
     only: { type: 'string' },
     rounds: { type: 'string', default: '2' },
+    against: { type: 'string' },
   },
 });
 const N = Number(args.entries);
@@ -85,13 +109,23 @@ async function truncateAndWait(base: string, pollMs: number): Promise<{ status: 
   }
 }
 
-/** Dry runs of svc against the raw count they stand for, alternating (times in ms). */
-async function dryRuns(base: string, rawCount: () => Promise<unknown>): Promise<{ dry: number[]; rawCount: number[]; message: string }> {
-  const out = { dry: [] as number[], rawCount: [] as number[], message: '' };
+interface DryRuns {
+  /** Times in ms of each server's dry runs (one list per server), and of the raw count. */
+  dry: number[][];
+  rawCount: number[];
+  /** The first server's answer. */
+  message: string;
+}
+
+/** Dry runs of svc (of each server in turn) against the raw count they stand for, alternating. */
+async function dryRuns(bases: string[], rawCount: () => Promise<unknown>): Promise<DryRuns> {
+  const out: DryRuns = { dry: bases.map(() => []), rawCount: [], message: '' };
   for (let k = 0; k < ITERATIONS; k++) {
-    const [d, r] = await time(() => dryRun(base));
-    out.dry.push(d);
-    out.message = (r as { value: string }).value;
+    for (const [i, base] of bases.entries()) {
+      const [d, r] = await time(() => dryRun(base));
+      out.dry[i]!.push(d);
+      if (i === 0) out.message = (r as { value: string }).value;
+    }
     out.rawCount.push((await time(rawCount))[0]);
   }
   return out;
@@ -106,19 +140,19 @@ async function makePartitions(svcSql: pg.Client): Promise<void> {
   );
 }
 
-async function onPostgres(pgc: BenchPostgres): Promise<void> {
-  const svcDb = await createDb(pgc.adminUrl);
-  const rawDb = await createDb(pgc.adminUrl);
-  const server = await startBenchServer(svcDb, 8);
-  const svcSql = new pg.Client({ connectionString: svcDb });
-  const raw = new pg.Client({ connectionString: rawDb });
-  await svcSql.connect();
-  await raw.connect();
+async function onPostgres(pgc: BenchPostgres, trees: BenchTree[]): Promise<void> {
+  const servers = await startTreeServers(pgc.adminUrl, 8, trees);
+  const svcSql = servers.map((t) => new pg.Client({ connectionString: t.svcDb }));
+  // The raw side: one plain table, on this tree's raw database.
+  const raw = new pg.Client({ connectionString: servers[0]!.rawDb });
   try {
-    // svc: the dataset through the API, then the entries into their monthly partitions.
-    await call(server.base, 'POST', `/openapi/v3/entity/dataset/${encodeURIComponent(URN)}/status?createIfNotExists=false`, { value: { removed: false } });
-    await makePartitions(svcSql);
-    await svcSql.query(rows('timeseries_entries', true), [URN, START, STEP, N]);
+    for (const c of [...svcSql, raw]) await c.connect();
+    // svc: the dataset through the API, then the entries into their monthly partitions (each tree's).
+    for (const [i, t] of servers.entries()) {
+      await call(t.server.base, 'POST', `/openapi/v3/entity/dataset/${encodeURIComponent(URN)}/status?createIfNotExists=false`, { value: { removed: false } });
+      await makePartitions(svcSql[i]!);
+      await svcSql[i]!.query(rows('timeseries_entries', true), [URN, START, STEP, N]);
+    }
     // Raw: the same rows in one plain table with the same indexes.
     await raw.query(`CREATE TABLE timeseries_raw (
         id bigserial PRIMARY KEY, entity_type text NOT NULL, aspect text NOT NULL, urn text COLLATE "C" NOT NULL, timestamp_millis bigint NOT NULL,
@@ -126,31 +160,52 @@ async function onPostgres(pgc: BenchPostgres): Promise<void> {
     await raw.query('CREATE INDEX ON timeseries_raw (entity_type, aspect, timestamp_millis)');
     await raw.query('CREATE INDEX ON timeseries_raw (urn, aspect, timestamp_millis DESC)');
     await raw.query(rows('timeseries_raw', false), [URN, START, STEP, N]);
-    for (const c of [svcSql, raw]) {
+    for (const c of [...svcSql, raw]) {
       await c.query('VACUUM ANALYZE');
       await c.query('CHECKPOINT');
     }
 
-    const { dry, rawCount, message } = await dryRuns(server.base, () => raw.query(`SELECT count(*) FILTER (WHERE timestamp_millis <= $3) AS n, count(*) AS total FROM timeseries_raw WHERE entity_type = $1 AND aspect = $2`, ['dataset', 'datasetProfile', BOUNDARY]));
+    const dry = await dryRuns(
+      servers.map((t) => t.server.base),
+      () => raw.query(`SELECT count(*) FILTER (WHERE timestamp_millis <= $3) AS n, count(*) AS total FROM timeseries_raw WHERE entity_type = $1 AND aspect = $2`, ['dataset', 'datasetProfile', BOUNDARY]),
+    );
 
-    // The truncation itself: svc until its task completes, then the raw DELETE.
-    const [svcMs, task] = await time(() => truncateAndWait(server.base, 20));
+    // The truncation itself: svc until its task completes, then the raw DELETE (then the baseline's truncation).
+    const svcMs: number[] = [];
+    const [ms, task] = await time(() => truncateAndWait(servers[0]!.server.base, 20));
+    svcMs.push(ms);
     const [rawMs, rawResult] = await time(() => raw.query('DELETE FROM timeseries_raw WHERE entity_type = $1 AND aspect = $2 AND timestamp_millis <= $3', ['dataset', 'datasetProfile', BOUNDARY]));
-    const [left] = (await svcSql.query('SELECT count(*)::int AS n FROM timeseries_entries WHERE index_name = $1', [INDEX])).rows as { n: number }[];
-    if (task.status.deleted !== N / 2 || rawResult.rowCount !== N / 2 || left!.n !== N / 2) {
-      throw new Error(`not the same work: svc deleted ${task.status.deleted} (left ${left!.n}), raw ${rawResult.rowCount}`);
+    const tasks = [task];
+    for (const t of servers.slice(1)) {
+      const [ms, task] = await time(() => truncateAndWait(t.server.base, 20));
+      svcMs.push(ms);
+      tasks.push(task);
+    }
+    for (const [i, task] of tasks.entries()) {
+      const [left] = (await svcSql[i]!.query('SELECT count(*)::int AS n FROM timeseries_entries WHERE index_name = $1', [INDEX])).rows as { n: number }[];
+      if (task.status.deleted !== N / 2 || rawResult.rowCount !== N / 2 || left!.n !== N / 2) {
+        throw new Error(`not the same work: svc (${servers[i]!.label}) deleted ${task.status.deleted} (left ${left!.n}), raw ${rawResult.rowCount}`);
+      }
     }
 
-    console.log(`\nTruncation on Postgres (${pgc.label}): ${N} entries of one aspect, ${N / 2} at or before the boundary, batches of ${BATCH}`);
-    console.log(`dry-run message: ${message}`);
-    console.log('| pass | svc | raw SQL | svc / raw |');
-    console.log('|---|---|---|---|');
-    console.log(`| dry run (${ITERATIONS} alternating calls, medians; raw: the count) | ${median(dry).toFixed(1)} ms | ${median(rawCount).toFixed(1)} ms | ${(median(dry) / median(rawCount)).toFixed(2)} |`);
-    console.log(`| truncation (svc: queued → task completed; raw: one DELETE) | ${(svcMs / 1000).toFixed(2)} s | ${(rawMs / 1000).toFixed(2)} s | ${(svcMs / rawMs).toFixed(2)} |`);
+    const title = `Truncation on Postgres (${pgc.label}): ${N} entries of one aspect, ${N / 2} at or before the boundary, batches of ${BATCH}`;
+    for (const [i, t] of servers.entries()) {
+      console.log(`\n${title}${servers.length > 1 ? `; ${t.label} (${t.root})` : ''}`);
+      if (i === 0) console.log(`dry-run message: ${dry.message}`);
+      console.log('| pass | svc | raw SQL | svc / raw |');
+      console.log('|---|---|---|---|');
+      console.log(`| dry run (${ITERATIONS} alternating calls, medians; raw: the count) | ${median(dry.dry[i]!).toFixed(1)} ms | ${median(dry.rawCount).toFixed(1)} ms | ${(median(dry.dry[i]!) / median(dry.rawCount)).toFixed(2)} |`);
+      console.log(`| truncation (svc: queued → task completed; raw: one DELETE) | ${(svcMs[i]! / 1000).toFixed(2)} s | ${(rawMs / 1000).toFixed(2)} s | ${(svcMs[i]! / rawMs).toFixed(2)} |`);
+    }
+    if (servers.length > 1) {
+      printAbTable(title, [
+        { pass: `dry run (${ITERATIONS} alternating calls, medians)`, unit: 'ms', today: median(dry.dry[0]!), baseline: median(dry.dry[1]!) },
+        { pass: "truncation (once each: this tree's, the raw DELETE, the baseline's)", unit: 's', today: svcMs[0]! / 1000, baseline: svcMs[1]! / 1000 },
+      ]);
+    }
   } finally {
-    await svcSql.end();
-    await raw.end();
-    await server.stop();
+    for (const c of [...svcSql, raw]) await c.end().catch(() => undefined);
+    await stopTreeServers(servers);
   }
 }
 
@@ -163,18 +218,18 @@ interface OpenSearchRound {
   /** OpenSearch's own time of each delete: the task's running time (svc's) and the response's `took` (raw). */
   svcEngineMs: number;
   rawEngineMs: number;
-  dry?: { dry: number[]; rawCount: number[]; message: string };
+  dry?: DryRuns;
 }
 
 /**
  * One round on OpenSearch, on a fresh load: svc's entries shipped through its outbox into its index
  * (a new server, database and index prefix), the same documents bulk-loaded raw into a plain index,
- * then both deletes, svc's first or the raw one first.
+ * then both deletes, svc's first or the raw one first; svc is `tree`'s server.
  */
-async function openSearchRound(pgc: BenchPostgres, os: { url: string }, client: Client, svcFirst: boolean, withDryRuns: boolean): Promise<OpenSearchRound> {
+async function openSearchRound(pgc: BenchPostgres, os: { url: string }, client: Client, tree: BenchTree, svcFirst: boolean, withDryRuns: boolean): Promise<OpenSearchRound> {
   const prefix = `bench${Date.now()}`;
   const svcDb = await createDb(pgc.adminUrl);
-  const server = await startBenchServer(svcDb, 8, { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: os.url, INDEX_PREFIX: prefix, ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0' });
+  const server = await startBenchServer(svcDb, 8, { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: os.url, INDEX_PREFIX: prefix, ELASTICSEARCH_INDEX_BUILDER_NUM_REPLICAS: '0' }, tree.root);
   const svcSql = new pg.Client({ connectionString: svcDb });
   await svcSql.connect();
   const alias = `${prefix}_${INDEX}`;
@@ -204,7 +259,7 @@ async function openSearchRound(pgc: BenchPostgres, os: { url: string }, client: 
     await new Promise((res) => setTimeout(res, 5000));
 
     const dry = withDryRuns
-      ? await dryRuns(server.base, () => client.search({ index: rawIndex, body: { size: 0, track_total_hits: true, aggs: { old: { filter: OLDER } } } as never }))
+      ? await dryRuns([server.base], () => client.search({ index: rawIndex, body: { size: 0, track_total_hits: true, aggs: { old: { filter: OLDER } } } as never }))
       : undefined;
 
     const rawDelete = () =>
@@ -241,7 +296,7 @@ async function bulkLoad(client: Client, index: string, n: number): Promise<void>
   }
 }
 
-async function onOpenSearch(pgc: BenchPostgres): Promise<void> {
+async function onOpenSearch(pgc: BenchPostgres, trees: BenchTree[]): Promise<void> {
   // A node of 2 GB of heap: on the test nodes' 512 MB, a delete-by-query of half a million documents
   // runs against the parent circuit breaker (a task-status request was refused with "Data too large")
   // and the node's garbage collection is what the runs measure, whoever sends the delete.
@@ -265,34 +320,49 @@ async function onOpenSearch(pgc: BenchPostgres): Promise<void> {
     }
     await client.indices.delete({ index: warmIndex });
 
-    // The second of two deletes on a node runs faster, whichever it is: the rounds alternate which goes first.
-    const rounds: OpenSearchRound[] = [];
-    for (let k = 0; k < ROUNDS; k++) rounds.push(await openSearchRound(pgc, os, client, k % 2 === 0, k === 0));
-    const dry = rounds[0]!.dry!;
-    const sum = (f: (r: OpenSearchRound) => number) => rounds.reduce((a, r) => a + f(r), 0);
-
-    console.log(`\nTruncation on OpenSearch (${os.url.includes('127.0.0.1') ? 'one local node' : 'OPENSEARCH_URL'}): ${N} entries of one aspect, ${N / 2} at or before the boundary, batches of ${BATCH}, ${ROUNDS} rounds on fresh loads`);
-    console.log(`dry-run message: ${dry.message}`);
-    console.log('| pass | svc | raw OpenSearch | svc / raw | OpenSearch\'s own time of the delete: svc\'s task / raw `took` |');
-    console.log('|---|---|---|---|---|');
-    console.log(`| loading (svc: committed to the outbox → shipped; raw: _bulk of 5,000; all rounds) | ${(sum((r) => r.shipMs) / 1000).toFixed(1)} s | ${(sum((r) => r.bulkMs) / 1000).toFixed(1)} s | ${(sum((r) => r.shipMs) / sum((r) => r.bulkMs)).toFixed(2)} |`);
-    console.log(`| dry run (${ITERATIONS} alternating calls, medians; raw: the two counts) | ${median(dry.dry).toFixed(1)} ms | ${median(dry.rawCount).toFixed(1)} ms | ${(median(dry.dry) / median(dry.rawCount)).toFixed(2)} |`);
-    for (const [k, r] of rounds.entries()) {
-      console.log(
-        `| truncation, round ${k + 1} (${r.svcFirst ? 'svc' : 'raw'} first; svc: queued → task completed; raw: _delete_by_query, waiting) | ${(r.svcMs / 1000).toFixed(2)} s | ${(r.rawMs / 1000).toFixed(2)} s | ${(r.svcMs / r.rawMs).toFixed(2)} | ${(r.svcEngineMs / 1000).toFixed(2)} s / ${(r.rawEngineMs / 1000).toFixed(2)} s |`,
-      );
+    // The second of two deletes on a node runs faster, whichever it is: the rounds alternate which goes
+    // first. With a baseline, each round runs this tree's, then the baseline's.
+    const byTree = await alternateTrees(trees, ROUNDS, (tree, k) => openSearchRound(pgc, os, client, tree, k % 2 === 0, k === 0));
+    const title = `Truncation on OpenSearch (${os.url.includes('127.0.0.1') ? 'one local node' : 'OPENSEARCH_URL'}): ${N} entries of one aspect, ${N / 2} at or before the boundary, batches of ${BATCH}, ${ROUNDS} rounds on fresh loads`;
+    for (const [i, rounds] of byTree.entries()) {
+      const dry = rounds[0]!.dry!;
+      const sum = (f: (r: OpenSearchRound) => number) => rounds.reduce((a, r) => a + f(r), 0);
+      console.log(`\n${title}${trees.length > 1 ? `; ${trees[i]!.label} (${trees[i]!.root})` : ''}`);
+      console.log(`dry-run message: ${dry.message}`);
+      console.log('| pass | svc | raw OpenSearch | svc / raw | OpenSearch\'s own time of the delete: svc\'s task / raw `took` |');
+      console.log('|---|---|---|---|---|');
+      console.log(`| loading (svc: committed to the outbox → shipped; raw: _bulk of 5,000; all rounds) | ${(sum((r) => r.shipMs) / 1000).toFixed(1)} s | ${(sum((r) => r.bulkMs) / 1000).toFixed(1)} s | ${(sum((r) => r.shipMs) / sum((r) => r.bulkMs)).toFixed(2)} |`);
+      console.log(`| dry run (${ITERATIONS} alternating calls, medians; raw: the two counts) | ${median(dry.dry[0]!).toFixed(1)} ms | ${median(dry.rawCount).toFixed(1)} ms | ${(median(dry.dry[0]!) / median(dry.rawCount)).toFixed(2)} |`);
+      for (const [k, r] of rounds.entries()) {
+        console.log(
+          `| truncation, round ${k + 1} (${r.svcFirst ? 'svc' : 'raw'} first; svc: queued → task completed; raw: _delete_by_query, waiting) | ${(r.svcMs / 1000).toFixed(2)} s | ${(r.rawMs / 1000).toFixed(2)} s | ${(r.svcMs / r.rawMs).toFixed(2)} | ${(r.svcEngineMs / 1000).toFixed(2)} s / ${(r.rawEngineMs / 1000).toFixed(2)} s |`,
+        );
+      }
+      console.log(`| truncation, all rounds | ${(sum((r) => r.svcMs) / 1000).toFixed(2)} s | ${(sum((r) => r.rawMs) / 1000).toFixed(2)} s | ${(sum((r) => r.svcMs) / sum((r) => r.rawMs)).toFixed(2)} |`);
     }
-    console.log(`| truncation, all rounds | ${(sum((r) => r.svcMs) / 1000).toFixed(2)} s | ${(sum((r) => r.rawMs) / 1000).toFixed(2)} s | ${(sum((r) => r.svcMs) / sum((r) => r.rawMs)).toFixed(2)} |`);
+    if (trees.length > 1) {
+      const [today, base] = [byTree[0]!, byTree[1]!];
+      const total = (rounds: OpenSearchRound[], f: (r: OpenSearchRound) => number) => rounds.reduce((a, r) => a + f(r), 0) / 1000;
+      const perRound = (f: (r: OpenSearchRound) => number) => today.map((r, k) => ({ today: f(r) / 1000, baseline: f(base[k]!) / 1000 }));
+      const rows: AbRow[] = [
+        { pass: 'loading: committed to the outbox → shipped (all rounds)', unit: 's', today: total(today, (r) => r.shipMs), baseline: total(base, (r) => r.shipMs), rounds: perRound((r) => r.shipMs) },
+        { pass: `dry run (${ITERATIONS} calls against the raw counts, medians; round 1)`, unit: 'ms', today: median(today[0]!.dry!.dry[0]!), baseline: median(base[0]!.dry!.dry[0]!) },
+        { pass: 'truncation: queued → task completed (all rounds)', unit: 's', today: total(today, (r) => r.svcMs), baseline: total(base, (r) => r.svcMs), rounds: perRound((r) => r.svcMs) },
+        { pass: "(the raw _delete_by_query beside it)", unit: 's', today: total(today, (r) => r.rawMs), baseline: total(base, (r) => r.rawMs), rounds: perRound((r) => r.rawMs) },
+      ];
+      printAbTable(title, rows);
+    }
   } finally {
     await client.close();
     await os.stop();
   }
 }
 
+const trees = benchTrees(args.against);
 const pgc = await benchPostgres();
 try {
-  if (args.only !== 'opensearch') await onPostgres(pgc);
-  if (args.only !== 'postgres') await onOpenSearch(pgc);
+  if (args.only !== 'opensearch') await onPostgres(pgc, trees);
+  if (args.only !== 'postgres') await onOpenSearch(pgc, trees);
 } finally {
   await pgc.stop();
 }

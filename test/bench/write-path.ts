@@ -2,21 +2,36 @@
  * Write-path benchmark: aspect upserts per second through svc's HTTP API at concurrency 16, against
  * raw `pg` upserts of the same rows into the same table shape, in the same run, on the same Postgres.
  *
- *   npm run bench:write-path -- [--seconds 12] [--rounds 6] [--concurrency 16]
+ *   npm run bench:write-path -- [--seconds 12] [--rounds 6] [--concurrency 16] [--against <a checkout of another commit, installed>]
  *
  * Two passes: inserts (a new entity per request), then updates of the aspects the inserts created.
  * Each pass runs in interleaved rounds (svc for seconds/rounds, then the raw side for as many rows,
  * and again), so a machine whose speed drifts during the run affects both sides alike; the ratio is
  * of the totals, and each round's ratio is printed beside it. The raw side is not timed while svc still
  * delivers its round's new entities to search (see untilSettled).
+ * With `--against`, that checkout's server (the baseline, run from its TypeScript) does the same passes
+ * on databases of its own on the same Postgres, its rounds alternating with this tree's (this tree's svc
+ * round and raw round, then the baseline's), and a last table compares the two trees' svc rates.
  * Uses DATABASE_URL when set (a cluster's admin URL), else starts Debian's PostgreSQL 15 through the
  * test harness. Needs wrk (Debian's package).
  */
 import { parseArgs } from 'node:util';
-import { alternatingRounds, benchPostgres, createDb, printTable, rawUpserts, runWrk, startBenchServer, untilSettled, type BenchRow } from './benchSupport.ts';
+import {
+  alternatingTreeRounds,
+  benchPostgres,
+  benchTrees,
+  printTreeTables,
+  rawUpserts,
+  runWrk,
+  startTreeServers,
+  stopTreeServers,
+  untilSettled,
+  type BenchRow,
+  type TreeServer,
+} from './benchSupport.ts';
 
 const { values: args } = parseArgs({
-  options: { seconds: { type: 'string', default: '12' }, rounds: { type: 'string', default: '6' }, concurrency: { type: 'string', default: '16' } },
+  options: { seconds: { type: 'string', default: '12' }, rounds: { type: 'string', default: '6' }, concurrency: { type: 'string', default: '16' }, against: { type: 'string' } },
 });
 const SECONDS = Number(args.seconds);
 const ROUNDS = Number(args.rounds);
@@ -27,18 +42,19 @@ const description = (i: number, pass: number) => `row ${i} pass ${pass} ${'lorem
 const urnOf = (i: number) => `urn:li:dataset:(urn:li:dataPlatform:bench,db.table_${i},PROD)`;
 
 const pg = await benchPostgres();
-const svcDb = await createDb(pg.adminUrl);
-const server = await startBenchServer(svcDb, CONCURRENCY);
-const rawDb = await createDb(pg.adminUrl);
+const trees = await startTreeServers(pg.adminUrl, CONCURRENCY, benchTrees(args.against)).catch(async (err: unknown) => {
+  await pg.stop();
+  throw err;
+});
 try {
-  const results: BenchRow[] = [];
-  let created = 0; // entities the insert pass created (rows 0 .. created-1), on both sides
+  const results: BenchRow[][] = trees.map(() => []);
+  const created = new Map<TreeServer, number>(); // entities each tree's insert pass created (rows 0 .. created-1), on both sides
   for (const [pass, label] of [[1, 'insert (new entities)'], [2, 'update (existing aspects)']] as const) {
-    // Pass 1 numbers rows on from the last round's; pass 2 walks the rows pass 1 created.
-    const modulo = pass === 1 ? 1_000_000_000 : created;
-    const row = await alternatingRounds(label, ROUNDS, async (_round, offset) => {
+    const rows = await alternatingTreeRounds(label, ROUNDS, trees, async (tree, _round, offset) => {
+      // Pass 1 numbers rows on from the last round's; pass 2 walks the rows pass 1 created.
+      const modulo = pass === 1 ? 1_000_000_000 : created.get(tree)!;
       const http = runWrk(
-        server.base,
+        tree.server.base,
         {
           method: 'POST',
           pathLua: `"/openapi/v3/entity/dataset/urn%3Ali%3Adataset%3A%28urn%3Ali%3AdataPlatform%3Abench%2Cdb.table_" .. i .. "%2CPROD%29/datasetProperties?createIfNotExists=false"`,
@@ -49,18 +65,20 @@ try {
         CONCURRENCY,
         offset,
       );
-      await untilSettled(svcDb);
-      const raw = await rawUpserts(rawDb, http.count, CONCURRENCY, (k) => {
+      await untilSettled(tree.svcDb);
+      const raw = await rawUpserts(tree.rawDb, http.count, CONCURRENCY, (k) => {
         const i = (offset + k) % modulo;
         return { urn: urnOf(i), aspect: 'datasetProperties', value: { description: description(i, pass), customProperties: { owner: `team-${i % 17}` } } };
       });
       return { http, raw };
     });
-    if (pass === 1) created = row.n;
-    results.push(row);
+    for (const [i, row] of rows.entries()) {
+      if (pass === 1) created.set(trees[i]!, row.n);
+      results[i]!.push(row);
+    }
   }
-  printTable(`write-path: ~1 KB datasetProperties upserts, concurrency ${CONCURRENCY}, Postgres ${pg.label}`, results);
+  printTreeTables(`write-path: ~1 KB datasetProperties upserts, concurrency ${CONCURRENCY}, Postgres ${pg.label}`, trees, results);
 } finally {
-  await server.stop();
+  await stopTreeServers(trees);
   await pg.stop();
 }
