@@ -47,7 +47,7 @@ test('the issue’s date and its kin are no dates; epoch milliseconds and shorte
   assert.equal(dateMillis('2024-06-14T08:00:00.1239Z'), Date.UTC(2024, 5, 14, 8, 0, 0, 123));
 });
 
-test('every field of ASPECT_FIELDS reads strings or symbols (a map of strings for entries) at a path that exists in each of its aspects of DataHub’s model', () => {
+test('every field of ASPECT_FIELDS reads strings or symbols (a map of strings for entries; integers for a date) at a path that exists in each of its aspects of DataHub’s model', () => {
   const resolve = (s: Record<string, unknown>): Record<string, unknown> => {
     const ref = s.$ref as string | undefined;
     return ref ? resolve(DATAHUB_MODEL.definitions[ref.slice('#/definitions/'.length)] as Record<string, unknown>) : s;
@@ -64,7 +64,8 @@ test('every field of ASPECT_FIELDS reads strings or symbols (a map of strings fo
         at = resolve(next as Record<string, unknown>);
       }
       const leaf = f.form === 'entries' ? resolve(at.additionalProperties as Record<string, unknown>) : at;
-      assert.ok(leaf.type === 'string' || Array.isArray(leaf.enum), `${f.name}: ${aspect}'s ${f.path} holds ${JSON.stringify(leaf)}, not strings`);
+      if (f.type === 'date') assert.equal(leaf.type, 'integer', `${f.name}: ${aspect}'s ${f.path} holds ${JSON.stringify(leaf)}, not times`);
+      else assert.ok(leaf.type === 'string' || Array.isArray(leaf.enum), `${f.name}: ${aspect}'s ${f.path} holds ${JSON.stringify(leaf)}, not strings`);
     }
   }
 });
@@ -84,5 +85,7 @@ test('aspect fields take each string at their path: arrays walked, maps as key=v
   assert.deepEqual(aspectFieldValues(field('description'), { description: '' }), []);
   assert.deepEqual(aspectFieldValues(field('typeNames'), { typeNames: ['Table', 7, null] }), ['Table']);
   assert.deepEqual(aspectFieldValues(field('container'), null), []);
+  assert.deepEqual(aspectFieldValues(field('created'), { name: 'run', created: { time: 1718352000000, actor: 'urn:li:corpuser:a' } }), [1718352000000]);
+  assert.deepEqual(aspectFieldValues(field('lastModifiedAt'), { lastModified: { time: '1718352000000' } }), []);
   assert.equal(aspectFieldValues(field('tags'), { tags: Array.from({ length: MAX_ASPECT_FIELD_VALUES + 5 }, (_, i) => ({ tag: `urn:li:tag:${i}` })) }).length, MAX_ASPECT_FIELD_VALUES);
 });

@@ -80,11 +80,13 @@ export function baseFields(spec: EntitySpec): FieldSpec[] {
 
 /**
  * A field of DataHub's search documents read from an aspect (its `@Searchable` annotations, under the
- * field names DataHub's clients filter on). Values are strings, each a value of the field.
+ * field names DataHub's clients filter on). Values are strings, each a value of the field, or for a date
+ * field numbers.
  */
 export interface AspectField {
   name: string;
-  type: 'keyword';
+  /** keyword: each string at the path; date: each integer there (epoch milliseconds, an audit stamp's `time`). */
+  type: 'keyword' | 'date';
   /** The aspects it is read from, all at the same path. */
   aspects: readonly string[];
   /** Where the values are in an aspect's value: keys separated by `/`, `*` for every element of an array. */
@@ -175,6 +177,14 @@ export const ASPECT_FIELDS: readonly AspectField[] = [
     path: 'customProperties',
     form: 'entries',
   },
+  // What DataHub's maintenance source (`datahub-gc`) and its GraphQL resolvers search on: a run's job
+  // and creation time, a query's origin and last change, an execution request's time and source.
+  { name: 'parentTemplate', type: 'keyword', aspects: ['dataProcessInstanceRelationships'], path: 'parentTemplate' },
+  { name: 'created', type: 'date', aspects: ['dataProcessInstanceProperties'], path: 'created/time' },
+  { name: 'source', type: 'keyword', aspects: ['queryProperties'], path: 'source' },
+  { name: 'lastModifiedAt', type: 'date', aspects: ['queryProperties'], path: 'lastModified/time' },
+  { name: 'requestTimeMs', type: 'date', aspects: ['dataHubExecutionRequestInput'], path: 'requestedAt' },
+  { name: 'ingestionSource', type: 'keyword', aspects: ['dataHubExecutionRequestInput'], path: 'source/ingestionSource' },
 ];
 
 /** Every aspect an {@link ASPECT_FIELDS} field is read from (the outbox's triggers queue their writes: R__svc_search_aspect.sql). */
@@ -187,13 +197,15 @@ export function aspectFieldsOf(spec: EntitySpec): AspectField[] {
 }
 
 /** The values of a field in an aspect's value (see {@link AspectField}); empty strings are left out. */
-export function aspectFieldValues(field: AspectField, value: unknown): string[] {
+export function aspectFieldValues(field: AspectField, value: unknown): (string | number)[] {
   let at: unknown[] = [value];
   for (const key of field.path.split('/')) {
     at = at.flatMap((v) => (key === '*' ? (Array.isArray(v) ? v : []) : v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, key) ? [(v as Record<string, unknown>)[key]] : []));
   }
-  let values: string[];
-  if (field.form === 'entries') {
+  let values: (string | number)[];
+  if (field.type === 'date') {
+    values = at.filter((v): v is number => Number.isSafeInteger(v));
+  } else if (field.form === 'entries') {
     values = at.flatMap((m) => (m !== null && typeof m === 'object' && !Array.isArray(m) ? Object.entries(m).filter(([, v]) => typeof v === 'string').map(([k, v]) => `${k}=${v as string}`) : []));
   } else {
     values = at.filter((v): v is string => typeof v === 'string' && v !== '');
