@@ -166,8 +166,9 @@ export class SearchService {
       throw SvcError.validation([`start + count must be between 0 and ${MAX_RESULT_WINDOW} (got start ${start}, count ${limit}): use a scroll to read further`]);
     }
     const offset = start + (input.scrollId ? Number(this.scrollIds.decode(scope, input.scrollId)) : 0);
-    const matches = await this.backend.search({ entityTypes: specs.map((s) => s.name), where, includeRemoved: includesRemoved(input), descending: false, limit: MAX_SORTED_MATCHES + 1, total: input.total ?? false });
-    if (matches.urns.length > MAX_SORTED_MATCHES) {
+    // Counted rather than asked one more: a page reaches 10,000 matches at most in OpenSearch.
+    const matches = await this.backend.search({ entityTypes: specs.map((s) => s.name), where, includeRemoved: includesRemoved(input), descending: false, limit: MAX_SORTED_MATCHES, total: true });
+    if ((matches.total ?? 0) > MAX_SORTED_MATCHES) {
       throw SvcError.validation([`A search sorted by ${field.name} orders ${MAX_SORTED_MATCHES} matches at most and this one has more: narrow it with filters, or sort by urn`]);
     }
     const aspects = [...new Set(specs.flatMap((s) => sortAspects(s, field)))];
@@ -177,7 +178,7 @@ export class SearchService {
     const records = new Map((await this.entities.getMany(principal, urns.map((u) => registry.resolveUrn(u)), input.aspects)).map((r) => [r.urn, r]));
     const entities = urns.flatMap((u) => records.get(u) ?? []);
     const more = limit > 0 && ordered.length > offset + limit;
-    return { entities, scrollId: more ? this.scrollIds.encode(scope, String(offset + limit)) : undefined, total: matches.total };
+    return { entities, scrollId: more ? this.scrollIds.encode(scope, String(offset + limit)) : undefined, total: input.total ? matches.total : undefined };
   }
 
   /** Value counts of each facet field over the matching entities, the most frequent first. */
