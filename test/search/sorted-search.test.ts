@@ -1,10 +1,13 @@
 /**
- * Searches ordered by a date field of DataHub's documents, on both backends: a list sorted by
- * `created` of runs either way, a job's runs over GraphQL (newest first, soft-deleted ones left out),
- * and a sort on a field the type has not, refused naming the fields it has.
+ * The fields DataHub's maintenance source (`datahub-gc`) searches on, and searches ordered by a date
+ * field, on both backends: each field filtered as the source filters it, a list sorted by `created` of
+ * runs either way, a job's runs over GraphQL (newest first, soft-deleted ones left out), and a sort on
+ * a field the type has not, refused naming the fields it has.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { SYSTEM } from '../../server/src/auth/authorize.ts';
+import type { Criterion } from '../../server/src/search/expr.ts';
 import { searchBackends } from '../support/searchBackends.ts';
 import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
@@ -29,9 +32,26 @@ for (const backend of searchBackends()) {
       }
       await post('dataProcessInstance', 'urn:li:dataProcessInstance:gone', 'status', { removed: true });
       await post('dataJob', JOB, 'dataJobInfo', { name: 'task', type: { string: 'COMMAND' } });
+      const stamp = (time: number) => ({ time, actor: 'urn:li:corpuser:a' });
+      for (const [id, source, time] of [['old', 'SYSTEM', 1000], ['new', 'SYSTEM', 5000], ['manual', 'MANUAL', 1000]] as const) {
+        await post('query', `urn:li:query:${id}`, 'queryProperties', { statement: { value: 'SELECT 1', language: 'SQL' }, source, created: stamp(time), lastModified: stamp(time) });
+      }
+      for (const [id, requestedAt] of [['r1', 1000], ['r2', 2000]] as const) {
+        await post('dataHubExecutionRequest', `urn:li:dataHubExecutionRequest:${id}`, 'dataHubExecutionRequestInput', { task: 'RUN_INGEST', args: {}, executorId: 'default', source: { type: 'SCHEDULED_INGESTION_SOURCE', ingestionSource: `urn:li:dataHubIngestionSource:${id}` }, requestedAt });
+      }
       await s.svc.catalog.searchOutbox.deliverAll();
     });
     after(() => s?.close());
+
+    const find = async (type: string, criteria: Criterion[]) => (await s.svc.catalog.search.search(SYSTEM, { entityTypes: [type], filters: [{ and: criteria }], count: 100 })).entities.map((e) => e.urn.split(':').pop()).sort();
+
+    test('the fields of runs, queries and execution requests filter as datahub-gc filters them', async () => {
+      assert.deepEqual(await find('dataProcessInstance', [{ field: 'parentTemplate', values: [JOB] }]), ['a', 'b', 'c']);
+      assert.deepEqual(await find('dataProcessInstance', [{ field: 'created', condition: 'LESS_THAN', values: ['2500'] }, { field: 'removed', values: ['true'] , negated: true }]), ['a', 'c']);
+      assert.deepEqual(await find('query', [{ field: 'source', values: ['SYSTEM'] }, { field: 'lastModifiedAt', condition: 'LESS_THAN', values: ['2000'] }]), ['old']);
+      assert.deepEqual(await find('dataHubExecutionRequest', [{ field: 'requestTimeMs', condition: 'GREATER_THAN_OR_EQUAL_TO', values: ['2000'] }]), ['r2']);
+      assert.deepEqual(await find('dataHubExecutionRequest', [{ field: 'ingestionSource', values: ['urn:li:dataHubIngestionSource:r1'] }]), ['r1']);
+    });
 
     test('a list sorted by created pages through the runs in time order, either way', async () => {
       const page = async (order: string, scrollId?: string) =>

@@ -32,7 +32,10 @@ export function orderByField(records: EntityRecord[], field: AspectField, descen
     for (const a of field.aspects) {
       const value = r.aspects.get(a)?.value;
       if (value === undefined) continue;
-      for (const v of aspectFieldValues(field, value) as number[]) if (k === undefined || (descending ? v > k : v < k)) k = v;
+      for (const text of aspectFieldValues(field, value)) {
+        const v = Date.parse(text);
+        if (k === undefined || (descending ? v > k : v < k)) k = v;
+      }
     }
     return k;
   };

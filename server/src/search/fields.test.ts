@@ -76,7 +76,7 @@ test('the outbox’s triggers queue an entity for every aspect its document is b
   assert.deepEqual(listed, [...new Set(['status', 'structuredProperties', 'propertyDefinition', ...SEARCH_FIELD_ASPECTS])].sort());
 });
 
-test('aspect fields take each string at their path: arrays walked, maps as key=value, a browse path joined, empties and non-strings left out', () => {
+test('aspect fields take each string at their path: arrays walked, maps as key=value, a browse path joined, times as ISO date-times, empties and non-strings left out', () => {
   const field = (name: string) => ASPECT_FIELDS.find((f) => f.name === name)!;
   assert.deepEqual(aspectFieldValues(field('owners'), { owners: [{ owner: 'urn:li:corpuser:a', type: 'DATAOWNER' }, { owner: 'urn:li:corpGroup:b' }, {}] }), ['urn:li:corpuser:a', 'urn:li:corpGroup:b']);
   assert.deepEqual(aspectFieldValues(field('customProperties'), { customProperties: { env: 'PROD', team: '' } }), ['env=PROD', 'team=']);
@@ -85,7 +85,9 @@ test('aspect fields take each string at their path: arrays walked, maps as key=v
   assert.deepEqual(aspectFieldValues(field('description'), { description: '' }), []);
   assert.deepEqual(aspectFieldValues(field('typeNames'), { typeNames: ['Table', 7, null] }), ['Table']);
   assert.deepEqual(aspectFieldValues(field('container'), null), []);
-  assert.deepEqual(aspectFieldValues(field('created'), { name: 'run', created: { time: 1718352000000, actor: 'urn:li:corpuser:a' } }), [1718352000000]);
+  assert.deepEqual(aspectFieldValues(field('created'), { name: 'run', created: { time: 1718352000000, actor: 'urn:li:corpuser:a' } }), ['2024-06-14T08:00:00.000Z']);
+  assert.deepEqual(aspectFieldValues(field('created'), { created: { time: 2000 } }), ['1970-01-01T00:00:02.000Z']);
+  assert.deepEqual(aspectFieldValues(field('created'), { created: { time: 1e17 } }), []);
   assert.deepEqual(aspectFieldValues(field('lastModifiedAt'), { lastModified: { time: '1718352000000' } }), []);
   assert.equal(aspectFieldValues(field('tags'), { tags: Array.from({ length: MAX_ASPECT_FIELD_VALUES + 5 }, (_, i) => ({ tag: `urn:li:tag:${i}` })) }).length, MAX_ASPECT_FIELD_VALUES);
 });

@@ -80,12 +80,11 @@ export function baseFields(spec: EntitySpec): FieldSpec[] {
 
 /**
  * A field of DataHub's search documents read from an aspect (its `@Searchable` annotations, under the
- * field names DataHub's clients filter on). Values are strings, each a value of the field, or for a date
- * field numbers.
+ * field names DataHub's clients filter on). Values are strings, each a value of the field.
  */
 export interface AspectField {
   name: string;
-  /** keyword: each string at the path; date: each integer there (epoch milliseconds, an audit stamp's `time`). */
+  /** keyword: each string at the path; date: each integer there (epoch milliseconds, an audit stamp's `time`), as an ISO date-time. */
   type: 'keyword' | 'date';
   /** The aspects it is read from, all at the same path. */
   aspects: readonly string[];
@@ -196,15 +195,23 @@ export function aspectFieldsOf(spec: EntitySpec): AspectField[] {
   return ASPECT_FIELDS.filter((f) => f.aspects.some((a) => has.has(a)));
 }
 
-/** The values of a field in an aspect's value (see {@link AspectField}); empty strings are left out. */
-export function aspectFieldValues(field: AspectField, value: unknown): (string | number)[] {
+/** The first and last instants a date field holds (years 0000 to 9999, as ISO 8601 writes them); others are left out. */
+const FIRST_DOCUMENT_DATE_MS = -62_167_219_200_000;
+const LAST_DOCUMENT_DATE_MS = 253_402_300_799_999;
+
+/**
+ * The values of a field in an aspect's value (see {@link AspectField}); empty strings are left out, and
+ * a date field's times are ISO 8601 date-times in UTC.
+ */
+export function aspectFieldValues(field: AspectField, value: unknown): string[] {
   let at: unknown[] = [value];
   for (const key of field.path.split('/')) {
     at = at.flatMap((v) => (key === '*' ? (Array.isArray(v) ? v : []) : v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, key) ? [(v as Record<string, unknown>)[key]] : []));
   }
-  let values: (string | number)[];
+  let values: string[];
   if (field.type === 'date') {
-    values = at.filter((v): v is number => Number.isSafeInteger(v));
+    // As ISO date-times: OpenSearch reads a small number (2000) as a year before epoch milliseconds.
+    values = at.filter((v): v is number => Number.isSafeInteger(v) && (v as number) >= FIRST_DOCUMENT_DATE_MS && (v as number) <= LAST_DOCUMENT_DATE_MS).map((v) => new Date(v).toISOString());
   } else if (field.form === 'entries') {
     values = at.flatMap((m) => (m !== null && typeof m === 'object' && !Array.isArray(m) ? Object.entries(m).filter(([, v]) => typeof v === 'string').map(([k, v]) => `${k}=${v as string}`) : []));
   } else {
