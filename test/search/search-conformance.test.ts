@@ -76,6 +76,9 @@ const COMMON_FIXTURE: Record<string, Record<string, unknown>> = {
   },
 };
 /** For each field: a value, the entities holding it, and those holding the field at all. */
+/** The fields DataHub's maintenance source searches on, of entity types besides these (sorted-search.test.ts). */
+const GC_FIELDS = ['parentTemplate', 'created', 'source', 'lastModifiedAt', 'requestTimeMs', 'ingestionSource'];
+
 const COMMON_CASES: { field: string; value: string; holders: string[]; has: string[] }[] = [
   { field: 'platform', value: 'urn:li:dataPlatform:looker', holders: [C1], has: [D1, D2, C1] },
   { field: 'platform', value: 'urn:li:dataPlatform:hive', holders: [D1, D2], has: [D1, D2, C1] },
@@ -528,7 +531,8 @@ for (const backend of BACKENDS) {
     });
 
     test('every field of DataHub’s documents filters as written and with .keyword: EQUAL, negated, EXISTS', async () => {
-      for (const f of ASPECT_FIELDS) assert.ok(COMMON_CASES.some((c) => c.field === f.name), `${f.name} has a case here`);
+      // The fields of runs, queries and execution requests (datahub-gc's) are tested in sorted-search.test.ts.
+      for (const f of ASPECT_FIELDS.filter((f) => !GC_FIELDS.includes(f.name))) assert.ok(COMMON_CASES.some((c) => c.field === f.name), `${f.name} has a case here`);
       for (const c of COMMON_CASES) {
         for (const field of [c.field, `${c.field}.keyword`]) {
           const all = Object.keys(COMMON_FIXTURE).sort();

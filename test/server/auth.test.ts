@@ -84,7 +84,7 @@ describe('roles', () => {
     const created = await token('revoke-me', 'writer');
     const list = (await (await s.request('/api/tokens')).json()) as { tokens: Record<string, unknown>[] };
     const entry = list.tokens.find((t) => t.id === created.id)!;
-    assert.deepEqual(Object.keys(entry).sort(), ['createdAt', 'createdBy', 'id', 'name', 'revokedAt', 'role']);
+    assert.deepEqual(Object.keys(entry).sort(), ['createdAt', 'createdBy', 'expiresAt', 'id', 'name', 'revokedAt', 'role']);
     const rows = await sql<{ token_hash: string }>(s.databaseUrl, 'SELECT token_hash FROM api_tokens WHERE id = $1', [created.id]);
     assert.match(rows[0]!.token_hash, /^[0-9a-f]{64}$/);
     assert.notEqual(rows[0]!.token_hash, created.token);
@@ -94,7 +94,22 @@ describe('roles', () => {
     assert.ok(((await revoked.json()) as { revokedAt: string | null }).revokedAt);
     const revokedUse = await s.request(`/openapi/v3/entity/dataset/${enc(URN)}`, { token: created.token });
     assert.equal(revokedUse.status, 401);
-    assert.deepEqual(await revokedUse.json(), { error: 'Unauthorized', message: 'The bearer token is not valid (unknown or revoked)' });
+    assert.deepEqual(await revokedUse.json(), { error: 'Unauthorized', message: 'The bearer token is not valid (unknown, revoked or expired)' });
+  });
+
+  test('a token that expired is refused; one that expires later is taken until then', async () => {
+    const expiresAt = Date.now() + 3_600_000;
+    const later = (await (await s.request('/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'expiring', role: 'reader', expiresAt }) })).json()) as { id: string; token: string; expiresAt: string };
+    assert.equal(later.expiresAt, new Date(expiresAt).toISOString());
+    assert.equal((await s.request(`/openapi/v3/entity/dataset/${enc(URN)}`, { token: later.token })).status, 200);
+    const soon = (await (await s.request('/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'expired', role: 'reader', expiresAt: Date.now() + 60_000 }) })).json()) as { id: string; token: string };
+    await sql(s.databaseUrl, "UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = $1", [soon.id]);
+    const refused = await s.request(`/openapi/v3/entity/dataset/${enc(URN)}`, { token: soon.token });
+    assert.equal(refused.status, 401);
+    assert.deepEqual(await refused.json(), { error: 'Unauthorized', message: 'The bearer token is not valid (unknown, revoked or expired)' });
+    const past = await s.request('/api/tokens', { method: 'POST', body: JSON.stringify({ name: 'past', role: 'reader', expiresAt: 1 }) });
+    assert.equal(past.status, 400);
+    assert.match(((await past.json()) as { message: string }).message, /expiresAt: must be in the future \(got 1970-01-01T00:00:00.001Z\)/);
   });
 
   test('token creation validates its input', async () => {

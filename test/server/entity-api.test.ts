@@ -220,6 +220,8 @@ describe('list', () => {
         seen.push(r.urn);
       }
       scrollId = page.scrollId;
+      // The last page has none, as DataHub's v2 (its clients page until the key is absent).
+      if (!scrollId) assert.equal('scrollId' in page, false);
     } while (scrollId);
     assert.deepEqual(seen, [...seen].sort());
     for (const urn of urns) assert.ok(seen.includes(urn));

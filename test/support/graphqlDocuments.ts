@@ -7,8 +7,6 @@
  * thousands deep, hundreds of aliases or fragment spreads. Most requests are valid or nearly so, so
  * the generator reaches the resolvers, not only the parser.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import {
   buildSchema,
@@ -27,12 +25,11 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
 } from 'graphql';
+import { typeDefs } from '../../server/src/api/graphql/graphqlHandler.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
-
-/** svc's schema, as the server serves it. */
+/** svc's schema, as the server serves it (schema.graphql and the entity types generated from the registry). */
 export function svcSchema(): GraphQLSchema {
-  return buildSchema(readFileSync(join(ROOT, 'server/src/api/graphql/schema.graphql'), 'utf8'));
+  return buildSchema(typeDefs);
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

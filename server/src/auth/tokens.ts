@@ -1,6 +1,7 @@
 /**
  * API tokens: the root token (from `SVC_ADMIN_TOKEN`, or generated once and saved under
- * `SVC_DATA_DIR`) and tokens an admin creates, stored as SHA-256 hashes with a role.
+ * `SVC_DATA_DIR`) and tokens an admin creates, stored as SHA-256 hashes with a role and, optionally,
+ * a time they expire at (refused from then on, until revoked: DataHub's `datahub-gc` revokes them).
  */
 import { hash as digest, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,21 @@ export interface TokenInfo {
   createdAt: string;
   createdBy: string;
   revokedAt: string | null;
+  /** When the token stops being taken; null: never. */
+  expiresAt: string | null;
+}
+
+/**
+ * Which tokens {@link TokenService.list} answers: those not revoked, expiring before a time (tokens
+ * that never expire are not among them), acting as an actor (`urn:li:corpuser:<name>`) or created by
+ * one. Absent criteria select every token.
+ */
+export interface TokenQuery {
+  active?: boolean;
+  expiresBefore?: { at: number; inclusive: boolean };
+  expiresAfter?: { at: number; inclusive: boolean };
+  actor?: string;
+  createdBy?: string;
 }
 
 // One-shot hashing: this runs on every API request.
@@ -36,6 +52,12 @@ export const TOKEN_REQUEST = {
       enum: ROLES,
       description: 'reader reads; writer also writes aspects; admin also hard-deletes, truncates and manages tokens',
       errorMessage: `must be one of ${ROLES.join(', ')}`,
+    },
+    expiresAt: {
+      type: 'integer',
+      minimum: 0,
+      description: 'When the token stops being taken, in epoch milliseconds (absent: never)',
+      errorMessage: 'must be a time in epoch milliseconds',
     },
   },
   required: ['name', 'role'],
@@ -89,21 +111,21 @@ export class TokenService {
     return cached && cached.until > Date.now() ? cached.principal : undefined;
   }
 
-  /** The principal of a bearer token; UNAUTHORIZED when it is unknown or revoked. */
+  /** The principal of a bearer token; UNAUTHORIZED when it is unknown, revoked or expired. */
   async authenticate(token: string): Promise<Principal> {
     const h = hash(token);
     const known = this.knownByHash(h);
     if (known) return known;
-    let rows: { id: string; name: string; role: Role }[];
+    let rows: { id: string; name: string; role: Role; expires_at: Date | null }[];
     try {
-      rows = (await this.pool.query('SELECT id, name, role FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL', [h])).rows;
+      rows = (await this.pool.query('SELECT id, name, role, expires_at FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())', [h])).rows;
     } catch (err) {
       throw dbError(err);
     }
     const row = rows[0];
-    if (!row) throw new SvcError('UNAUTHORIZED', 'The bearer token is not valid (unknown or revoked)');
+    if (!row) throw new SvcError('UNAUTHORIZED', 'The bearer token is not valid (unknown, revoked or expired)');
     const principal: Principal = { actor: `urn:li:corpuser:${row.name}`, role: row.role, tokenId: row.id };
-    this.cache.set(h, { principal, until: Date.now() + CACHE_MS });
+    this.cache.set(h, { principal, until: Math.min(Date.now() + CACHE_MS, row.expires_at?.getTime() ?? Infinity) });
     return principal;
   }
 
@@ -112,13 +134,14 @@ export class TokenService {
     authorize(by, 'MANAGE_TOKENS');
     const problems = checkTokenRequest(input);
     if (problems.length) throw SvcError.validation(problems);
-    const { name, role } = input as { name: string; role: Role };
+    const { name, role, expiresAt } = input as { name: string; role: Role; expiresAt?: number };
+    if (expiresAt !== undefined && expiresAt <= Date.now()) throw SvcError.validation([`expiresAt: must be in the future (got ${new Date(expiresAt).toISOString()})`]);
     const token = `svc_${randomBytes(32).toString('base64url')}`;
     const id = randomUUID();
     try {
       const { rows } = await this.pool.query(
-        'INSERT INTO api_tokens (id, name, role, token_hash, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-        [id, name, role, hash(token), by.actor],
+        'INSERT INTO api_tokens (id, name, role, token_hash, created_by, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+        [id, name, role, hash(token), by.actor, expiresAt === undefined ? null : new Date(expiresAt)],
       );
       return { ...toInfo(rows[0]), token };
     } catch (err) {
@@ -126,11 +149,22 @@ export class TokenService {
     }
   }
 
-  /** Every token, without its secret (admin). */
-  async list(principal: Principal): Promise<TokenInfo[]> {
+  /** The tokens a query selects (every one by default), without their secrets, oldest first (admin). */
+  async list(principal: Principal, query: TokenQuery = {}): Promise<TokenInfo[]> {
     authorize(principal, 'MANAGE_TOKENS');
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (condition: (p: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(condition(`$${params.length}`));
+    };
+    if (query.active) where.push('revoked_at IS NULL');
+    if (query.expiresBefore) add((p) => `expires_at ${query.expiresBefore!.inclusive ? '<=' : '<'} ${p}`, new Date(query.expiresBefore.at));
+    if (query.expiresAfter) add((p) => `expires_at ${query.expiresAfter!.inclusive ? '>=' : '>'} ${p}`, new Date(query.expiresAfter.at));
+    if (query.actor !== undefined) add((p) => `'urn:li:corpuser:' || name = ${p}`, query.actor);
+    if (query.createdBy !== undefined) add((p) => `created_by = ${p}`, query.createdBy);
     try {
-      const { rows } = await this.pool.query('SELECT * FROM api_tokens ORDER BY created_at, id');
+      const { rows } = await this.pool.query(`SELECT * FROM api_tokens${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, id`, params);
       return rows.map(toInfo);
     } catch (err) {
       throw dbError(err);
@@ -160,5 +194,6 @@ function toInfo(r: Record<string, unknown>): TokenInfo {
     createdAt: (r.created_at as Date).toISOString(),
     createdBy: r.created_by as string,
     revokedAt: r.revoked_at ? (r.revoked_at as Date).toISOString() : null,
+    expiresAt: r.expires_at ? (r.expires_at as Date).toISOString() : null,
   };
 }

@@ -55,7 +55,7 @@ export async function buildDocuments(entities: EntityService, db: Db, urns: stri
       if (typeof v === 'string' && v !== '') fields.set(f.name, { type: 'keyword', values: [v] });
     }
     for (const f of aspectFieldsOf(t.spec)) {
-      const values = new Set(fields.get(f.name)?.values as string[] | undefined);
+      const values = new Set(fields.get(f.name)?.values);
       for (const a of f.aspects) {
         const value = record.aspects.get(a)?.value;
         if (value !== undefined) for (const v of aspectFieldValues(f, value)) values.add(v);

@@ -47,7 +47,7 @@ test('the issue’s date and its kin are no dates; epoch milliseconds and shorte
   assert.equal(dateMillis('2024-06-14T08:00:00.1239Z'), Date.UTC(2024, 5, 14, 8, 0, 0, 123));
 });
 
-test('every field of ASPECT_FIELDS reads strings or symbols (a map of strings for entries) at a path that exists in each of its aspects of DataHub’s model', () => {
+test('every field of ASPECT_FIELDS reads strings or symbols (a map of strings for entries; integers for a date) at a path that exists in each of its aspects of DataHub’s model', () => {
   const resolve = (s: Record<string, unknown>): Record<string, unknown> => {
     const ref = s.$ref as string | undefined;
     return ref ? resolve(DATAHUB_MODEL.definitions[ref.slice('#/definitions/'.length)] as Record<string, unknown>) : s;
@@ -64,7 +64,8 @@ test('every field of ASPECT_FIELDS reads strings or symbols (a map of strings fo
         at = resolve(next as Record<string, unknown>);
       }
       const leaf = f.form === 'entries' ? resolve(at.additionalProperties as Record<string, unknown>) : at;
-      assert.ok(leaf.type === 'string' || Array.isArray(leaf.enum), `${f.name}: ${aspect}'s ${f.path} holds ${JSON.stringify(leaf)}, not strings`);
+      if (f.type === 'date') assert.equal(leaf.type, 'integer', `${f.name}: ${aspect}'s ${f.path} holds ${JSON.stringify(leaf)}, not times`);
+      else assert.ok(leaf.type === 'string' || Array.isArray(leaf.enum), `${f.name}: ${aspect}'s ${f.path} holds ${JSON.stringify(leaf)}, not strings`);
     }
   }
 });
@@ -75,7 +76,7 @@ test('the outbox’s triggers queue an entity for every aspect its document is b
   assert.deepEqual(listed, [...new Set(['status', 'structuredProperties', 'propertyDefinition', ...SEARCH_FIELD_ASPECTS])].sort());
 });
 
-test('aspect fields take each string at their path: arrays walked, maps as key=value, a browse path joined, empties and non-strings left out', () => {
+test('aspect fields take each string at their path: arrays walked, maps as key=value, a browse path joined, times as ISO date-times, empties and non-strings left out', () => {
   const field = (name: string) => ASPECT_FIELDS.find((f) => f.name === name)!;
   assert.deepEqual(aspectFieldValues(field('owners'), { owners: [{ owner: 'urn:li:corpuser:a', type: 'DATAOWNER' }, { owner: 'urn:li:corpGroup:b' }, {}] }), ['urn:li:corpuser:a', 'urn:li:corpGroup:b']);
   assert.deepEqual(aspectFieldValues(field('customProperties'), { customProperties: { env: 'PROD', team: '' } }), ['env=PROD', 'team=']);
@@ -84,5 +85,9 @@ test('aspect fields take each string at their path: arrays walked, maps as key=v
   assert.deepEqual(aspectFieldValues(field('description'), { description: '' }), []);
   assert.deepEqual(aspectFieldValues(field('typeNames'), { typeNames: ['Table', 7, null] }), ['Table']);
   assert.deepEqual(aspectFieldValues(field('container'), null), []);
+  assert.deepEqual(aspectFieldValues(field('created'), { name: 'run', created: { time: 1718352000000, actor: 'urn:li:corpuser:a' } }), ['2024-06-14T08:00:00.000Z']);
+  assert.deepEqual(aspectFieldValues(field('created'), { created: { time: 2000 } }), ['1970-01-01T00:00:02.000Z']);
+  assert.deepEqual(aspectFieldValues(field('created'), { created: { time: 1e17 } }), []);
+  assert.deepEqual(aspectFieldValues(field('lastModifiedAt'), { lastModified: { time: '1718352000000' } }), []);
   assert.equal(aspectFieldValues(field('tags'), { tags: Array.from({ length: MAX_ASPECT_FIELD_VALUES + 5 }, (_, i) => ({ tag: `urn:li:tag:${i}` })) }).length, MAX_ASPECT_FIELD_VALUES);
 });

@@ -84,7 +84,8 @@ export function baseFields(spec: EntitySpec): FieldSpec[] {
  */
 export interface AspectField {
   name: string;
-  type: 'keyword';
+  /** keyword: each string at the path; date: each integer there (epoch milliseconds, an audit stamp's `time`), as an ISO date-time. */
+  type: 'keyword' | 'date';
   /** The aspects it is read from, all at the same path. */
   aspects: readonly string[];
   /** Where the values are in an aspect's value: keys separated by `/`, `*` for every element of an array. */
@@ -175,6 +176,14 @@ export const ASPECT_FIELDS: readonly AspectField[] = [
     path: 'customProperties',
     form: 'entries',
   },
+  // What DataHub's maintenance source (`datahub-gc`) and its GraphQL resolvers search on: a run's job
+  // and creation time, a query's origin and last change, an execution request's time and source.
+  { name: 'parentTemplate', type: 'keyword', aspects: ['dataProcessInstanceRelationships'], path: 'parentTemplate' },
+  { name: 'created', type: 'date', aspects: ['dataProcessInstanceProperties'], path: 'created/time' },
+  { name: 'source', type: 'keyword', aspects: ['queryProperties'], path: 'source' },
+  { name: 'lastModifiedAt', type: 'date', aspects: ['queryProperties'], path: 'lastModified/time' },
+  { name: 'requestTimeMs', type: 'date', aspects: ['dataHubExecutionRequestInput'], path: 'requestedAt' },
+  { name: 'ingestionSource', type: 'keyword', aspects: ['dataHubExecutionRequestInput'], path: 'source/ingestionSource' },
 ];
 
 /** Every aspect an {@link ASPECT_FIELDS} field is read from (the outbox's triggers queue their writes: R__svc_search_aspect.sql). */
@@ -186,14 +195,24 @@ export function aspectFieldsOf(spec: EntitySpec): AspectField[] {
   return ASPECT_FIELDS.filter((f) => f.aspects.some((a) => has.has(a)));
 }
 
-/** The values of a field in an aspect's value (see {@link AspectField}); empty strings are left out. */
+/** The first and last instants a date field holds (years 0000 to 9999, as ISO 8601 writes them); others are left out. */
+const FIRST_DOCUMENT_DATE_MS = -62_167_219_200_000;
+const LAST_DOCUMENT_DATE_MS = 253_402_300_799_999;
+
+/**
+ * The values of a field in an aspect's value (see {@link AspectField}); empty strings are left out, and
+ * a date field's times are ISO 8601 date-times in UTC.
+ */
 export function aspectFieldValues(field: AspectField, value: unknown): string[] {
   let at: unknown[] = [value];
   for (const key of field.path.split('/')) {
     at = at.flatMap((v) => (key === '*' ? (Array.isArray(v) ? v : []) : v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, key) ? [(v as Record<string, unknown>)[key]] : []));
   }
   let values: string[];
-  if (field.form === 'entries') {
+  if (field.type === 'date') {
+    // As ISO date-times: OpenSearch reads a small number (2000) as a year before epoch milliseconds.
+    values = at.filter((v): v is number => Number.isSafeInteger(v) && (v as number) >= FIRST_DOCUMENT_DATE_MS && (v as number) <= LAST_DOCUMENT_DATE_MS).map((v) => new Date(v).toISOString());
+  } else if (field.form === 'entries') {
     values = at.flatMap((m) => (m !== null && typeof m === 'object' && !Array.isArray(m) ? Object.entries(m).filter(([, v]) => typeof v === 'string').map(([k, v]) => `${k}=${v as string}`) : []));
   } else {
     values = at.filter((v): v is string => typeof v === 'string' && v !== '');

@@ -27,7 +27,8 @@ import { ENTITIES } from '../contract/entities.ts';
 import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
 import { DEFAULT_FIELD, filtersExpr, leaves, type Expr, type Leaf, type OrFilters } from './expr.ts';
 import { parseQuery } from './queryParser.ts';
-import { baseFields, dateMillis, keyFields, dateProblem, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type FieldSpec } from './fields.ts';
+import { baseFields, dateMillis, keyFields, dateProblem, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type AspectField, type FieldSpec } from './fields.ts';
+import { MAX_SORTED_MATCHES, orderByField, sortableFields, sortAspects } from './fieldSort.ts';
 
 export interface SearchInput {
   /** Entity type names; empty: every type. */
@@ -40,6 +41,12 @@ export interface SearchInput {
   /** Matches to skip before the page (paging by offset; `start + count` at most {@link MAX_RESULT_WINDOW}). */
   start?: number;
   descending?: boolean;
+  /**
+   * The field results are ordered by (`descending` applies to it): `urn` (the default), or a date field
+   * of the types' documents (fieldSort.ts: `lastModifiedAt`, `created`, `requestTimeMs`, …), ties in
+   * URN order.
+   */
+  sortField?: string;
   includeSoftDeleted?: boolean;
   /** Aspects of each entity to return (all when undefined). */
   aspects?: string[];
@@ -110,11 +117,17 @@ export class SearchService {
     return expr;
   }
 
-  /** A page of matching entities in URN order, with a scroll id for the next page. */
+  /** A page of matching entities in URN order (or by {@link SearchInput.sortField}), with a scroll id for the next page. */
   async search(principal: Principal, input: SearchInput): Promise<SearchResult> {
     authorize(principal, 'READ');
     const specs = this.specs(input.entityTypes);
+    const sortField = input.sortField === undefined || input.sortField === 'urn' ? undefined : sortableFields(specs).get(input.sortField);
+    if (input.sortField !== undefined && input.sortField !== 'urn' && !sortField) {
+      const sortable = [...sortableFields(specs).keys()];
+      throw SvcError.validation([`sort: results are sorted by urn${sortable.length ? ` or by ${sortable.join(', ')}` : ''}, not by ${JSON.stringify(input.sortField)}`]);
+    }
     const where = await this.where(specs, input.query, input.filters);
+    if (sortField) return this.searchSorted(principal, input, specs, where, sortField);
     const descending = input.descending ?? false;
     const scope = `search:${specs.map((s) => s.name).join(',')}:${descending ? 'D' : 'A'}:${digest([input.query ?? '', input.filters ?? [], input.includeSoftDeleted ?? false])}`;
     // A count of 0 asks for the total alone (DataHub's clients do); a page is at most MAX_SEARCH_PAGE.
@@ -137,6 +150,35 @@ export class SearchService {
     const entities = await this.entities.getMany(principal, urns.map((u) => registry.resolveUrn(u)), input.aspects);
     const more = limit > 0 && page.urns.length > start + limit;
     return { entities, scrollId: more ? this.scrollIds.encode(scope, urns[urns.length - 1]!) : undefined, total: page.total };
+  }
+
+  /**
+   * A page of matching entities ordered by a field (see fieldSort.ts): every match is read with the
+   * field's aspects and ordered, the page taken by offset (its scroll id holds the offset of the next).
+   */
+  private async searchSorted(principal: Principal, input: SearchInput, specs: EntitySpec[], where: Resolved, field: AspectField): Promise<SearchResult> {
+    const descending = input.descending ?? false;
+    const scope = `sorted:${field.name}:${specs.map((s) => s.name).join(',')}:${descending ? 'D' : 'A'}:${digest([input.query ?? '', input.filters ?? [], input.includeSoftDeleted ?? false])}`;
+    if (input.count < 0) throw SvcError.validation([`count must be 0 or more (got ${input.count})`]);
+    const limit = Math.min(input.count, MAX_SEARCH_PAGE);
+    const start = input.start ?? 0;
+    if (start < 0 || start + limit > MAX_RESULT_WINDOW) {
+      throw SvcError.validation([`start + count must be between 0 and ${MAX_RESULT_WINDOW} (got start ${start}, count ${limit}): use a scroll to read further`]);
+    }
+    const offset = start + (input.scrollId ? Number(this.scrollIds.decode(scope, input.scrollId)) : 0);
+    // Counted rather than asked one more: a page reaches 10,000 matches at most in OpenSearch.
+    const matches = await this.backend.search({ entityTypes: specs.map((s) => s.name), where, includeRemoved: includesRemoved(input), descending: false, limit: MAX_SORTED_MATCHES, total: true });
+    if ((matches.total ?? 0) > MAX_SORTED_MATCHES) {
+      throw SvcError.validation([`A search sorted by ${field.name} orders ${MAX_SORTED_MATCHES} matches at most and this one has more: narrow it with filters, or sort by urn`]);
+    }
+    const aspects = [...new Set(specs.flatMap((s) => sortAspects(s, field)))];
+    const keyed = await this.entities.getMany(principal, matches.urns.map((u) => registry.resolveUrn(u)), aspects);
+    const ordered = orderByField(keyed, field, descending).map((r) => r.urn);
+    const urns = ordered.slice(offset, offset + limit);
+    const records = new Map((await this.entities.getMany(principal, urns.map((u) => registry.resolveUrn(u)), input.aspects)).map((r) => [r.urn, r]));
+    const entities = urns.flatMap((u) => records.get(u) ?? []);
+    const more = limit > 0 && ordered.length > offset + limit;
+    return { entities, scrollId: more ? this.scrollIds.encode(scope, String(offset + limit)) : undefined, total: input.total ? matches.total : undefined };
   }
 
   /** Value counts of each facet field over the matching entities, the most frequent first. */

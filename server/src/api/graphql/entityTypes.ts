@@ -27,6 +27,7 @@ const DECLARED: Record<string, { enum: string; type: string }> = {
   entityType: { enum: 'ENTITY_TYPE', type: 'EntityTypeEntity' },
   dataHubIngestionSource: { enum: 'INGESTION_SOURCE', type: 'IngestionSource' },
   dataHubExecutionRequest: { enum: 'EXECUTION_REQUEST', type: 'ExecutionRequest' },
+  dataProcessInstance: { enum: 'DATA_PROCESS_INSTANCE', type: 'DataProcessInstance' },
 };
 
 /** Names DataHub's GraphQL API gives that the rule below does not (its ML types, its own entities). */

@@ -34,6 +34,7 @@ import { maskError, useExtensionsObject, useReadableValidationAbort } from './er
 import { entityResolvers } from './resolvers/entityResolvers.ts';
 import { propertyResolvers } from './resolvers/propertyResolvers.ts';
 import { searchResolvers } from './resolvers/searchResolvers.ts';
+import { tokenResolvers } from './resolvers/tokenResolvers.ts';
 import { useStringFilterFlags } from './stringFlags.ts';
 import { useValidationCache } from './validationCache.ts';
 
@@ -105,7 +106,7 @@ export interface GraphQLHandler {
 export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHandler {
   const schema = createSchema<{ req: Request; res: Response }>({
     typeDefs,
-    resolvers: [entityResolvers, propertyResolvers, searchResolvers] as never,
+    resolvers: [entityResolvers, propertyResolvers, searchResolvers, tokenResolvers] as never,
   });
   const yoga = createYoga<{ req: Request; res: Response }>({
     schema,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Violations } from '../../shared/errors.ts';
-import { allowedValues, descending, orFilters, typedValues } from './inputs.ts';
+import { allowedValues, orFilters, searchOrder, typedValues } from './inputs.ts';
 import { GRAPHQL_INPUT_LIMITS } from './limits.ts';
 
 test('values hold exactly one of stringValue and numberValue; every bad one is named', () => {
@@ -43,8 +43,9 @@ test('filters hold a bounded number of conditions and values in all, counted acr
   assert.throws(() => orFilters([group(1, filterValues), group(1, 1)]), { message: `orFilters: at most ${filterValues} values in all, got ${filterValues + 1}` });
 });
 
-test('results are sorted by urn only', () => {
-  assert.equal(descending(null), false);
-  assert.equal(descending({ sortCriterion: { field: 'urn', sortOrder: 'DESCENDING' } }), true);
-  assert.throws(() => descending({ sortCriteria: [{ field: 'name', sortOrder: 'ASCENDING' }] }), /sorted by urn only, not by "name"/);
+test('results are sorted by one field, then by urn', () => {
+  assert.deepEqual(searchOrder(null), { sortField: 'urn', descending: false });
+  assert.deepEqual(searchOrder({ sortCriterion: { field: 'urn', sortOrder: 'DESCENDING' } }), { sortField: 'urn', descending: true });
+  assert.deepEqual(searchOrder({ sortCriteria: [{ field: 'lastModifiedAt', sortOrder: 'ASCENDING' }, { field: 'urn', sortOrder: 'ASCENDING' }] }), { sortField: 'lastModifiedAt', descending: false });
+  assert.throws(() => searchOrder({ sortCriteria: [{ field: 'created', sortOrder: 'ASCENDING' }, { field: 'name', sortOrder: 'ASCENDING' }] }), /sorted by one field, then by urn; not also by "name"/);
 });

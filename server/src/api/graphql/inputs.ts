@@ -86,10 +86,14 @@ export function orFilters(groups: { and?: FacetFilterInput[] | null }[] | null |
   }));
 }
 
-/** Whether the order is descending; svc sorts search results by URN only. */
-export function descending(sort: SortInput | null | undefined): boolean {
+/**
+ * The order of a search: one field (`urn` when none is given) and its direction; a further criterion
+ * may only be `urn`, which ties are broken by anyway. The search module refuses a field it cannot
+ * sort by, naming those it can.
+ */
+export function searchOrder(sort: SortInput | null | undefined): { sortField: string; descending: boolean } {
   const criteria = [...(sort?.sortCriterion ? [sort.sortCriterion] : []), ...(sort?.sortCriteria ?? [])];
-  const other = criteria.find((c) => c.field !== 'urn');
-  if (other) throw SvcError.validation([`sortInput: results are sorted by urn only, not by ${JSON.stringify(other.field)}`]);
-  return criteria[0]?.sortOrder === 'DESCENDING';
+  const further = criteria.slice(1).find((c) => c.field !== 'urn');
+  if (further) throw SvcError.validation([`sortInput: results are sorted by one field, then by urn; not also by ${JSON.stringify(further.field)}`]);
+  return { sortField: criteria[0]?.field ?? 'urn', descending: criteria[0]?.sortOrder === 'DESCENDING' };
 }

@@ -83,14 +83,17 @@ function entityPaths(v: ApiVersion, e: EntitySpec, parameters: Obj): Obj {
       get: {
         tags: [tag],
         operationId: id('List'),
-        summary: `List ${e.name} entities in URN order`,
+        summary: `List ${e.name} entities in URN order (or by a date field: sort)`,
         parameters: q.list.openapi(aspectNames),
         responses: {
           '200': {
             description: 'A page of entities',
             content: json({
               type: 'object',
-              properties: { scrollId: { type: ['string', 'null'] }, [v === 'v3' ? 'entities' : 'results']: { type: 'array', items: entityRef } },
+              properties: {
+                scrollId: v === 'v3' ? { type: ['string', 'null'], description: 'null on the last page' } : { type: 'string', description: 'Absent on the last page' },
+                [v === 'v3' ? 'entities' : 'results']: { type: 'array', items: entityRef },
+              },
             }),
           },
           ...errors,

@@ -31,7 +31,11 @@ export const ENTITY_QUERIES = {
     aspects,
     count: { type: 'integer', default: 10, minimum: 1, description: `Page size (larger than ${MAX_PAGE} is read as ${MAX_PAGE})` },
     scrollId: { type: 'string', description: 'The scrollId of the previous page, to read the next one' },
-    sort: { type: 'enum', values: ['urn'], default: 'urn', description: 'Sort field' },
+    sort: {
+      type: 'string',
+      default: 'urn',
+      description: 'Sort field: urn, or a date field of the entity type\'s search documents (requestTimeMs of dataHubExecutionRequest, created of dataProcessInstance, lastModifiedAt of query); a field other than urn lists from search',
+    },
     sortOrder: { type: 'enum', values: ['ASCENDING', 'DESCENDING'], default: 'ASCENDING', description: 'Sort order' },
     query: {
       type: 'string',
@@ -106,14 +110,18 @@ export function entityRoutes(router: Router, service: EntityService, search: Sea
       includeSoftDeleted: q.includeSoftDelete,
     };
     q.aspects?.forEach((a) => registry.aspect(spec, a));
-    // Everything is listed from the primary store (read-after-write); a query goes to search.
+    // Everything in URN order is listed from the primary store (read-after-write); a query, or an
+    // order by another field (DataHub's execution request cleanup sorts by requestTimeMs), goes to search.
     const everything = q.query === undefined || q.query.trim() === '*' || q.query.trim() === '';
-    const page = everything
-      ? await service.list(principalOf(req), spec, options)
-      : await search.search(principalOf(req), { entityTypes: [spec.name], query: q.query, ...options });
+    const page =
+      everything && q.sort === 'urn'
+        ? await service.list(principalOf(req), spec, options)
+        : await search.search(principalOf(req), { entityTypes: [spec.name], query: q.query ?? '*', sortField: q.sort, ...options });
     if (q.systemMetadata) await service.numberVersions(page.entities.flatMap((e) => [...e.aspects.values()]));
     const items = page.entities.map((e) => entityShape(v, e, q.systemMetadata));
-    send(res, 200, v === 'v3' ? { scrollId: page.scrollId ?? null, entities: items } : { scrollId: page.scrollId ?? null, results: items });
+    // v2 leaves scrollId out on the last page, as DataHub's does: its clients page until it is absent
+    // (`datahub-gc`'s execution request cleanup starts over on a null one).
+    send(res, 200, v === 'v3' ? { scrollId: page.scrollId ?? null, entities: items } : { ...(page.scrollId ? { scrollId: page.scrollId } : {}), results: items });
   });
 
   listRoute.post(async (req, res) => {

@@ -77,7 +77,8 @@ CREATE TABLE structured_property_assignment_history (
 -- Tokens, secrets and tasks
 ----------------------------------------------------------------------------------------------------
 
--- API tokens: only a SHA-256 of each token is kept.
+-- API tokens: only a SHA-256 of each token is kept. A token with an `expires_at` is refused from
+-- then on (DataHub's maintenance job revokes such tokens: auth/tokens.ts).
 CREATE TABLE api_tokens (
   id          text PRIMARY KEY,
   name        text NOT NULL,
@@ -85,7 +86,8 @@ CREATE TABLE api_tokens (
   token_hash  text NOT NULL UNIQUE,
   created_at  timestamptz NOT NULL DEFAULT now(),
   created_by  text NOT NULL,
-  revoked_at  timestamptz
+  revoked_at  timestamptz,
+  expires_at  timestamptz
 );
 
 -- Secrets of the deployment, made once in the database so every server process and replica shares

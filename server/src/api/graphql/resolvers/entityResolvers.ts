@@ -7,7 +7,7 @@
 import { registry } from '../../../registry/registry.ts';
 import { SvcError } from '../../../shared/errors.ts';
 import { logicalType, entityNameOf, type Assignment, type PrimitiveValue, type StructuredProperties } from '../../../properties/types.ts';
-import { aspectOf, entityRef, then, type EntityRef, type GraphQLContext } from '../context.ts';
+import { aspectOf, entityRef, forgetEntity, then, type EntityRef, type GraphQLContext } from '../context.ts';
 import { enumOfEntityName, GENERATED_ENTITY_TYPES, graphqlNames } from '../entityTypes.ts';
 
 type Resolver<P, A = Record<string, never>, R = unknown> = (parent: P, args: A, ctx: GraphQLContext) => R | Promise<R>;
@@ -46,17 +46,74 @@ const withProperties = {
 
 const keyField = (field: string) => (ref: EntityRef) => key(ref, field);
 
+/** The run id DataHub's clients write when a write belongs to no ingestion run. */
+const NO_RUN_ID = 'no-run-id-provided';
+
+/**
+ * When an ingestion run last wrote one of the entity's aspects (DataHub's `lastIngested`): the latest
+ * `lastObserved` of the aspects whose system metadata names a run; null when none does.
+ */
+async function lastIngested(ref: EntityRef, _: unknown, ctx: GraphQLContext): Promise<number | null> {
+  // A search may have read the entity with some aspects only: this needs all of them.
+  if (ctx.primed.has(ref.urn)) forgetEntity(ctx, ref.urn);
+  const record = await ctx.entities.load(ref.urn);
+  let latest: number | null = null;
+  for (const a of record?.aspects.values() ?? []) {
+    const { runId, lastObserved } = a.systemMetadata as { runId?: unknown; lastObserved?: unknown };
+    if (typeof runId === 'string' && runId !== NO_RUN_ID && typeof lastObserved === 'number' && (latest === null || lastObserved > latest)) latest = lastObserved;
+  }
+  return latest;
+}
+
+/** DataHub's page of runs when none is asked for. */
+const DEFAULT_RUNS = 20;
+
+/** A page of a data job's runs that are not soft-deleted, the newest first (DataHub sorts them by `created` too). */
+async function runs(ref: EntityRef, args: { start?: number | null; count?: number | null }, ctx: GraphQLContext) {
+  const start = args.start ?? 0;
+  const found = await ctx.catalog.search.search(ctx.principal, {
+    entityTypes: ['dataProcessInstance'],
+    query: '*',
+    filters: [{ and: [{ field: 'parentTemplate', condition: 'EQUAL', values: [ref.urn] }] }],
+    sortField: 'created',
+    descending: true,
+    start,
+    count: args.count ?? DEFAULT_RUNS,
+    aspects: [],
+    total: true,
+  });
+  return { start, count: found.entities.length, total: found.total ?? 0, runs: found.entities.map((e) => entityRef(e.urn)) };
+}
+
+
 export const entityResolvers = {
   Query: {
     entity: ((_p, { urn }, ctx) => existing(ctx, urn)) as Resolver<unknown, { urn: string }>,
     dataset: ((_p, { urn }, ctx) => existing(ctx, urn, 'dataset')) as Resolver<unknown, { urn: string }>,
+    dataFlow: ((_p, { urn }, ctx) => existing(ctx, urn, 'dataFlow')) as Resolver<unknown, { urn: string }>,
+    dataJob: ((_p, { urn }, ctx) => existing(ctx, urn, 'dataJob')) as Resolver<unknown, { urn: string }>,
   },
   Entity: {
     __resolveType: (ref: EntityRef) => graphqlNames(ref.target.spec).type,
   },
   Dataset: { ...withProperties, name: keyField('name'), origin: keyField('origin'), platform: (ref: EntityRef) => entityRef(key(ref, 'platform')!) },
-  DataFlow: { ...withProperties, orchestrator: keyField('orchestrator'), flowId: keyField('flowId'), cluster: keyField('cluster') },
-  DataJob: { ...withProperties, jobId: keyField('jobId') },
+  DataFlow: { ...withProperties, orchestrator: keyField('orchestrator'), flowId: keyField('flowId'), cluster: keyField('cluster'), lastIngested },
+  DataJob: {
+    ...withProperties,
+    jobId: keyField('jobId'),
+    dataFlow: (ref: EntityRef) => entityRef(key(ref, 'flow')!),
+    lastIngested,
+    subTypes: (ref: EntityRef, _: unknown, ctx: GraphQLContext) => then(aspectOf<{ typeNames?: string[] }>(ctx, ref.urn, 'subTypes'), (v) => (v ? { typeNames: v.typeNames ?? [] } : null)),
+    dataPlatformInstance: (ref: EntityRef, _: unknown, ctx: GraphQLContext) =>
+      then(aspectOf<{ instance?: string }>(ctx, ref.urn, 'dataPlatformInstance'), (v) => (v?.instance ? entityRef(v.instance) : null)),
+    runs,
+  },
+  DataProcessInstance: {
+    ...base,
+    name: (ref: EntityRef, _: unknown, ctx: GraphQLContext) => then(aspectOf<{ name?: string }>(ctx, ref.urn, 'dataProcessInstanceProperties'), (v) => v?.name ?? null),
+    created: (ref: EntityRef, _: unknown, ctx: GraphQLContext) =>
+      then(aspectOf<{ created?: { time: number; actor?: string } }>(ctx, ref.urn, 'dataProcessInstanceProperties'), (v) => (v?.created ? { time: v.created.time, actor: v.created.actor ?? null } : null)),
+  },
   SchemaFieldEntity: { ...withProperties, fieldPath: keyField('fieldPath') },
   Chart: withProperties,
   Dashboard: withProperties,

@@ -9,7 +9,7 @@ import { SvcError } from '../../../shared/errors.ts';
 import type { SearchInput } from '../../../search/searchService.ts';
 import { entityRef, primeEntity, type GraphQLContext } from '../context.ts';
 import { entityNamesOf } from '../entityTypes.ts';
-import { descending, orFilters, type FacetFilterInput, type SortInput } from '../inputs.ts';
+import { orFilters, searchOrder, type FacetFilterInput, type SortInput } from '../inputs.ts';
 import { GRAPHQL_INPUT_LIMITS } from '../limits.ts';
 
 const DEFAULT_COUNT = 10;
@@ -66,7 +66,10 @@ const FIELD_ASPECTS: Record<string, string[]> = {
   structuredProperties: ['structuredProperties'],
   definition: ['propertyDefinition'],
   info: ['dataTypeInfo', 'entityTypeInfo'],
-  name: ['dataHubIngestionSourceInfo'],
+  name: ['dataHubIngestionSourceInfo', 'dataProcessInstanceProperties'],
+  created: ['dataProcessInstanceProperties'],
+  subTypes: ['subTypes'],
+  dataPlatformInstance: ['dataPlatformInstance'],
 };
 
 /** What a search field's selection asks of the search: the aspects to read its entities with (none: URNs only), and the total. */
@@ -111,7 +114,7 @@ function searchInput(ctx: GraphQLContext, input: CommonInput, info: GraphQLResol
     query: input.query,
     filters: orFilters(input.orFilters),
     count,
-    descending: descending(input.sortInput),
+    ...searchOrder(input.sortInput),
     includeSoftDeleted: input.searchFlags?.includeSoftDeleted ?? false,
     aspects: primed ?? [],
     total,

@@ -22,6 +22,7 @@ const TOKEN_INFO = {
     createdAt: { type: 'string', format: 'date-time' },
     createdBy: { type: 'string' },
     revokedAt: { type: ['string', 'null'], format: 'date-time' },
+    expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'When the token stops being taken; null: never' },
   },
 };
 
