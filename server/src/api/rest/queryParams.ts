@@ -17,7 +17,7 @@ import { quoted } from '../pathGuard.ts';
 export type ParamSpec = (
   | { type: 'boolean'; default: boolean; description: string }
   | { type: 'integer'; default?: number; minimum: number; description: string }
-  | { type: 'string'; description: string }
+  | { type: 'string'; default?: string; description: string }
   | { type: 'enum'; values: readonly string[]; default?: string; description: string }
   /** Repeatable, and each value may list several, comma-separated (`aspects=status,datasetKey`). */
   | { type: 'list'; aliases?: readonly string[]; description: string }
@@ -88,7 +88,8 @@ function readValue(name: string, spec: ParamSpec, values: string[], v: Violation
       v.add(`${at}: expected one of ${spec.values.join(', ')}, got ${quoted(value)}`);
       return undefined;
     case 'string':
-      return value;
+      // An empty value reads as the default, as for the other types; without one it stays empty.
+      return value === '' && spec.default !== undefined ? spec.default : value;
     default:
       return undefined;
   }
@@ -147,6 +148,8 @@ function schemaOf(spec: ParamSpec, listItems: readonly string[] | undefined): Re
       return { type: 'string', enum: spec.values, ...(spec.default === undefined ? {} : { default: spec.default }) };
     case 'list':
       return { type: 'array', items: listItems ? { type: 'string', enum: listItems } : { type: 'string' } };
+    case 'string':
+      return { type: 'string', ...(spec.default === undefined ? {} : { default: spec.default }) };
     default:
       return { type: 'string' };
   }
