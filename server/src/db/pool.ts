@@ -22,7 +22,12 @@ export function createPool(connectionString: string, max: number): Pool {
 }
 
 const RETRIED = new Set(['40P01', '40001']); // deadlock detected, serialization failure
-const ATTEMPTS = 3;
+/**
+ * Tries of a transaction that met a deadlock or a serialization failure. Three were not always enough
+ * for an entity's hard delete beside a time series truncation deleting rows of the same partitions
+ * (datahub-gc runs both): DataHub's clients do not retry a 409.
+ */
+const ATTEMPTS = 6;
 
 /**
  * Transactions of this process run again after a deadlock or a serialization failure (exported as
@@ -44,7 +49,7 @@ export async function inTransaction<T>(pool: Pool, fn: (tx: Tx) => Promise<T>): 
       const sqlstate = (driver as { code?: string } | undefined)?.code;
       if (attempt >= ATTEMPTS || !sqlstate || !RETRIED.has(sqlstate)) throw err;
       transactionRetries[sqlstate === '40P01' ? 'deadlock' : 'serialization']++;
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * 2 ** attempt));
     }
   }
 }
