@@ -4,7 +4,8 @@
  * client lines send it), by entity type, by a structured property's value and for soft-deleted
  * entities only, by env, container, platform instance, tags and owners (fixtures/get_urns.py; 1.x asks
  * for `extraProperties` of each result), the 1.x SDK v2's `client.search.get_urns` with its tag, owner,
- * domain, container and env filters, and `datahub delete --platform`, which soft-deletes what such a
+ * domain, container, env, entity type (`_entityType`, also negated) and platform filters, and
+ * `datahub delete --platform`, which soft-deletes what such a
  * search finds.
  */
 import assert from 'node:assert/strict';
@@ -67,7 +68,7 @@ for (const backend of searchBackends()) {
         const run = await client.python([join(FIXTURES, 'get_urns.py'), 'hive', TIER, 'gold', JSON.stringify(COMMON)]);
         assert.equal(run.code, 0, run.out.slice(-3_000));
         const prod = [HIVE_A, MYSQL_C, CONTAINER].sort();
-        const sdkV2 = version.version.startsWith('0.') ? {} : { sdkTagAndOwner: [HIVE_A], sdkDomain: [HIVE_A], sdkContainer: [HIVE_A], sdkEnv: prod };
+        const sdkV2 = version.version.startsWith('0.') ? {} : { sdkTagAndOwner: [HIVE_A], sdkDomain: [HIVE_A], sdkContainer: [HIVE_A], sdkEnv: prod, sdkEntityType: [CHART], sdkPlatform: [HIVE_A], sdkNotDataset: [CONTAINER] };
         // The output's line of results (1.x warns on stderr, after it, that the SDK v2 is experimental).
         assert.deepEqual(JSON.parse(run.out.split('\n').findLast((l) => l.startsWith('{"platform"'))!), {
           platform: [HIVE_A],

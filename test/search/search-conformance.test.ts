@@ -18,6 +18,7 @@ import { addOp, createDataset, datasetUrn, patchValues, propertyUrn, retentionTi
 import { searchBackends } from '../support/searchBackends.ts';
 import { enc, sql, startTestServer, text, type TestServer } from '../support/testServer.ts';
 import { pollUntil } from '../support/poll.ts';
+import { graphql } from '../support/graphql.ts';
 import { expectValidationError } from '../support/expectRejected.ts';
 import { createCatalog } from '../../server/src/catalog.ts';
 import { ASPECT_FIELDS } from '../../server/src/search/fields.ts';
@@ -553,6 +554,22 @@ for (const backend of BACKENDS) {
       // A field of other types' documents (a chart has no origin) matches nothing there; it is no 400.
       assert.deepEqual(await byEnv('PROD', ['chart']), []);
       assert.deepEqual(await find([{ field: 'platform.keyword', values: ['urn:li:dataPlatform:hive'] }, { field: 'owners', values: ['urn:li:corpuser:alice'] }]), [D1]);
+    });
+
+    test('_entityType, as DataHub’s SDK filters on entity types: by name in any case, by GraphQL’s name, negated; a range or an unknown type is a 400', async () => {
+      assert.deepEqual(await find([{ field: '_entityType', values: ['chart'] }]), [C1]);
+      assert.deepEqual(await find([{ field: '_entityType', values: ['DATASET', 'container'] }]), [D1, D2, K1].sort());
+      assert.deepEqual(await find([{ field: '_entityType', values: ['dataset'], negated: true }]), [C1, K1].sort());
+      assert.deepEqual(await find([{ field: '_entityType', values: ['dataset'] }, { field: 'tags', values: ['urn:li:tag:pii'] }]), [D1, D2].sort());
+      await assert.rejects(find([{ field: '_entityType', values: ['nosuch'] }]), /_entityType: "nosuch" is not an entity type/);
+      await assert.rejects(find([{ field: '_entityType', condition: 'GREATER_THAN', values: ['a'] }]), /_entityType is matched by equality/);
+      // Through GraphQL, as the SDK sends it: the enum's names.
+      const found = await graphql(
+        s,
+        `{ searchAcrossEntities(input: { types: [DATASET, CHART, CONTAINER], query: "*", count: 10, orFilters: [{ and: [{ field: "_entityType", values: ["CONTAINER", "CHART"] }] }] }) { searchResults { entity { urn } } } }`,
+      );
+      const urns = (found.body.data?.searchAcrossEntities as { searchResults: { entity: { urn: string } }[] }).searchResults.map((r) => r.entity.urn);
+      assert.deepEqual(urns.sort(), [C1, K1].sort(), JSON.stringify(found));
     });
 
     test('a document follows its aspects: a tag taken off, an aspect deleted, an owner added', async () => {

@@ -22,6 +22,9 @@ export type Leaf =
 
 export type Expr = Leaf | { kind: 'and'; of: Expr[] } | { kind: 'or'; of: Expr[] } | { kind: 'not'; of: Expr } | { kind: 'all' };
 
+/** DataHub's field of entity types (its SDK's `F.entity_type(…)` filters on it; GraphQL gives its enum names, translated by the adapter). */
+export const ENTITY_TYPE_FIELD = '_entityType';
+
 /** The field a term without one is matched against (see searchService.ts for what it covers). */
 export const DEFAULT_FIELD = '<default>';
 

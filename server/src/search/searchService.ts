@@ -25,7 +25,7 @@ import { numericString, searchName } from '../properties/types.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
 import { ENTITIES } from '../contract/entities.ts';
 import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
-import { DEFAULT_FIELD, filtersExpr, leaves, type Expr, type Leaf, type OrFilters } from './expr.ts';
+import { DEFAULT_FIELD, ENTITY_TYPE_FIELD, filtersExpr, leaves, type Expr, type Leaf, type OrFilters } from './expr.ts';
 import { parseQuery } from './queryParser.ts';
 import { baseFields, dateMillis, keyFields, dateProblem, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type AspectField, type FieldSpec } from './fields.ts';
 import { MAX_SORTED_MATCHES, orderByField, sortableFields, sortAspects } from './fieldSort.ts';
@@ -232,7 +232,7 @@ export class SearchService {
     const resolved: Resolved[] = [];
     const defaults = defaultFields(specs);
     for (const { expr, byProperty, leaves: terms } of parts) {
-      const names = [...new Set(terms.map((l) => l.field).filter((f) => f !== DEFAULT_FIELD))];
+      const names = [...new Set(terms.map((l) => l.field).filter((f) => f !== DEFAULT_FIELD && !isEntityTypeField(f)))];
       const fields = names.length ? await this.resolveFields(specs, names, 'field', byProperty) : new Map<string, Resolution>();
       resolved.push(resolve(expr, fields, defaults, problems));
     }
@@ -353,8 +353,32 @@ function resolve(e: Expr, fields: Map<string, Resolution>, defaults: FieldSpec[]
     }
     return { kind: 'or', of: defaults.map((f) => typed(e, f, problems)) };
   }
+  if (isEntityTypeField(e.field)) return entityTypeCondition(e, problems);
   const f = fields.get(e.field);
   return f ? typed(e, f, problems) : { kind: 'none' };
+}
+
+/**
+ * {@link ENTITY_TYPE_FIELD}: entities of the types named. No document stores it: an entity's URN
+ * names its type (`urn:li:<type>:…`), so it is a condition on the URN.
+ */
+function isEntityTypeField(field: string): boolean {
+  return field.replace(SUFFIXES, '') === ENTITY_TYPE_FIELD;
+}
+
+function entityTypeCondition(e: Leaf, problems: string[]): Resolved {
+  if (e.kind === 'exists') return { kind: 'all' };
+  if (e.kind !== 'terms') {
+    problems.push(`${ENTITY_TYPE_FIELD} is matched by equality: give entity types (dataset, dataFlow, …), not a range or a pattern`);
+    return { kind: 'none' };
+  }
+  const types = e.values.map((v) => {
+    const spec = registry.findEntity(v);
+    if (!spec) problems.push(`${ENTITY_TYPE_FIELD}: ${JSON.stringify(v)} is not an entity type (expected a name such as dataset or dataFlow)`);
+    return spec?.name;
+  });
+  const urnField: FieldSpec = { name: 'urn', type: 'keyword' };
+  return { kind: 'or', of: types.flatMap((t) => (t ? [{ kind: 'wildcard' as const, field: urnField, pattern: [`urn:li:${t}:`, { wildcard: '*' as const }] }] : [])) };
 }
 
 function typed(e: Leaf, f: FieldSpec, problems: string[]): ResolvedLeaf | { kind: 'none' } {

@@ -113,6 +113,11 @@ export function entityNamesOf(types: readonly string[] | null | undefined): stri
   });
 }
 
+/** The entity name of an `EntityType` value (`DATA_FLOW` → `dataFlow`); undefined for another string. */
+export function entityNameOfEnum(value: string): string | undefined {
+  return BY_ENUM.get(value);
+}
+
 /** The `EntityType` of an entity name, when it has one (`dataset` → `DATASET`). */
 export function enumOfEntityName(name: string): string | undefined {
   const spec = registry.findEntity(name);

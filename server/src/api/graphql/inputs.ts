@@ -3,7 +3,8 @@
  * inputs as criteria, sort input as an order. Every violation of a request is collected before it fails.
  */
 import { SvcError, Violations } from '../../shared/errors.ts';
-import type { Criterion, OrFilters } from '../../search/expr.ts';
+import { ENTITY_TYPE_FIELD, type Criterion, type OrFilters } from '../../search/expr.ts';
+import { entityNameOfEnum } from './entityTypes.ts';
 import type { AllowedValue, PrimitiveValue } from '../../properties/types.ts';
 import { GRAPHQL_INPUT_LIMITS } from './limits.ts';
 
@@ -81,7 +82,9 @@ export function orFilters(groups: { and?: FacetFilterInput[] | null }[] | null |
       const isNull = f.condition === 'IS_NULL';
       const condition = (isNull ? 'EXISTS' : (f.condition ?? undefined)) as Criterion['condition'];
       const negated = isNull ? !f.negated : (f.negated ?? false);
-      return { field: f.field, condition, values, negated };
+      // DataHub's SDK filters on entity types by their GraphQL names (`_entityType` = DATA_FLOW); search takes entity names.
+      const named = f.field === ENTITY_TYPE_FIELD ? values?.map((v) => entityNameOfEnum(v) ?? v) : values;
+      return { field: f.field, condition, values: named, negated };
     }),
   }));
 }
