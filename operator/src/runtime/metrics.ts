@@ -55,71 +55,22 @@ type QueueLabels = 'name' | 'controller';
 export class OperatorMetrics {
   /** The operator's own registry (not prom-client's global one), with Node's default process metrics. */
   readonly registry = new Registry();
+  /** What every `controller_runtime_*` series shares: its label and this registry. */
+  private readonly controllerSeries = { labelNames: ['controller'] as const, registers: [this.registry] };
+  /** What every `workqueue_*` series shares: its labels and this registry. */
+  private readonly queueSeries = { labelNames: ['name', 'controller'] as QueueLabels[], registers: [this.registry] };
 
-  private readonly reconcileTotal = new Counter({
-    name: 'controller_runtime_reconcile_total',
-    help: 'Total number of reconciliations per controller',
-    labelNames: ['controller', 'result'] as const,
-    registers: [this.registry],
-  });
-  private readonly reconcileErrors = new Counter({
-    name: 'controller_runtime_reconcile_errors_total',
-    help: 'Total number of reconciliation errors per controller',
-    labelNames: ['controller'] as const,
-    registers: [this.registry],
-  });
-  private readonly reconcileTime = new Histogram({
-    name: 'controller_runtime_reconcile_time_seconds',
-    help: 'Length of time per reconciliation per controller',
-    labelNames: ['controller'] as const,
-    buckets: RECONCILE_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly maxConcurrent = new Gauge({
-    name: 'controller_runtime_max_concurrent_reconciles',
-    help: 'Maximum number of concurrent reconciles per controller',
-    labelNames: ['controller'] as const,
-    registers: [this.registry],
-  });
-  private readonly activeWorkers = new Gauge({
-    name: 'controller_runtime_active_workers',
-    help: 'Number of currently used workers per controller',
-    labelNames: ['controller'] as const,
-    registers: [this.registry],
-  });
+  private readonly reconcileTotal = new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', ...this.controllerSeries, labelNames: ['controller', 'result'] as const });
+  private readonly reconcileErrors = new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', ...this.controllerSeries });
+  private readonly reconcileTime = new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', buckets: RECONCILE_BUCKETS, ...this.controllerSeries });
+  private readonly maxConcurrent = new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', ...this.controllerSeries });
+  private readonly activeWorkers = new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', ...this.controllerSeries });
 
-  private readonly queueDepth = new Gauge<QueueLabels>({
-    name: 'workqueue_depth',
-    help: 'Current depth of workqueue',
-    labelNames: ['name', 'controller'],
-    registers: [this.registry],
-  });
-  private readonly queueAdds = new Counter<QueueLabels>({
-    name: 'workqueue_adds_total',
-    help: 'Total number of adds handled by workqueue',
-    labelNames: ['name', 'controller'],
-    registers: [this.registry],
-  });
-  private readonly queueLatency = new Histogram<QueueLabels>({
-    name: 'workqueue_queue_duration_seconds',
-    help: 'How long in seconds an item stays in workqueue before being requested',
-    labelNames: ['name', 'controller'],
-    buckets: QUEUE_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly workDuration = new Histogram<QueueLabels>({
-    name: 'workqueue_work_duration_seconds',
-    help: 'How long in seconds processing an item from workqueue takes.',
-    labelNames: ['name', 'controller'],
-    buckets: QUEUE_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly queueRetries = new Counter<QueueLabels>({
-    name: 'workqueue_retries_total',
-    help: 'Total number of retries handled by workqueue',
-    labelNames: ['name', 'controller'],
-    registers: [this.registry],
-  });
+  private readonly queueDepth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', ...this.queueSeries });
+  private readonly queueAdds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', ...this.queueSeries });
+  private readonly queueLatency = new Histogram({ name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested', buckets: QUEUE_BUCKETS, ...this.queueSeries });
+  private readonly workDuration = new Histogram({ name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes.', buckets: QUEUE_BUCKETS, ...this.queueSeries });
+  private readonly queueRetries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', ...this.queueSeries });
   /** Each queue's reader of how long its keys in processing have been held, read at scrape time. */
   private readonly processingReaders = new Map<string, () => number[]>();
   private readonly unfinishedWork = processingGauge(this.registry, this.processingReaders, {

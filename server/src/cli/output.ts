@@ -1,3 +1,5 @@
+import { Command } from 'commander';
+
 /** What commands print: lines for people, or with `--json` one JSON document on stdout (diagnostics on stderr). */
 export interface Output {
   json: boolean;
@@ -19,4 +21,17 @@ export function output(json: boolean): Output {
     },
     warn: (text) => process.stderr.write(`${text}\n`),
   };
+}
+
+/** A command that prints for people, or with `--json` for programs; `examples` are shown under its help. */
+export function command(name: string, description: string, examples: string[], json = 'machine-readable output'): Command {
+  return new Command(name)
+    .description(description)
+    .option('--json', json)
+    .addHelpText('after', `\n${examples.length === 1 ? 'Example' : 'Examples'}:\n${examples.map((e) => `  ${e}`).join('\n')}`);
+}
+
+/** A command's action, given the {@link Output} its `--json` option asks for. */
+export function printing<O extends { json?: boolean }>(action: (opts: O, out: Output) => Promise<void>): (opts: O) => Promise<void> {
+  return (opts) => action(opts, output(Boolean(opts.json)));
 }

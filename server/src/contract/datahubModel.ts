@@ -5,6 +5,7 @@
  * the package's Avro schemas; see there for how a type becomes a schema).
  */
 import { readFileSync } from 'node:fs';
+import { walkObjects } from './jsonTree.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -47,22 +48,19 @@ const REF = '#/definitions/';
 
 /** The names of the definitions a schema refers to, directly or through others. */
 function reachable(schema: unknown, into = new Set<string>()): Set<string> {
-  const stack = [schema];
-  while (stack.length) {
-    const node = stack.pop();
-    if (Array.isArray(node)) for (const x of node) stack.push(x);
-    else if (node && typeof node === 'object') {
-      for (const [k, v] of Object.entries(node)) {
-        if (k === '$ref' && typeof v === 'string' && v.startsWith(REF)) {
-          const name = v.slice(REF.length);
-          if (!into.has(name)) {
-            into.add(name);
-            stack.push(DATAHUB_MODEL.definitions[name]);
-          }
-        } else if (k !== 'definitions') stack.push(v);
-      }
+  walkObjects(schema, (node) => {
+    const next: unknown[] = [];
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '$ref' && typeof v === 'string' && v.startsWith(REF)) {
+        const name = v.slice(REF.length);
+        if (!into.has(name)) {
+          into.add(name);
+          next.push(DATAHUB_MODEL.definitions[name]);
+        }
+      } else if (k !== 'definitions') next.push(v);
     }
-  }
+    return next;
+  });
   return into;
 }
 

@@ -10,6 +10,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvErrors from 'ajv-errors';
 import { MAX_LISTED_VIOLATIONS } from './errors.ts';
+import { walkObjects } from '../contract/jsonTree.ts';
 
 // A named type DataHub's aspects share (an audit stamp, say) is compiled as a function of its own rather
 // than inlined at each use: inlined, compiling DataHub's 270 aspects took three times as long.
@@ -30,17 +31,10 @@ const SAMPLE = 1_000;
 
 /** Every field name the schema names anywhere: a cut map keeps them (a required field is never cut away). */
 function namedFields(schema: unknown, into = new Set<string>()): Set<string> {
-  const stack = [schema];
-  while (stack.length) {
-    const node = stack.pop();
-    if (Array.isArray(node)) for (const x of node) stack.push(x);
-    else if (node && typeof node === 'object') {
-      const n = node as Record<string, unknown>;
-      if (n.properties && typeof n.properties === 'object') for (const k of Object.keys(n.properties)) into.add(k);
-      if (Array.isArray(n.required)) for (const k of n.required) into.add(String(k));
-      for (const v of Object.values(n)) stack.push(v);
-    }
-  }
+  walkObjects(schema, (n) => {
+    if (n.properties && typeof n.properties === 'object') for (const k of Object.keys(n.properties)) into.add(k);
+    if (Array.isArray(n.required)) for (const k of n.required) into.add(String(k));
+  });
   return into;
 }
 

@@ -25,12 +25,10 @@ export const SEARCH_DELIVERY_API = {
 } satisfies Operations;
 
 export function searchDeliveryRoutes(delivery: SearchDeliveryService): Router {
-  const router = Router();
-  serve(router, SEARCH_DELIVERY_API, {
+  return serve(Router(), SEARCH_DELIVERY_API, {
     searchDelivery: async (req, res) => {
       const q = SEARCH_DELIVERY_QUERY.parse(req);
       sendJson(res, 200, await delivery.report(principalOf(req), Math.min(q.count, 1000)));
     },
   });
-  return router;
 }

@@ -42,8 +42,7 @@ export const TASK_API = {
 } satisfies Operations;
 
 export function taskRoutes(tasks: TaskService): Router {
-  const router = Router();
-  serve(router, TASK_API, {
+  return serve(Router(), TASK_API, {
     listTasks: async (req, res) => {
       const q = TASK_QUERIES.list.parse(req);
       const found = await tasks.list(principalOf(req), { subject: q.subject, kind: q.kind, state: q.state, limit: Math.min(q.count, 1000) });
@@ -58,5 +57,4 @@ export function taskRoutes(tasks: TaskService): Router {
       sendJson(res, 200, await tasks.get(principalOf(req), Number(raw)));
     },
   });
-  return router;
 }

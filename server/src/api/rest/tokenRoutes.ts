@@ -47,8 +47,7 @@ export const TOKEN_API = {
 } satisfies Operations;
 
 export function tokenRoutes(tokens: TokenService): Router {
-  const router = Router();
-  serve(router, TOKEN_API, {
+  return serve(Router(), TOKEN_API, {
     createToken: async (req, res) => {
       TOKEN_QUERIES.parse(req);
       sendJson(res, 201, await tokens.create(principalOf(req), req.body));
@@ -62,5 +61,4 @@ export function tokenRoutes(tokens: TokenService): Router {
       sendJson(res, 200, await tokens.revoke(principalOf(req), String(req.params.id)));
     },
   });
-  return router;
 }

@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { Client, enc, messageOf } from '../client.ts';
 import { loadConfig } from '../config.ts';
 import { CliError } from '../errors.ts';
-import { output } from '../output.ts';
+import { command, printing } from '../output.ts';
 import { confirm, onTerminal } from '../prompt.ts';
 import { findEntityType, TIMESERIES_ASPECTS } from '../../contract/entities.ts';
 
@@ -32,17 +32,13 @@ async function hardDeleteImpact(client: Client, type: string, urn: string, shown
 }
 
 export function deleteCommand(): Command {
-  return new Command('delete')
-    .description('Delete an entity: soft (reversible, status removed) by default, or --hard')
+  return command('delete', 'Delete an entity: soft (reversible, status removed) by default, or --hard', ['svc delete --urn urn:li:structuredProperty:io.acryl.privacy.retentionTime', 'svc delete --urn urn:li:structuredProperty:io.acryl.privacy.retentionTime --hard -f'])
     .requiredOption('--urn <urn>', 'the entity to delete')
     .option('--soft', 'a soft delete (the default), as DataHub\'s CLI takes it')
     .option('--hard', 'remove the entity and every aspect for good (for a structured property: its values everywhere)')
     .option('-f, --force', 'do not ask before a hard delete')
     .option('-n, --dry-run', 'say what would be deleted, delete nothing')
-    .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExamples:\n  svc delete --urn urn:li:structuredProperty:io.acryl.privacy.retentionTime\n  svc delete --urn urn:li:structuredProperty:io.acryl.privacy.retentionTime --hard -f')
-    .action(async (opts: { urn: string; soft?: boolean; hard?: boolean; force?: boolean; dryRun?: boolean; json?: boolean }) => {
-      const out = output(Boolean(opts.json));
+    .action(printing(async (opts: { urn: string; soft?: boolean; hard?: boolean; force?: boolean; dryRun?: boolean; json?: boolean }, out) => {
       if (opts.soft && opts.hard) throw new CliError('Give --soft or --hard, not both', 2);
       const type = /^urn:li:([A-Za-z]+):/.exec(opts.urn)?.[1];
       if (!type) throw new CliError(`--urn must be a URN such as urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD), got ${opts.urn}`, 2);
@@ -72,5 +68,5 @@ export function deleteCommand(): Command {
       // DataHub's dry-run line says "delete" for either kind.
       out.line(opts.dryRun ? `[Dry-run] Would delete 1 entities (${impact}).` : summary);
       out.result({ urn: opts.urn, hard: Boolean(opts.hard), dryRun: Boolean(opts.dryRun), deleted: !opts.dryRun });
-    });
+    }));
 }

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { configPath, saveConfig, savedConfig } from '../config.ts';
 import { CliError } from '../errors.ts';
-import { output } from '../output.ts';
+import { command, printing } from '../output.ts';
 import { ask, onTerminal } from '../prompt.ts';
 
 /** The token of the config file, when it has one and can be read (init is how an unreadable one is replaced). */
@@ -15,14 +15,10 @@ function readableSavedToken(): string | undefined {
 }
 
 export function initCommand(): Command {
-  return new Command('init')
-    .description('Save the server address and access token (to ~/.svcenv; SVC_GMS_URL and SVC_GMS_TOKEN override it)')
+  return command('init', 'Save the server address and access token (to ~/.svcenv; SVC_GMS_URL and SVC_GMS_TOKEN override it)', ['svc init --host http://localhost:8080 --token "$SVC_TOKEN"'])
     .option('--host <url>', 'server address, e.g. http://localhost:8080')
     .option('--token <token>', 'access token (svc prints one at its first start; admins make more at /api/tokens)')
-    .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExample:\n  svc init --host http://localhost:8080 --token "$SVC_TOKEN"')
-    .action(async (opts: { host?: string; token?: string; json?: boolean }) => {
-      const out = output(Boolean(opts.json));
+    .action(printing(async (opts: { host?: string; token?: string; json?: boolean }, out) => {
       // Without a terminal to ask on, a missing address is not guessed: the default would replace a working configuration.
       const host = opts.host ?? (onTerminal() ? await ask('Server address', { default: 'http://localhost:8080' }) : undefined);
       if (host === undefined) throw new CliError(`No terminal to ask on: pass --host <url>${opts.token === undefined ? ' and --token <token>' : ''} (${configPath()} is left as it is)`, 2);
@@ -40,5 +36,5 @@ export function initCommand(): Command {
       const path = saveConfig({ server: host.replace(/\/+$/, ''), token: token || undefined });
       out.line(`Configured the server ${host}${previous ? ' (the token saved before kept)' : token ? '' : ' (no token)'} in ${path}`);
       out.result({ server: host.replace(/\/+$/, ''), token: Boolean(token), file: path });
-    });
+    }));
 }

@@ -3,7 +3,7 @@
 -- the statement's rows (a transition table), not once per row: a write statement inserts the rows of a
 -- whole group commit (R__svc_write_checked.sql), and a new entity's key aspect with its other aspects.
 -- Only when a row queues something: an insert into the outbox, even of no rows, would notify the
--- dispatchers (R__svc_search_notify.sql).
+-- dispatchers (R__svc_notify.sql).
 --
 -- (Updates keep row triggers: a statement trigger with transition tables captures every row the
 -- statement changes, and a write updates rows of every aspect in place (system metadata) or into

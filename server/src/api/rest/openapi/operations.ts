@@ -38,9 +38,9 @@ export const expressPath = (path: string): string => path.replace(/\{(\w+)\}/g, 
 /**
  * Serves the operations of `table` on `router`, each by its handler: the type checker asks for a
  * handler for every operation and takes none for another. Methods of one path share one route, so a
- * path is matched once.
+ * path is matched once. Answers `router`.
  */
-export function serve<T extends Operations>(router: Router, table: T, handlers: { [K in keyof T]: RequestHandler }): void {
+export function serve<T extends Operations>(router: Router, table: T, handlers: { [K in keyof T]: RequestHandler }): Router {
   const routes = new Map<string, ReturnType<Router['route']>>();
   for (const [id, op] of Object.entries(table)) {
     for (const path of [op.path, ...(op.aliases ?? [])]) {
@@ -49,6 +49,7 @@ export function serve<T extends Operations>(router: Router, table: T, handlers: 
       route[op.method](handlers[id]!);
     }
   }
+  return router;
 }
 
 /** The document's `paths` from tables: `{path: {method: {tags, operationId, …}}}`, in the tables' order. */

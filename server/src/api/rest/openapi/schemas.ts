@@ -26,6 +26,10 @@ const TOKEN_INFO = {
   },
 };
 
+/** The figures of search delivery that `/ready` and `/api/search/delivery` both report. */
+const LAG_SECONDS = { type: 'number', description: 'Age of the oldest change not delivered to search yet, in the outbox or of a failing entity (0 when none)' };
+const FAILING_ENTITIES = { type: 'integer', description: 'Entities whose search document could not be delivered (listed by GET /api/search/delivery)' };
+
 /** What svc's own routes take and answer: tokens, readiness, search delivery, tasks, truncations. */
 function serviceSchemas(): Obj {
   return {
@@ -43,9 +47,9 @@ function serviceSchemas(): Obj {
         searchDelivery: {
           type: 'object',
           properties: {
-            lagSeconds: { type: 'number', description: 'Age of the oldest change not delivered to search yet (0 when none)' },
+            lagSeconds: LAG_SECONDS,
             outboxDepth: { type: 'integer', description: 'Changes waiting in the search outbox, counted up to 10,000 (svc_search_outbox_depth counts them all)' },
-            failingEntities: { type: 'integer', description: 'Entities whose search document could not be delivered (GET /api/search/delivery)' },
+            failingEntities: FAILING_ENTITIES,
           },
           required: ['lagSeconds', 'outboxDepth', 'failingEntities'],
         },
@@ -55,10 +59,10 @@ function serviceSchemas(): Obj {
     SearchDelivery: {
       type: 'object',
       properties: {
-        lagSeconds: { type: 'number', description: 'Age of the oldest change not delivered to search yet, in the outbox or of a failing entity (0 when none)' },
+        lagSeconds: LAG_SECONDS,
         outboxDepth: { type: 'integer', description: 'Changes waiting in the search outbox' },
         outboxOldestSeconds: { type: 'number', description: 'Age of the oldest change in the outbox (0 when empty)' },
-        failingEntities: { type: 'integer', description: 'Entities whose search document could not be delivered' },
+        failingEntities: FAILING_ENTITIES,
         failing: {
           type: 'array',
           items: {

@@ -9,7 +9,7 @@ import { Client, enc, messageOf } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { writeTextFile } from '../../files.ts';
-import { output } from '../../output.ts';
+import { command, printing } from '../../output.ts';
 import { readDatasetFile, type Assignment } from '../../datasetFile.ts';
 import { doubleText } from '../../../contract/doubles.ts';
 
@@ -50,13 +50,9 @@ function schemaOf(metadata: { fields: { fieldPath: string; nativeDataType: strin
 }
 
 export function datasetCommand(): Command {
-  const upsert = new Command('upsert')
-    .description('Create or update the datasets of a YAML file, with their structured properties')
+  const upsert = command('upsert', 'Create or update the datasets of a YAML file, with their structured properties', ['svc dataset upsert -f dataset.yaml'])
     .requiredOption('-f, --file <file.yaml>', 'a dataset or a list of them (id + platform or urn, description, structured_properties, schema.fields, …)')
-    .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExample:\n  svc dataset upsert -f dataset.yaml')
-    .action(async (opts: { file: string; json?: boolean }) => {
-      const out = output(Boolean(opts.json));
+    .action(printing(async (opts: { file: string; json?: boolean }, out) => {
       const specs = readDatasetFile(opts.file, out.warn);
       const client = new Client(loadConfig());
       // As DataHub's CLI: a dataset the server refuses is reported and the others are still written;
@@ -103,15 +99,11 @@ export function datasetCommand(): Command {
         ...(inPart.length ? [`${inPart.length} ${of} written in part (the dataset's own aspects, not all of its fields' values and downstreams): ${inPart.join(', ')}`] : []),
       ];
       if (said.length) throw new CliError(said.join('; '));
-    });
-  const get = new Command('get')
-    .description('Show a dataset with its dataset-level and field-level structured properties')
+    }));
+  const get = command('get', 'Show a dataset with its dataset-level and field-level structured properties', ['svc dataset get --urn "urn:li:dataset:(urn:li:dataPlatform:hive,orders,PROD)"'])
     .requiredOption('--urn <urn>', 'the dataset URN')
     .option('--to-file <file>', 'write it as YAML to this file')
-    .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExample:\n  svc dataset get --urn "urn:li:dataset:(urn:li:dataPlatform:hive,orders,PROD)"')
-    .action(async (opts: { urn: string; toFile?: string; json?: boolean }) => {
-      const out = output(Boolean(opts.json));
+    .action(printing(async (opts: { urn: string; toFile?: string; json?: boolean }, out) => {
       const client = new Client(loadConfig());
       const doubles = new Doubles();
       const keyed = (props: Assignment[] | undefined) => Object.fromEntries((props ?? []).map((a) => [a.propertyUrn, a.values.map((v) => ('double' in v ? doubles.mark(v.double) : v.string))]));
@@ -154,6 +146,6 @@ export function datasetCommand(): Command {
         out.line(`Dataset yaml written to ${opts.toFile}`);
       } else out.line(finish(JSON.stringify(model, null, 2)));
       out.result(model, finish);
-    });
+    }));
   return new Command('dataset').description('Datasets and their structured properties').addCommand(upsert).addCommand(get);
 }

@@ -5,18 +5,14 @@ import { Client, enc, messageOf } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
 import { writeTextFile } from '../../files.ts';
-import { output } from '../../output.ts';
+import { command, printing } from '../../output.ts';
 import { isPropertyUrn, propertyUrn, snakeCase } from '../../propertyFile.ts';
 
 export function getCommand(): Command {
-  return new Command('get')
-    .description('Show a structured property (as JSON, or written as YAML with --to-file)')
+  return command('get', 'Show a structured property (as JSON, or written as YAML with --to-file)', ['svc properties get --urn io.acryl.privacy.retentionTime'], 'machine-readable output (the same JSON, on stdout)')
     .requiredOption('--urn <urn>', 'the property URN, or its id')
     .option('--to-file <file>', 'write the property as YAML to this file')
-    .option('--json', 'machine-readable output (the same JSON, on stdout)')
-    .addHelpText('after', '\nExample:\n  svc properties get --urn io.acryl.privacy.retentionTime')
-    .action(async (opts: { urn: string; toFile?: string; json?: boolean }) => {
-      const out = output(Boolean(opts.json));
+    .action(printing(async (opts: { urn: string; toFile?: string; json?: boolean }, out) => {
       // Another entity's URN would otherwise be prefixed into urn:li:structuredProperty:urn:li:… and reported missing.
       if (opts.urn.startsWith('urn:') && !isPropertyUrn(opts.urn)) throw new CliError(`${opts.urn} is not a structured property URN (urn:li:structuredProperty:<id>): give one, or the property's id`, 2);
       const urn = propertyUrn(opts.urn);
@@ -31,5 +27,5 @@ export function getCommand(): Command {
       out.line(JSON.stringify(model, null, 2));
       if (opts.toFile) out.line(`Structured property yaml written to ${opts.toFile}`);
       out.result(model);
-    });
+    }));
 }

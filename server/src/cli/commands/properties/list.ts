@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { Client } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
-import { output } from '../../output.ts';
+import { command, printing } from '../../output.ts';
 import { snakeCase } from '../../propertyFile.ts';
 
 interface Page {
@@ -11,13 +11,9 @@ interface Page {
 }
 
 export function listCommand(): Command {
-  return new Command('list')
-    .description('List the structured properties')
+  return command('list', 'List the structured properties', ['svc properties list --details'])
     .option('--details', 'each property in full, not only its URN')
-    .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExample:\n  svc properties list --details')
-    .action(async (opts: { details?: boolean; json?: boolean }) => {
-      const out = output(Boolean(opts.json));
+    .action(printing(async (opts: { details?: boolean; json?: boolean }, out) => {
       const client = new Client(loadConfig());
       const all: Page['entities'] = [];
       let scrollId: string | null = null;
@@ -30,5 +26,5 @@ export function listCommand(): Command {
       if (opts.details) out.line(JSON.stringify(models, null, 2));
       else for (const e of all) out.line(e.urn);
       out.result(opts.details ? models : all.map((e) => e.urn));
-    });
+    }));
 }

@@ -3,17 +3,13 @@ import { Command } from 'commander';
 import { Client, enc } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
-import { output } from '../../output.ts';
+import { command, printing } from '../../output.ts';
 import { readPropertyFile } from '../../propertyFile.ts';
 
 export function upsertCommand(): Command {
-  return new Command('upsert')
-    .description('Create or update the structured properties of a YAML file')
+  return command('upsert', 'Create or update the structured properties of a YAML file', ['svc properties upsert -f properties.yaml'])
     .requiredOption('-f, --file <file.yaml>', 'a YAML list of properties (id or urn, type, cardinality, entity_types, allowed_values, …)')
-    .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExample:\n  svc properties upsert -f properties.yaml')
-    .action(async (opts: { file: string; json?: boolean }) => {
-      const out = output(Boolean(opts.json));
+    .action(printing(async (opts: { file: string; json?: boolean }, out) => {
       const specs = readPropertyFile(opts.file, out.warn);
       const client = new Client(loadConfig());
       const done: string[] = [];
@@ -40,5 +36,5 @@ export function upsertCommand(): Command {
         out.line(`Created structured property ${spec.urn}`);
       }
       out.result(done.map((urn) => ({ urn })));
-    });
+    }));
 }

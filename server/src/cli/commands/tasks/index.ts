@@ -3,17 +3,14 @@ import { Command, Option } from 'commander';
 import { Client } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
-import { output } from '../../output.ts';
+import { command, output, printing } from '../../output.ts';
 import { TASK_KINDS, TASK_STATES, type Task } from '../../../contract/tasks.ts';
 
 const line = (t: Task) => `${t.id}\t${t.kind}\t${t.state}\t${t.done}/${t.total ?? '?'}\t${t.subject}${t.error ? `\t(last error: ${t.error})` : ''}`;
 
 export function tasksCommand(): Command {
-  const get = new Command('get')
-    .description('Show a task: state and progress')
+  const get = command('get', 'Show a task: state and progress', ['svc tasks get 42'])
     .argument('<id>', 'the task id (the number of svc:<n>)')
-    .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExample:\n  svc tasks get 42')
     .action(async (id: string, opts: { json?: boolean }) => {
       const out = output(Boolean(opts.json));
       const n = id.replace(/^svc:/, '');
@@ -24,20 +21,16 @@ export function tasksCommand(): Command {
       out.line(JSON.stringify(a.body, null, 2));
       out.result(a.body);
     });
-  const list = new Command('list')
-    .description('List tasks, newest first (id, kind, state, done/total, subject)')
+  const list = command('list', 'List tasks, newest first (id, kind, state, done/total, subject)', ['svc tasks list --kind timeseries-truncate'])
     .addOption(new Option('--kind <kind>', 'only tasks of this kind').choices(TASK_KINDS))
     .addOption(new Option('--state <state>', 'only tasks in this state').choices(TASK_STATES))
     .option('--subject <subject>', 'only tasks working on this subject')
-    .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExample:\n  svc tasks list --kind timeseries-truncate')
-    .action(async (opts: { kind?: string; state?: string; subject?: string; json?: boolean }) => {
-      const out = output(Boolean(opts.json));
+    .action(printing(async (opts: { kind?: string; state?: string; subject?: string; json?: boolean }, out) => {
       const q = new URLSearchParams(Object.entries({ kind: opts.kind, state: opts.state, subject: opts.subject }).filter((e): e is [string, string] => e[1] !== undefined));
       const body = (await new Client(loadConfig()).ok('GET', `/api/tasks${q.size ? `?${q}` : ''}`)) as { tasks: Task[] };
       if (body.tasks.length === 0) out.line('No tasks');
       for (const t of body.tasks) out.line(line(t));
       out.result(body.tasks);
-    });
+    }));
   return new Command('tasks').description('Background tasks').addCommand(get).addCommand(list);
 }

@@ -10,7 +10,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { Client } from '../../client.ts';
 import { loadConfig } from '../../config.ts';
 import { CliError } from '../../errors.ts';
-import { output } from '../../output.ts';
+import { command, printing } from '../../output.ts';
 import { cutoffMillis } from '../../../contract/olderThan.ts';
 import { svcTaskNumber, truncationProgress, type EsTaskStatus } from '../../../contract/tasks.ts';
 import { TRUNCATIONS_PATH, type TruncationAnswer } from '../../../contract/truncation.ts';
@@ -28,8 +28,7 @@ const integer =
   };
 
 export function truncateCommand(): Command {
-  return new Command('truncate')
-    .description('Delete the entries of a time series aspect at or before a time (a dry run unless --execute)')
+  return command('truncate', 'Delete the entries of a time series aspect at or before a time (a dry run unless --execute)', ['svc timeseries truncate --entity-type dataset --aspect datasetProfile --older-than 90d', 'svc timeseries truncate --entity-type dataset --aspect datasetProfile --older-than 90d --execute'])
     .requiredOption('--entity-type <type>', 'entity type, e.g. dataset')
     .requiredOption('--aspect <aspect>', 'time series aspect, e.g. datasetProfile')
     .option('--older-than <age>', 'entries older than this age, a whole number and a unit (s, m, h, d, w, y, or written out): 30d, 12h, 90 days, …')
@@ -38,10 +37,7 @@ export function truncateCommand(): Command {
     .option('--batch-size <n>', 'entries per batch (default 10000)', integer('batch-size', -(2 ** 31), 2 ** 31 - 1))
     .option('--timeout <seconds>', 'stop after this many seconds', integer('timeout', 1))
     .option('--no-wait', 'return once the task is queued, with its id')
-    .option('--json', 'machine-readable output')
-    .addHelpText('after', '\nExamples:\n  svc timeseries truncate --entity-type dataset --aspect datasetProfile --older-than 90d\n  svc timeseries truncate --entity-type dataset --aspect datasetProfile --older-than 90d --execute')
-    .action(async (opts: { entityType: string; aspect: string; olderThan?: string; endTimeMillis?: number; execute?: boolean; batchSize?: number; timeout?: number; wait: boolean; json?: boolean }) => {
-      const out = output(Boolean(opts.json));
+    .action(printing(async (opts: { entityType: string; aspect: string; olderThan?: string; endTimeMillis?: number; execute?: boolean; batchSize?: number; timeout?: number; wait: boolean; json?: boolean }, out) => {
       if ((opts.olderThan === undefined) === (opts.endTimeMillis === undefined)) throw new CliError('Give one of --older-than <age> (e.g. 30d) or --end-time-millis <millis>', 2);
       let endTimeMillis = opts.endTimeMillis;
       if (opts.olderThan !== undefined) {
@@ -88,7 +84,7 @@ export function truncateCommand(): Command {
             : `deleted ${end.deleted} of ${end.total} entries`;
       out.line(`Truncation task ${value} completed: ${line}`);
       out.result({ task: value, endTimeMillis, total: end.total, deleted: end.deleted, ...(end.kept !== undefined ? { kept: end.kept } : {}) });
-    });
+    }));
 }
 
 /**
