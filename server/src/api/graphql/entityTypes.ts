@@ -22,6 +22,7 @@ const DECLARED: Record<string, { enum: string; type: string }> = {
   corpuser: { enum: 'CORP_USER', type: 'CorpUser' },
   corpGroup: { enum: 'CORP_GROUP', type: 'CorpGroup' },
   dataPlatform: { enum: 'DATA_PLATFORM', type: 'DataPlatform' },
+  dataPlatformInstance: { enum: 'DATA_PLATFORM_INSTANCE', type: 'DataPlatformInstance' },
   structuredProperty: { enum: 'STRUCTURED_PROPERTY', type: 'StructuredPropertyEntity' },
   dataType: { enum: 'DATA_TYPE', type: 'DataTypeEntity' },
   entityType: { enum: 'ENTITY_TYPE', type: 'EntityTypeEntity' },

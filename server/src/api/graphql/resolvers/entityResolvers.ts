@@ -9,6 +9,7 @@ import { SvcError } from '../../../shared/errors.ts';
 import { logicalType, entityNameOf, type Assignment, type PrimitiveValue, type StructuredProperties } from '../../../properties/types.ts';
 import { aspectOf, entityRef, forgetEntity, then, type EntityRef, type GraphQLContext } from '../context.ts';
 import { enumOfEntityName, GENERATED_ENTITY_TYPES, graphqlNames } from '../entityTypes.ts';
+import { commonAspectFields } from './commonAspects.ts';
 
 type Resolver<P, A = Record<string, never>, R = unknown> = (parent: P, args: A, ctx: GraphQLContext) => R | Promise<R>;
 
@@ -96,18 +97,9 @@ export const entityResolvers = {
   Entity: {
     __resolveType: (ref: EntityRef) => graphqlNames(ref.target.spec).type,
   },
-  Dataset: { ...withProperties, name: keyField('name'), origin: keyField('origin'), platform: (ref: EntityRef) => entityRef(key(ref, 'platform')!) },
-  DataFlow: { ...withProperties, orchestrator: keyField('orchestrator'), flowId: keyField('flowId'), cluster: keyField('cluster'), lastIngested },
-  DataJob: {
-    ...withProperties,
-    jobId: keyField('jobId'),
-    dataFlow: (ref: EntityRef) => entityRef(key(ref, 'flow')!),
-    lastIngested,
-    subTypes: (ref: EntityRef, _: unknown, ctx: GraphQLContext) => then(aspectOf<{ typeNames?: string[] }>(ctx, ref.urn, 'subTypes'), (v) => (v ? { typeNames: v.typeNames ?? [] } : null)),
-    dataPlatformInstance: (ref: EntityRef, _: unknown, ctx: GraphQLContext) =>
-      then(aspectOf<{ instance?: string }>(ctx, ref.urn, 'dataPlatformInstance'), (v) => (v?.instance ? entityRef(v.instance) : null)),
-    runs,
-  },
+  Dataset: { ...withProperties, ...commonAspectFields.Dataset, name: keyField('name'), origin: keyField('origin'), platform: (ref: EntityRef) => entityRef(key(ref, 'platform')!) },
+  DataFlow: { ...withProperties, ...commonAspectFields.DataFlow, orchestrator: keyField('orchestrator'), flowId: keyField('flowId'), cluster: keyField('cluster'), lastIngested },
+  DataJob: { ...withProperties, ...commonAspectFields.DataJob, jobId: keyField('jobId'), dataFlow: (ref: EntityRef) => entityRef(key(ref, 'flow')!), lastIngested, runs },
   DataProcessInstance: {
     ...base,
     name: (ref: EntityRef, _: unknown, ctx: GraphQLContext) => then(aspectOf<{ name?: string }>(ctx, ref.urn, 'dataProcessInstanceProperties'), (v) => v?.name ?? null),
@@ -115,12 +107,14 @@ export const entityResolvers = {
       then(aspectOf<{ created?: { time: number; actor?: string } }>(ctx, ref.urn, 'dataProcessInstanceProperties'), (v) => (v?.created ? { time: v.created.time, actor: v.created.actor ?? null } : null)),
   },
   SchemaFieldEntity: { ...withProperties, fieldPath: keyField('fieldPath') },
-  Chart: withProperties,
-  Dashboard: withProperties,
-  Container: withProperties,
-  Domain: withProperties,
-  GlossaryTerm: withProperties,
-  Tag: withProperties,
+  Chart: { ...withProperties, ...commonAspectFields.Chart },
+  Dashboard: { ...withProperties, ...commonAspectFields.Dashboard },
+  Container: { ...withProperties, ...commonAspectFields.Container },
+  Domain: { ...withProperties, ...commonAspectFields.Domain, id: keyField('id') },
+  GlossaryTerm: { ...withProperties, ...commonAspectFields.GlossaryTerm, name: keyField('name') },
+  Tag: { ...withProperties, ...commonAspectFields.Tag, name: keyField('name') },
+  DataPlatformInstance: { ...base, platform: (ref: EntityRef) => entityRef(key(ref, 'platform')!), instanceId: keyField('instance') },
+  OwnerType: { __resolveType: (ref: EntityRef) => graphqlNames(ref.target.spec).type },
   CorpUser: { ...withProperties, username: keyField('username') },
   CorpGroup: { ...withProperties, name: keyField('name') },
   DataPlatform: { ...base, name: keyField('platformName') },

@@ -9,6 +9,7 @@ import { SvcError } from '../../../shared/errors.ts';
 import type { SearchInput } from '../../../search/searchService.ts';
 import { entityRef, primeEntity, type GraphQLContext } from '../context.ts';
 import { entityNamesOf } from '../entityTypes.ts';
+import { COMMON_FIELD_ASPECTS } from './commonAspects.ts';
 import { orFilters, searchOrder, type FacetFilterInput, type SortInput } from '../inputs.ts';
 import { GRAPHQL_INPUT_LIMITS } from '../limits.ts';
 
@@ -68,8 +69,7 @@ const FIELD_ASPECTS: Record<string, string[]> = {
   info: ['dataTypeInfo', 'entityTypeInfo'],
   name: ['dataHubIngestionSourceInfo', 'dataProcessInstanceProperties'],
   created: ['dataProcessInstanceProperties'],
-  subTypes: ['subTypes'],
-  dataPlatformInstance: ['dataPlatformInstance'],
+  ...COMMON_FIELD_ASPECTS,
 };
 
 /** What a search field's selection asks of the search: the aspects to read its entities with (none: URNs only), and the total. */

@@ -1,0 +1,121 @@
+/**
+ * The fields DataHub's GraphQL API gives entities from their common aspects (`properties`,
+ * `editableProperties`, `ownership`, `tags`, `glossaryTerms`, `domain`, `status`, `container`,
+ * `subTypes`, `dataPlatformInstance`), as scripts and DataHub's SDK ask for them: on entity reads,
+ * and on search results (whose entities are read with the aspects the selection names), on both
+ * search backends. An entity without the aspect answers null.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { gqlData } from '../support/graphql.ts';
+import { searchBackends } from '../support/searchBackends.ts';
+import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
+
+const DATASET = 'urn:li:dataset:(urn:li:dataPlatform:snowflake,db.sch.orders,PROD)';
+const BARE = 'urn:li:dataset:(urn:li:dataPlatform:snowflake,db.sch.bare,PROD)';
+const CONTAINER = 'urn:li:container:db-guid';
+const FLOW = 'urn:li:dataFlow:(airflow,etl,PROD)';
+const JOB = `urn:li:dataJob:(${FLOW},clean)`;
+const CHART = 'urn:li:chart:(looker,c1)';
+const INSTANCE = 'urn:li:dataPlatformInstance:(urn:li:dataPlatform:snowflake,eu)';
+const AUDIT = { time: 0, actor: 'urn:li:corpuser:datahub' };
+
+/** Aspects by entity, written through REST v3 before the tests. */
+const FIXTURE: Record<string, Record<string, unknown>> = {
+  [DATASET]: {
+    datasetProperties: { name: 'orders', qualifiedName: 'db.sch.orders', description: 'Orders', customProperties: { team: 'sales' }, externalUrl: 'https://example.com/orders' },
+    editableDatasetProperties: { description: 'Orders, edited' },
+    ownership: { owners: [{ owner: 'urn:li:corpuser:alice', type: 'TECHNICAL_OWNER' }, { owner: 'urn:li:corpGroup:finance', type: 'BUSINESS_OWNER' }] },
+    globalTags: { tags: [{ tag: 'urn:li:tag:pii' }] },
+    glossaryTerms: { terms: [{ urn: 'urn:li:glossaryTerm:email' }], auditStamp: AUDIT },
+    domains: { domains: ['urn:li:domain:sales'] },
+    container: { container: CONTAINER },
+    subTypes: { typeNames: ['Table'] },
+    dataPlatformInstance: { platform: 'urn:li:dataPlatform:snowflake', instance: INSTANCE },
+    status: { removed: false },
+  },
+  [BARE]: { status: { removed: false } },
+  [CONTAINER]: { containerProperties: { name: 'db', description: 'the database' } },
+  [FLOW]: { dataFlowInfo: { name: 'ETL', project: 'warehouse' } },
+  [JOB]: { dataJobInfo: { name: 'Clean', type: { string: 'COMMAND' }, description: 'cleans orders' }, dataPlatformInstance: { platform: 'urn:li:dataPlatform:airflow' } },
+  [CHART]: { chartInfo: { title: 'Orders by day', description: 'a chart', lastModified: { created: AUDIT, lastModified: AUDIT } } },
+  'urn:li:tag:pii': { tagProperties: { name: 'PII', colorHex: '#ff0000' } },
+  'urn:li:glossaryTerm:email': { glossaryTermInfo: { name: 'Email', definition: 'An e-mail address', termSource: 'INTERNAL' } },
+  'urn:li:domain:sales': { domainProperties: { name: 'Sales' } },
+};
+
+const DATASET_FIELDS = `urn name platform { name }
+  properties { name qualifiedName description customProperties { key value associatedUrn } externalUrl }
+  editableProperties { description }
+  ownership { owners { owner { __typename ... on CorpUser { urn username } ... on CorpGroup { urn name } } type associatedUrn } }
+  tags { tags { tag { urn name properties { name colorHex } } } }
+  glossaryTerms { terms { term { urn name properties { name definition } } } }
+  domain { domain { urn id properties { name } } }
+  status { removed } subTypes { typeNames }
+  container { urn properties { name description } }
+  dataPlatformInstance { urn platform { name } instanceId }`;
+
+/** What DATASET's fields answer. */
+const DATASET_ANSWER = {
+  urn: DATASET,
+  name: 'db.sch.orders',
+  platform: { name: 'snowflake' },
+  properties: { name: 'orders', qualifiedName: 'db.sch.orders', description: 'Orders', customProperties: [{ key: 'team', value: 'sales', associatedUrn: DATASET }], externalUrl: 'https://example.com/orders' },
+  editableProperties: { description: 'Orders, edited' },
+  ownership: {
+    owners: [
+      { owner: { __typename: 'CorpUser', urn: 'urn:li:corpuser:alice', username: 'alice' }, type: 'TECHNICAL_OWNER', associatedUrn: DATASET },
+      { owner: { __typename: 'CorpGroup', urn: 'urn:li:corpGroup:finance', name: 'finance' }, type: 'BUSINESS_OWNER', associatedUrn: DATASET },
+    ],
+  },
+  tags: { tags: [{ tag: { urn: 'urn:li:tag:pii', name: 'pii', properties: { name: 'PII', colorHex: '#ff0000' } } }] },
+  glossaryTerms: { terms: [{ term: { urn: 'urn:li:glossaryTerm:email', name: 'email', properties: { name: 'Email', definition: 'An e-mail address' } } }] },
+  domain: { domain: { urn: 'urn:li:domain:sales', id: 'sales', properties: { name: 'Sales' } } },
+  status: { removed: false },
+  subTypes: { typeNames: ['Table'] },
+  container: { urn: CONTAINER, properties: { name: 'db', description: 'the database' } },
+  dataPlatformInstance: { urn: INSTANCE, platform: { name: 'snowflake' }, instanceId: 'eu' },
+};
+
+for (const backend of searchBackends()) {
+  describe(`GraphQL entity fields of common aspects on ${backend.name}`, () => {
+    let s: TestServer;
+    before(async () => {
+      s = await startTestServer(backend.env);
+      for (const [urn, aspects] of Object.entries(FIXTURE)) {
+        const type = urn.split(':')[2]!;
+        for (const [aspect, value] of Object.entries(aspects)) {
+          await text(await s.request(`/openapi/v3/entity/${type}/${enc(urn)}/${aspect}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value }) }), 200);
+        }
+      }
+      await s.svc.catalog.searchOutbox.deliverAll();
+    });
+    after(async () => {
+      await s?.close();
+    });
+
+    test('a dataset read shows its common aspects under DataHub’s field names; one without them answers null', async () => {
+      const data = await gqlData(s, `{ dataset(urn: "${DATASET}") { ${DATASET_FIELDS} } bare: dataset(urn: "${BARE}") { properties { name } ownership { owners { type } } tags { tags { context } } domain { associatedUrn } container { urn } status { removed } } }`);
+      assert.deepEqual(data.dataset, DATASET_ANSWER);
+      assert.deepEqual(data.bare, { properties: null, ownership: null, tags: null, domain: null, container: null, status: { removed: false } });
+    });
+
+    test('data jobs, flows and charts: properties named from their info aspects (a chart’s title), the key’s name otherwise', async () => {
+      const data = await gqlData(
+        s,
+        `{ dataJob(urn: "${JOB}") { jobId properties { name description } dataPlatformInstance { urn } dataFlow { properties { name project } } }
+           entity(urn: "${CHART}") { ... on Chart { properties { name description } editableProperties { description } } } }`,
+      );
+      assert.deepEqual(data.dataJob, { jobId: 'clean', properties: { name: 'Clean', description: 'cleans orders' }, dataPlatformInstance: null, dataFlow: { properties: { name: 'ETL', project: 'warehouse' } } });
+      assert.deepEqual(data.entity, { properties: { name: 'Orders by day', description: 'a chart' }, editableProperties: null });
+    });
+
+    test('search results carry the same fields (their entities read with the aspects the selection names)', async () => {
+      const data = await gqlData<{ scrollAcrossEntities: { searchResults: { entity: unknown }[] } }>(
+        s,
+        `{ scrollAcrossEntities(input: { types: [DATASET], query: "*", count: 10, orFilters: [{ and: [{ field: "tags", values: ["urn:li:tag:pii"] }] }] }) { searchResults { entity { ... on Dataset { ${DATASET_FIELDS} } } } } }`,
+      );
+      assert.deepEqual(data.scrollAcrossEntities.searchResults.map((r) => r.entity), [DATASET_ANSWER]);
+    });
+  });
+}
