@@ -27,6 +27,7 @@ import { SearchOutbox } from './search/outbox.ts';
 import { PostgresBackend } from './search/postgresBackend.ts';
 import { SearchDeliveryService } from './search/searchDeliveryService.ts';
 import { SearchService } from './search/searchService.ts';
+import { LineageService } from './lineage/lineage.ts';
 import type { TaskHandler } from './tasks/taskRunner.ts';
 import { TimeseriesService } from './timeseries/timeseriesService.ts';
 import { DefinitionCache } from './properties/definitionCache.ts';
@@ -50,6 +51,8 @@ export interface Catalog {
   readonly timeseries: TimeseriesService;
   readonly tokens: TokenService;
   readonly search: SearchService;
+  /** Upstream and downstream entities (GraphQL's scrollAcrossLineage). */
+  readonly lineage: LineageService;
   /** The search outbox's dispatcher (see search/outbox.ts). */
   readonly searchOutbox: SearchOutbox;
   /** Search's lag and the entities failing delivery (`GET /api/search/delivery`). */
@@ -104,13 +107,15 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       searchOutbox.start();
     }
     let closing: Promise<void> | undefined;
+    const search = new SearchService(backend, entities, scrollIds, definitions);
     return {
       entities,
       properties: new PropertyService(entities),
       tasks: new TaskService(pool),
       timeseries: new TimeseriesService(timeseries, scrollIds),
       tokens: new TokenService(pool, root.token),
-      search: new SearchService(backend, entities, scrollIds, definitions),
+      search,
+      lineage: new LineageService(pool, entities, search),
       searchOutbox,
       searchDelivery: new SearchDeliveryService(pool),
       rootToken: root,

@@ -5,8 +5,8 @@
  * entities only, by env, container, platform instance, tags and owners (fixtures/get_urns.py; 1.x asks
  * for `extraProperties` of each result), the 1.x SDK v2's `client.search.get_urns` with its tag, owner,
  * domain, container, env, entity type (`_entityType`, also negated) and platform filters, and
- * `datahub delete --platform`, which soft-deletes what such a
- * search finds.
+ * `datahub delete --platform`, which soft-deletes what such a search finds; and the SDK v2's lineage,
+ * written with `add_lineage` and read back with `get_lineage` (fixtures/lineage.py).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -81,6 +81,20 @@ for (const backend of searchBackends()) {
           platformInstance: [HIVE_A],
           tagsAndOwners: [HIVE_A],
           ...sdkV2,
+        });
+      });
+
+      // 0.14 has no SDK v2.
+      if (!version.version.startsWith('0.')) test('SDK v2: lineage written with add_lineage is read back with get_lineage, one hop and two', async () => {
+        const run = await client.python([join(FIXTURES, 'lineage.py'), 'postgres']);
+        assert.equal(run.code, 0, run.out.slice(-3_000));
+        const lineage = (name: string) => `urn:li:dataset:(urn:li:dataPlatform:postgres,lineage.${name},PROD)`;
+        assert.deepEqual(JSON.parse(run.out.split('\n').findLast((l) => l.startsWith('{"downstreamOfUp"'))!), {
+          downstreamOfUp: [[lineage('mid'), 1]],
+          upstreamOfDown: [[lineage('mid'), 1], [lineage('up'), 2]],
+          // The SDK, outside an ingestion, writes descriptions into editableDatasetProperties; its lineage
+          // read shows `properties.description` (datasetProperties'), as DataHub's GraphQL answers it.
+          shown: [[lineage('mid'), 'postgres', null], [lineage('up'), 'postgres', null]],
         });
       });
 

@@ -7,6 +7,7 @@ import type { FieldNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { EntityRecord } from '../../../entities/entityService.ts';
 import { SvcError } from '../../../shared/errors.ts';
 import type { SearchInput } from '../../../search/searchService.ts';
+import type { OrFilters } from '../../../search/expr.ts';
 import { entityRef, primeEntity, type GraphQLContext } from '../context.ts';
 import { entityNamesOf } from '../entityTypes.ts';
 import { COMMON_FIELD_ASPECTS } from './commonAspects.ts';
@@ -144,6 +145,34 @@ export const searchResolvers = {
       const r = await ctx.catalog.search.search(ctx.principal, { ...search, start });
       return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, primed), facets: [] };
     },
+    async scrollAcrossLineage(_: unknown, { input }: { input: LineageInput }, ctx: GraphQLContext) {
+      const count = Math.min(Math.max(input.count ?? DEFAULT_COUNT, 0), GRAPHQL_INPUT_LIMITS.searchPage);
+      ctx.searchResultsLeft -= count;
+      if (ctx.searchResultsLeft < 0) {
+        throw SvcError.validation([`A request may ask for ${GRAPHQL_INPUT_LIMITS.searchResults} search results in all, and this search takes it past that: ask for the rest in another request`]);
+      }
+      const start = input.scrollId ? scrollOffset(input.scrollId) : 0;
+      const { maxHops, filters } = degreeFilter(orFilters(input.orFilters));
+      const r = await ctx.catalog.lineage.lineage(ctx.principal, {
+        urn: input.urn,
+        direction: input.direction,
+        maxHops,
+        entityTypes: entityNamesOf(input.types),
+        // `*` (or nothing) matches every entity reached.
+        query: input.query && input.query !== '*' ? input.query : undefined,
+        filters,
+        start,
+        count,
+      });
+      const more = count > 0 && r.total > start + count;
+      return {
+        nextScrollId: more ? String(start + count) : null,
+        count: r.entities.length,
+        total: r.total,
+        searchResults: r.entities.map((e) => ({ entity: entityRef(e.urn), degree: e.degree, degrees: [e.degree], paths: [{ path: e.path.map(entityRef) }], matchedFields: [] })),
+        facets: [],
+      };
+    },
     async aggregateAcrossEntities(_: unknown, { input }: { input: Omit<CommonInput, 'count' | 'sortInput'> & { facets?: (string | null)[] | null } }, ctx: GraphQLContext) {
       // Each facet is an aggregation over every matching entity: 10,000 of them were 73 s of database work.
       const { facets: maxFacets, aggValues } = GRAPHQL_INPUT_LIMITS;
@@ -166,6 +195,45 @@ export const searchResolvers = {
     },
   },
 };
+
+interface LineageInput {
+  urn: string;
+  direction: 'UPSTREAM' | 'DOWNSTREAM';
+  types?: string[] | null;
+  query?: string | null;
+  scrollId?: string | null;
+  count?: number | null;
+  orFilters?: { and?: FacetFilterInput[] | null }[] | null;
+}
+
+/** A lineage scroll id: the offset of the next page. */
+function scrollOffset(scrollId: string): number {
+  if (!/^[0-9]{1,9}$/.test(scrollId)) throw SvcError.validation([`scrollId: ${JSON.stringify(scrollId)} is not a scroll id of this lineage search (pass back the nextScrollId it answered)`]);
+  return Number(scrollId);
+}
+
+/**
+ * DataHub's `degree` filter (its SDK sends `degree` = "1", "2" or "3+" in every AND of the filters):
+ * the most hops to follow, "3+" for all; the filters without it.
+ */
+function degreeFilter(filters: OrFilters | undefined): { maxHops: number | undefined; filters: OrFilters | undefined } {
+  let maxHops: number | undefined;
+  let named = false;
+  const rest = (filters ?? []).map((g) => ({
+    and: g.and.filter((c) => {
+      if (c.field !== 'degree') return true;
+      named = true;
+      for (const v of c.values ?? []) {
+        const hops = v === '3+' ? Infinity : Number(v);
+        if (!Number.isInteger(hops) && hops !== Infinity) throw SvcError.validation([`degree: "1", "2" or "3+", not ${JSON.stringify(v)}`]);
+        maxHops = Math.max(maxHops ?? 0, hops);
+      }
+      return false;
+    }),
+  }));
+  // An AND left empty matches everything, and so does the OR holding it.
+  return { maxHops: named && maxHops !== Infinity ? maxHops : undefined, filters: rest.length && rest.every((g) => g.and.length > 0) ? rest : undefined };
+}
 
 /** The entity a facet value names, when it is a URN. */
 function facetEntity(value: string) {
