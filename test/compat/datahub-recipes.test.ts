@@ -2,7 +2,8 @@
  * DataHub users' recipes, run unchanged through DataHub's own `datahub ingest` (each pinned version)
  * with the `datahub-rest` sink pointed at svc, on both search backends: the sources that ship with the
  * base `acryl-datahub` package and write the metadata people keep by hand (fixtures/recipes):
- * `datahub-business-glossary` (a glossary file), `csv-enricher` (a CSV of terms, tags, owners,
+ * `datahub-business-glossary` (a glossary file; a domain named by its name is looked up with Rest.li's
+ * search), `csv-enricher` (a CSV of terms, tags, owners,
  * descriptions and domains for existing datasets) and `datahub-lineage-file` (a lineage file with
  * column-level lineage). The last two read what the datasets have from svc first and keep it, so each
  * test writes something beforehand and checks it is still there. What each run wrote is read back
@@ -56,7 +57,10 @@ for (const backend of searchBackends()) {
         return run;
       };
 
-      test('datahub-business-glossary: nodes, terms, their related terms, owners, links and domain are stored as the file says', async () => {
+      test('datahub-business-glossary: nodes, terms, their related terms, owners, links and domains are stored as the file says', async () => {
+        // A domain the file names by its name: the source finds its URN with a Rest.li search.
+        await write('domain', 'urn:li:domain:mkt', 'domainProperties', { name: 'Marketing' });
+        await s.svc.catalog.searchOutbox.deliverAll();
         await ingest('glossary.yaml');
 
         const classification = await entity('glossaryNode', node('Classification'));
@@ -106,9 +110,10 @@ for (const backend of searchBackends()) {
         assert.equal(account.glossaryTermInfo.parentNode, undefined);
         assert.deepEqual(account.glossaryRelatedTerms, { hasRelatedTerms: [term('Classification.Sensitive'), term('finance.gross_revenue')] });
         assert.deepEqual(owners(account.ownership), [{ owner: 'urn:li:corpuser:bob', type: 'CUSTOM', typeUrn: 'urn:li:ownershipType:steward' }]);
+        assert.deepEqual(account.domains, { domains: ['urn:li:domain:mkt'] });
       });
 
-      test('csv-enricher: terms, tags, owners, descriptions and a domain added to datasets, what they had kept', async () => {
+      test('csv-enricher: terms, tags, owners, descriptions and a domain added to datasets, what they had kept (PATCH), or replaced (OVERRIDE)', async () => {
         await write('dataset', ORDERS, 'globalTags', { tags: [{ tag: 'urn:li:tag:existing' }] });
         await write('dataset', ORDERS, 'ownership', { owners: [{ owner: 'urn:li:corpuser:erin', type: 'DATAOWNER' }] });
         await write('dataset', ORDERS, 'editableDatasetProperties', { description: 'to be replaced' });
@@ -145,6 +150,12 @@ for (const backend of searchBackends()) {
         assert.deepEqual(again.globalTags, orders.globalTags);
         assert.deepEqual(owners(again.ownership), owners(orders.ownership));
         assert.deepEqual(again.glossaryTerms.terms.map((t: { urn: string }) => t.urn), [term('account'), term('Classification.Sensitive')]);
+
+        // OVERRIDE: the CSV's tags and owners replace what the dataset had.
+        await ingest('enrich-override.yaml');
+        const overridden = await entity('dataset', ORDERS);
+        assert.deepEqual(overridden.globalTags.tags.map((t: { tag: string }) => t.tag), ['urn:li:tag:pii']);
+        assert.deepEqual(owners(overridden.ownership), [{ owner: 'urn:li:corpuser:carol', type: 'DATAOWNER' }]);
       });
 
       test('datahub-lineage-file: upstreams and column-level lineage, the upstreams a dataset had kept', async () => {
