@@ -3,8 +3,8 @@
  * with the `datahub-rest` sink pointed at svc, on both search backends: the sources that ship with the
  * base `acryl-datahub` package and write the metadata people keep by hand (fixtures/recipes):
  * `datahub-business-glossary` (a glossary file; a domain named by its name is looked up with Rest.li's
- * search), `csv-enricher` (a CSV of terms, tags, owners,
- * descriptions and domains for existing datasets) and `datahub-lineage-file` (a lineage file with
+ * search), `csv-enricher` (a CSV of terms, tags, owners, descriptions, domains and, from 1.x,
+ * structured properties for existing datasets) and `datahub-lineage-file` (a lineage file with
  * column-level lineage). The last two read what the datasets have from svc first and keep it, so each
  * test writes something beforehand and checks it is still there. What each run wrote is read back
  * through svc's own REST API.
@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { datahubClient, datahubClientVersions, FIXTURES } from '../support/datahubClient.ts';
 import { searchBackends } from '../support/searchBackends.ts';
+import { createProperty } from '../support/structuredProperties.ts';
 import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
 const RECIPES = join(FIXTURES, 'recipes');
@@ -157,6 +158,22 @@ for (const backend of searchBackends()) {
         assert.deepEqual(overridden.globalTags.tags.map((t: { tag: string }) => t.tag), ['urn:li:tag:pii']);
         assert.deepEqual(owners(overridden.ownership), [{ owner: 'urn:li:corpuser:carol', type: 'DATAOWNER' }]);
       });
+
+      test(
+        'csv-enricher with structured_properties: a column\'s values set as a structured property, the values the dataset had kept',
+        { skip: version.version.startsWith('0.') && 'the 0.14 csv-enricher has no structured_properties option' },
+        async () => {
+          const tier = await createProperty(s, 'io.svc.tier');
+          const retention = await createProperty(s, 'io.svc.retention', { valueType: 'urn:li:dataType:svc.number' });
+          await write('dataset', ORDERS, 'structuredProperties', { properties: [{ propertyUrn: retention, values: [{ double: 60 }] }] });
+          await ingest('enrich-properties.yaml');
+          assert.deepEqual((await entity('dataset', ORDERS)).structuredProperties.properties, [
+            { propertyUrn: retention, values: [{ double: 60 }] },
+            { propertyUrn: tier, values: [{ string: 'gold' }] },
+          ]);
+          assert.deepEqual((await entity('dataset', hive('sales.refunds'))).structuredProperties.properties, [{ propertyUrn: tier, values: [{ string: 'silver' }] }]);
+        },
+      );
 
       test('datahub-lineage-file: upstreams and column-level lineage, the upstreams a dataset had kept', async () => {
         const rawOrders = hive('sales.raw_orders');
