@@ -15,7 +15,7 @@ import { registry } from '../../registry/registry.ts';
 import { SvcError } from '../../shared/errors.ts';
 import { orFilters, type FacetFilterInput } from '../graphql/inputs.ts';
 
-const PARAMETERS = ['input', 'entity', 'start', 'count', 'filter', 'sort', 'searchFlags', 'fulltext'];
+const PARAMETERS = ['input', 'entity', 'start', 'count', 'filter', 'sort', 'searchFlags'];
 const CRITERION_KEYS = ['field', 'value', 'values', 'condition', 'negated'];
 /** The search flags svc acts on; another one is refused rather than ignored. */
 const FLAGS = ['includeSoftDeleted'];
@@ -86,7 +86,6 @@ export async function restliSearch(search: SearchService, principal: Principal, 
       if (flags.includeSoftDeleted !== undefined && typeof flags.includeSoftDeleted !== 'boolean') problems.push('searchFlags.includeSoftDeleted must be true or false');
     }
   }
-  if (body.fulltext !== undefined && body.fulltext !== null && typeof body.fulltext !== 'boolean') problems.push(`Parameter 'fulltext' must be true or false`);
   if (problems.length) throw SvcError.validation(problems);
 
   const order = isObject(sort) ? { sortField: sort.field as string, descending: sort.order === 'DESCENDING' } : {};
