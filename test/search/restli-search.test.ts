@@ -2,9 +2,9 @@
  * DataHub's Rest.li `POST /entities?action=search`, on both search backends: a page of the entities of
  * one type matching the input and a filter, and how many match in all. DataHub's clients find a domain
  * by its name so (`DataHubGraph.get_domain_urn_by_name`, behind a glossary term's or a source's
- * `domain: Marketing`; 0.14 sends the criterion's `value`, 1.x its `values`); it was a 400 ("expected
- * one of delete, deleteReferences"), which failed the whole ingestion. Malformed bodies are refused,
- * every problem named.
+ * `domain: Marketing`; 0.14 sends the criterion's `value`, 1.x its `values`), and containers by a
+ * custom property and a sub type; it was a 400 ("expected one of delete, deleteReferences"), which
+ * failed the whole ingestion. Malformed bodies are refused, every problem named.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -51,6 +51,22 @@ for (const backend of searchBackends()) {
       const second = JSON.parse(await text(await search({ input: '*', entity: 'domain', start: 2, count: 2 }), 200));
       assert.deepEqual(second.value.entities.map((e: { entity: string }) => e.entity), ['urn:li:domain:marketing']);
       assert.equal(second.value.from, 2);
+    });
+
+    test('containers by a custom property and a sub type, as the clients\' get_container_urns_by_filter asks for them', async () => {
+      const container = (id: string) => `urn:li:container:${id}`;
+      for (const [id, instance, type] of [
+        ['db-prod', 'PROD', 'Database'],
+        ['schema-prod', 'PROD', 'Schema'],
+        ['db-dev', 'DEV', 'Database'],
+      ] as const) {
+        await text(await s.request(`/openapi/v3/entity/container/${enc(container(id))}/containerProperties?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { name: id, customProperties: { instance } } }) }), 200);
+        await text(await s.request(`/openapi/v3/entity/container/${enc(container(id))}/subTypes?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { typeNames: [type] } }) }), 200);
+      }
+      await s.svc.catalog.searchOutbox.deliverAll();
+      const or = ['Database', 'Schema'].map((type) => ({ and: [{ field: 'customProperties', values: ['instance=PROD'], condition: 'EQUAL' }, { field: 'typeNames', values: [type], condition: 'EQUAL' }] }));
+      const res = JSON.parse(await text(await search({ input: '*', entity: 'container', start: 0, count: 100, filter: { or } }), 200));
+      assert.deepEqual(res.value.entities.map((e: { entity: string }) => e.entity), [container('db-prod'), container('schema-prod')]);
     });
 
     /** A Rest.li refusal (`{"message", "status"}`) whose message matches each of `expected`; nothing changed. */
