@@ -199,6 +199,8 @@ const PROPOSAL: Json = {
 /** getTimeseriesAspectValues' and deleteReferences' bodies. */
 const TIMESERIES_VALUES: Json = { urn: DATASET, entity: 'dataset', aspect: 'datasetProfile', startTimeMillis: 0, endTimeMillis: 1_900_000_000_000, limit: 10, latestValue: false };
 const DELETE_REFERENCES: Json = { urn: 'urn:li:tag:fuzz', dryRun: true };
+/** The search action as the clients find a domain by its name. */
+const RESTLI_SEARCH: Json = { input: '*', entity: 'domain', start: 0, count: 10, filter: { or: [{ and: [{ field: 'name', values: ['fuzz'], condition: 'EQUAL' }] }] } };
 /** The delete action as the CLI's `-a <aspect> --start-time … --end-time …` sends it (only this dataset's profiles). */
 const DELETE_RANGE: Json = { urn: DATASET, aspectName: 'datasetProfile', startTimeMillis: 1_600_000_000_000, endTimeMillis: 1_600_000_000_001 };
 /** A valid body with one place (a value, or a key) made hostile. */
@@ -212,6 +214,7 @@ const restliBody = fc.oneof(
   hostileIn(PROPOSAL),
   hostileIn(TIMESERIES_VALUES),
   hostileIn(DELETE_REFERENCES),
+  hostileIn(RESTLI_SEARCH),
   hostileIn(DELETE_RANGE),
   // A hostile aspect inside the JSON string, and the change types and patches.
   fc.record({ aspect: fc.constantFrom(...Object.keys(ASPECT_VALUES)), text: bodyText, changeType: fc.constantFrom('UPSERT', 'CREATE', 'CREATE_ENTITY', 'PATCH', 'DELETE', 'RESTATE') }).map(({ aspect, text, changeType }) =>
@@ -232,7 +235,7 @@ const segment = (valid: string[]) => fc.oneof({ weight: 3, arbitrary: fc.constan
 
 const request = fc.record({
   route: fc.constantFrom('list', 'entity', 'aspect', 'tasks', 'task', 'tokens', 'token', 'health', 'timeseries', 'graphql', 'graphql', 'operations', 'operations', 'taskStatus', 'restliAspect', 'restliIngest', 'restliIngest', 'restliEntities', 'restliEntityV2', 'restliEntitiesV2'),
-  restliAction: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('ingestProposal', 'ingestProposalBatch', 'getTimeseriesAspectValues', 'delete', 'deleteReferences') }, { weight: 1, arbitrary: urlPiece }),
+  restliAction: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('ingestProposal', 'ingestProposalBatch', 'getTimeseriesAspectValues', 'delete', 'deleteReferences', 'search') }, { weight: 1, arbitrary: urlPiece }),
   restliBody,
   action: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('truncateTimeseriesAspect', 'getEsTaskStatus', 'getIndexSizes') }, { weight: 1, arbitrary: urlPiece }),
   operationsPath: fc.constantFrom(...OPERATIONS_PATHS),

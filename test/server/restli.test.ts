@@ -233,7 +233,7 @@ test('refusals are Rest.li errors that say what was expected, and change nothing
   await refused(() => ingest({ ...proposal(DATASET, 'status', { removed: false }), entityType: 'chart' }), 400, /entityType chart does not match the URN's type dataset/);
   await refused(() => post('/aspects?action=ingestProposalBatch', { proposals: [proposal(datasetUrn('restli.half'), 'status', { removed: false }), proposal(datasetUrn('restli.half'), 'subTypes', { typeNames: 7 })] }), 400, /typeNames/);
   await refused(() => post('/aspects?action=nope', {}), 400, /action/);
-  await refused(() => post('/entities?action=search', {}), 400, /query parameter action: expected one of delete, deleteReferences, got "search"/);
+  await refused(() => post('/entities?action=browse', {}), 400, /query parameter action: expected one of delete, deleteReferences, search, got "browse"/);
   await refused(() => s.request(`/aspects/${enc(DATASET)}`), 400, /The query parameter aspect is required/);
   // Calls of DataHub's clients that svc does not serve: a 404 naming the call and what is served.
   await refused(() => s.request('/entitiesV2?ids=List()'), 400, /The query parameter ids is required/);

@@ -98,7 +98,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(searchDeliveryRoutes(catalog.searchDelivery));
   operationsRoutes(api, catalog.timeseries, deps.log);
   timeseriesRoutes(api, catalog.timeseries);
-  restliRoutes(api, catalog.entities, catalog.timeseries, deps.log);
+  restliRoutes(api, catalog.entities, catalog.timeseries, catalog.search, deps.log);
   app.use(api);
   app.use(restliUnsupported);
 

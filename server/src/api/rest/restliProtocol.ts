@@ -77,7 +77,7 @@ export function restliUnsupported(req: Request, res: Response, next: () => void)
   sendRestliError(
     res,
     SvcError.notFound(
-      `svc does not serve the Rest.li call ${req.method} ${req.path.split('/').slice(0, 2).join('/')}${action}; it serves GET /config, GET /aspects/<urn>?aspect=<name>, GET /entitiesV2/<urn>, GET /entitiesV2?ids=List(…), POST /aspects?action=ingestProposal|ingestProposalBatch|getTimeseriesAspectValues and POST /entities?action=delete|deleteReferences`,
+      `svc does not serve the Rest.li call ${req.method} ${req.path.split('/').slice(0, 2).join('/')}${action}; it serves GET /config, GET /aspects/<urn>?aspect=<name>, GET /entitiesV2/<urn>, GET /entitiesV2?ids=List(…), POST /aspects?action=ingestProposal|ingestProposalBatch|getTimeseriesAspectValues and POST /entities?action=delete|deleteReferences|search`,
     ),
   );
 }

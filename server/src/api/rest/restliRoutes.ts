@@ -19,7 +19,9 @@
  *   JSON string;
  * - `POST /entities?action=delete`: a hard delete, answering the rows it removed;
  * - `POST /entities?action=deleteReferences` (`{"urn", "dryRun"}`): the references other entities hold
- *   to the entity (references.ts), counted, and removed unless a dry run (the default, as in DataHub).
+ *   to the entity (references.ts), counted, and removed unless a dry run (the default, as in DataHub);
+ * - `POST /entities?action=search` (`{"input", "entity", "start", "count", "filter"?}`): a page of the
+ *   entities of one type that match (restliSearch.ts).
  *
  * Failures are Rest.li error responses (`{"message", "status"}`, `X-RestLi-Error-Response: true`).
  */
@@ -39,6 +41,8 @@ import { readParameters, type ParameterSpec } from '../../timeseries/actionParam
 import { sendJson } from '../json.ts';
 import { queryParams } from './queryParams.ts';
 import { type Proposal, svcTypeUrn, inDatahubNamespace, target, ingestProposals } from './restliProposals.ts';
+import { restliSearch } from './restliSearch.ts';
+import type { SearchService } from '../../search/searchService.ts';
 import { restliList, restliHandler } from './restliProtocol.ts';
 import { serve, type Operations } from './openapi/operations.ts';
 import { json, param, ref, restliError, failures, bodyFailures } from './openapi/parts.ts';
@@ -61,7 +65,7 @@ export const RESTLI_QUERIES = {
     ids: { type: 'ignored', required: true, description: 'Batch get: the URNs, as Rest.li lists them, each percent-encoded: List(urn%3Ali%3A…,…)' },
     alwaysIncludeKeyAspect: { type: 'boolean', default: true, description: 'Include the key aspect (built from the URN) even when not asked for' },
   }),
-  entitiesAction: queryParams({ action: { type: 'enum', values: ['delete', 'deleteReferences'], required: true, description: 'The action' } }),
+  entitiesAction: queryParams({ action: { type: 'enum', values: ['delete', 'deleteReferences', 'search'], required: true, description: 'The action' } }),
 };
 
 /** An aspect as DataHub's `entitiesV2` envelopes it; a key aspect built from the URN has no stored row. */
@@ -121,18 +125,21 @@ export const RESTLI_API = {
     path: '/entities',
     tags: ['datahub-restli'],
     summary:
-      'action=delete ({"urn"}): hard delete of an entity (admin), as `datahub delete --hard`; action=deleteReferences ({"urn", "dryRun"}, a dry run unless dryRun is false): the references other entities hold to the entity, counted and removed (admin)',
+      'action=delete ({"urn"}): hard delete of an entity (admin), as `datahub delete --hard`; action=deleteReferences ({"urn", "dryRun"}, a dry run unless dryRun is false): the references other entities hold to the entity, counted and removed (admin); action=search ({"input", "entity", "start", "count", "filter"?, "sort"?, "searchFlags"?}): a page of the entities of one type that match the query and the filter ({"or": [{"and": [{"field", "values", "condition", "negated"}]}]})',
     parameters: RESTLI_QUERIES.entitiesAction.openapi(),
-    requestBody: { required: true, content: json({ type: 'object', properties: { urn: { type: 'string' }, dryRun: { type: 'boolean', default: true } }, required: ['urn'] }) },
+    requestBody: { required: true, content: json({ type: 'object', properties: { urn: { type: 'string' }, dryRun: { type: 'boolean', default: true }, input: { type: 'string' }, entity: { type: 'string' }, start: { type: 'integer' }, count: { type: 'integer' }, filter: { type: 'object' } } }) },
     responses: {
-      '200': { description: '`{"value": {"urn", "rows", "timeseriesRows"}}` for delete; `{"value": {"dryRun", "total", "relatedAspects": [{"relationship", "entity", "aspect"}]}}` (the first 10) for deleteReferences', content: json(ref('RestliDeleteResult')) },
+      '200': {
+        description: '`{"value": {"urn", "rows", "timeseriesRows"}}` for delete; `{"value": {"dryRun", "total", "relatedAspects": [{"relationship", "entity", "aspect"}]}}` (the first 10) for deleteReferences; `{"value": {"from", "pageSize", "numEntities", "entities": [{"entity", "matchedFields"}], "metadata"}}` for search',
+        content: json(ref('RestliDeleteResult')),
+      },
       ...failures,
       ...bodyFailures,
     },
   },
 } satisfies Operations;
 
-export function restliRoutes(router: Router, entities: EntityService, timeseries: TimeseriesService, log: Logger): void {
+export function restliRoutes(router: Router, entities: EntityService, timeseries: TimeseriesService, search: SearchService, log: Logger): void {
   const restli = (handler: (req: Request, res: Response) => Promise<void>) => restliHandler(log, 'Rest.li call failed', handler);
 
   /**
@@ -300,7 +307,8 @@ export function restliRoutes(router: Router, entities: EntityService, timeseries
     }),
     restliDeleteEntity: restli(async (req, res) => {
       const { action } = RESTLI_QUERIES.entitiesAction.parse(req);
-      if (action === undefined) throw SvcError.validation(['The query parameter action is required: delete or deleteReferences']);
+      if (action === undefined) throw SvcError.validation(['The query parameter action is required: delete, deleteReferences or search']);
+      if (action === 'search') return sendJson(res, 200, { value: await restliSearch(search, principalOf(req), req.body) });
       const params = readParameters(action, ENTITIES_ACTIONS[action], req.body ?? {});
       const urn = params.urn as string;
       const t = target(urn, 'urn');

@@ -203,6 +203,18 @@ function restliSchemas(): Obj {
           }),
           description: 'deleteReferences: the references counted (and removed unless a dry run), the first 10 of them',
         },
+        {
+          ...strictObject({
+            value: strictObject({
+              from: INTEGER,
+              pageSize: INTEGER,
+              numEntities: INTEGER,
+              entities: { type: 'array', items: strictObject({ entity: STRING, matchedFields: { type: 'array', maxItems: 0 } }) },
+              metadata: strictObject({ aggregations: { type: 'array', maxItems: 0 } }),
+            }),
+          }),
+          description: 'search: a page of the matching entities and how many match in all',
+        },
       ],
     },
   };
