@@ -39,7 +39,7 @@ function urnsAt(value: Obj, path: string): string[] {
 }
 
 /** Where each lineage aspect names the entities upstream and downstream of the entity holding it. */
-const LINEAGE_ASPECTS: Record<string, { upstream: string[]; downstream: string[] }> = {
+const LINEAGE_ASPECTS = new Map<string, { upstream: string[]; downstream: string[] }>(Object.entries({
   upstreamLineage: { upstream: ['upstreams/*/dataset'], downstream: [] },
   dataJobInputOutput: {
     upstream: ['inputDatasets/*', 'inputDatasetEdges/*/destinationUrn', 'inputDatajobs/*', 'inputDatajobEdges/*/destinationUrn'],
@@ -50,14 +50,14 @@ const LINEAGE_ASPECTS: Record<string, { upstream: string[]; downstream: string[]
     upstream: ['charts/*', 'chartEdges/*/destinationUrn', 'datasets/*', 'datasetEdges/*/destinationUrn', 'dashboards/*/destinationUrn'],
     downstream: [],
   },
-};
+}));
 
 const side = (direction: LineageDirection) => (direction === 'UPSTREAM' ? 'upstream' : 'downstream');
 const opposite = (direction: LineageDirection): LineageDirection => (direction === 'UPSTREAM' ? 'DOWNSTREAM' : 'UPSTREAM');
 
 /** The URNs an aspect value names in `direction` of its holder. */
 function named(aspect: string, value: Obj, direction: LineageDirection): string[] {
-  return (LINEAGE_ASPECTS[aspect]?.[side(direction)] ?? []).flatMap((p) => urnsAt(value, p));
+  return (LINEAGE_ASPECTS.get(aspect)?.[side(direction)] ?? []).flatMap((p) => urnsAt(value, p));
 }
 
 /** At most this many entities are reached (DataHub caps a lineage search too). */
@@ -124,7 +124,7 @@ export class LineageService {
     let scrollId: string | undefined;
     do {
       const page = await this.search.search(principal, { entityTypes: types, query, filters, count: 1000, scrollId, aspects: [] });
-      out.push(...page.entities.map((e) => e.urn));
+      for (const e of page.entities) out.push(e.urn);
       scrollId = page.scrollId;
     } while (scrollId);
     return out;
@@ -152,13 +152,13 @@ export class LineageService {
   /** The entities one hop from `urn` in `direction`: those its aspects name, and those naming it the other way. */
   private async neighbours(principal: Principal, urn: string, direction: LineageDirection): Promise<string[]> {
     const target = registry.resolveUrn(urn);
-    const own = registry.aspectsOf(target.spec).map((a) => a.name).filter((a) => a in LINEAGE_ASPECTS);
+    const own = registry.aspectsOf(target.spec).map((a) => a.name).filter((a) => LINEAGE_ASPECTS.has(a));
     const out = new Set<string>();
     if (own.length) {
       const [record] = await this.entities.getMany(principal, [target], own);
       for (const [aspect, stored] of record?.aspects ?? []) for (const u of named(aspect, stored.value as Obj, direction)) out.add(u);
     }
-    const holders = Object.keys(LINEAGE_ASPECTS).filter((a) => LINEAGE_ASPECTS[a]![side(opposite(direction))].length > 0);
+    const holders = [...LINEAGE_ASPECTS].filter(([, paths]) => paths[side(opposite(direction))].length > 0).map(([a]) => a);
     for (const row of await latestMentioning(this.pool, holders, JSON.stringify(urn))) {
       const holder = registry.resolveUrn(row.urn);
       const [record] = await this.entities.getMany(principal, [holder], [row.aspect]);
