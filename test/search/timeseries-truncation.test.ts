@@ -162,8 +162,8 @@ for (const backend of searchBackends()) {
       });
 
       test('fewer than half: a delete by query in batches', async () => {
-        // 10 of the 51 left go, and two entries written just now (shipped or not yet).
-        const urn = datasetUrn('ts.dry');
+        // 10 of the 51 left go, and two entries of another dataset written just now (shipped or not yet).
+        const urn = datasetUrn('ts.dry.more');
         for (const t of [T0 + 152, T0 + 153]) {
           await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t, rowCount: 1 } }) }), 200);
         }

@@ -237,7 +237,13 @@ export async function scrollUrns(
   return { urns, next: rows.length > opts.limit ? urns[urns.length - 1] : undefined };
 }
 
-/** Appends one time series entry (its partition must exist: see timeseries/partitions.ts). */
+/**
+ * Writes one time series entry (its partition must exist: see timeseries/partitions.ts). An entry with
+ * the identity of a stored one (`entry_key`, see db/migrations/V001__baseline.sql) replaces it, as
+ * DataHub's document of the same id does: its value, metadata and author are the new write's, and so is
+ * its id, which orders it as written now (and, in the `opensearch` store, tells a shipping step that
+ * read the old value not to take the new one out of the outbox).
+ */
 export async function insertTimeseries(
   db: Db,
   e: { entityType: string; aspect: string; urn: string; timestampMillis: number; value: unknown; systemMetadata: unknown; actor: string },
@@ -245,7 +251,10 @@ export async function insertTimeseries(
   await q(
     db,
     `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, system_metadata, created_by)
-     VALUES ($8, $1, $2, $3, $4, $5, $6, $7)`,
+     VALUES ($8, $1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (index_name, timestamp_millis, entry_key) DO UPDATE
+       SET id = EXCLUDED.id, metadata = EXCLUDED.metadata, system_metadata = EXCLUDED.system_metadata,
+           created_on = EXCLUDED.created_on, created_by = EXCLUDED.created_by`,
     [e.entityType, e.aspect, e.urn, e.timestampMillis, JSON.stringify(e.value), JSON.stringify(e.systemMetadata), e.actor, timeseriesIndexName(e.entityType, e.aspect)],
   );
 }
@@ -269,13 +278,14 @@ export interface TimeRange {
   endTimeMillis?: number;
 }
 
+/** The entries of a time series aspect of an entity within a range ($1 urn, $2 aspect, $3 and $4 the range). */
+const IN_RANGE = 'urn = $1 AND aspect = $2 AND timestamp_millis >= coalesce($3::bigint, timestamp_millis) AND timestamp_millis <= coalesce($4::bigint, timestamp_millis)';
+
 /** Deletes the entries of a time series aspect of an entity within `range` (ends included); how many there were. */
 export async function deleteTimeseriesRange(db: Db, urn: string, aspect: string, range: TimeRange): Promise<number> {
   const rows = await q<{ n: number }>(
     db,
-    `WITH d AS (DELETE FROM timeseries_entries
-                 WHERE urn = $1 AND aspect = $2 AND timestamp_millis >= coalesce($3::bigint, timestamp_millis) AND timestamp_millis <= coalesce($4::bigint, timestamp_millis)
-             RETURNING 1) SELECT count(*)::int AS n FROM d`,
+    `WITH d AS (DELETE FROM timeseries_entries WHERE ${IN_RANGE} RETURNING 1) SELECT count(*)::int AS n FROM d`,
     [urn, aspect, range.startTimeMillis ?? null, range.endTimeMillis ?? null],
   );
   return rows[0]!.n;

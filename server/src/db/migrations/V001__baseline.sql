@@ -245,9 +245,24 @@ CREATE TABLE timeseries_entries (
   metadata         json NOT NULL,
   system_metadata  jsonb NOT NULL DEFAULT '{}',
   created_on       timestamptz NOT NULL DEFAULT now(),
-  created_by       text NOT NULL
+  created_by       text NOT NULL,
+  -- The entry's identity, as DataHub derives the document id of a time series entry: the entity, the
+  -- time and, when the value has them, its eventGranularity, its partitionSpec's partition or
+  -- timePartition (not its type) and its messageId (docs/reference/timeseries.md). Unique within the
+  -- index: a write of an entry with a stored one's identity replaces it (aspectStore.insertTimeseries),
+  -- so that ingesting the same entries again leaves them as they were. The md5 of those parts, in a
+  -- uuid's 16 bytes; the `_id` of the entry's document in the `opensearch` store.
+  entry_key        uuid NOT NULL GENERATED ALWAYS AS (md5(
+                       quote_literal(urn) || ',' || timestamp_millis::text
+                       || ',' || quote_nullable(nullif((metadata -> 'eventGranularity')::jsonb, 'null')::text)
+                       || ',' || quote_nullable(metadata -> 'partitionSpec' ->> 'partition')
+                       || ',' || quote_nullable(nullif((metadata -> 'partitionSpec' -> 'timePartition')::jsonb, 'null')::text)
+                       || ',' || quote_nullable(metadata ->> 'messageId'))::uuid) STORED
 ) PARTITION BY LIST (index_name);
 ALTER SEQUENCE timeseries_entries_id_seq OWNED BY timeseries_entries.id;
+
+-- One entry per identity (the partition keys lead, as a unique index of a partitioned table needs).
+CREATE UNIQUE INDEX timeseries_entries_by_key ON timeseries_entries (index_name, timestamp_millis, entry_key);
 
 -- The latest entries of an entity (reads, the DELETE of the latest entry); entries by time (truncation).
 CREATE INDEX timeseries_entries_by_urn ON timeseries_entries (urn, aspect, timestamp_millis DESC, id DESC);
