@@ -291,6 +291,12 @@ export async function deleteTimeseriesRange(db: Db, urn: string, aspect: string,
   return rows[0]!.n;
 }
 
+/** {@link deleteTimeseriesRange}, answering the keys (`entry_key`) of the entries deleted. */
+export async function deleteTimeseriesRangeKeys(db: Db, urn: string, aspect: string, range: TimeRange): Promise<string[]> {
+  const rows = await q<{ entry_key: string }>(db, `DELETE FROM timeseries_entries WHERE ${IN_RANGE} RETURNING entry_key`, [urn, aspect, range.startTimeMillis ?? null, range.endTimeMillis ?? null]);
+  return rows.map((r) => r.entry_key);
+}
+
 /** Deletes the latest entry of a time series aspect of an entity (DataHub's DELETE of a timeseries aspect). */
 export async function deleteLatestTimeseries(db: Db, urn: string, aspect: string): Promise<number> {
   const rows = await q<{ n: number }>(

@@ -271,8 +271,9 @@ CREATE INDEX timeseries_entries_by_time ON timeseries_entries (timestamp_millis)
 CREATE INDEX timeseries_entries_by_id ON timeseries_entries (id);
 
 -- Deletions in the `opensearch` store of entries already shipped: they wait here for the dispatcher,
--- ordered with the writes by the same sequence. `entry` deletes the listed entries (the latest of an
--- aspect, DataHub's DELETE); `entity` every entry of the URN written before it (a hard delete); `range`
+-- ordered with the writes by the same sequence. `entry` deletes the entries of the listed identities
+-- (entry_key) written before it (the latest of an aspect, DataHub's DELETE, with any earlier value of
+-- the same identity); `entity` every entry of the URN written before it (a hard delete); `range`
 -- the entries of `urn` in `index_name` with start_millis <= timestampMillis <= end_millis (an absent
 -- bound is open) written before it (DataHub's `POST /entities?action=delete` with a time range).
 CREATE TABLE timeseries_deletes (
@@ -280,7 +281,7 @@ CREATE TABLE timeseries_deletes (
   kind         text NOT NULL CONSTRAINT timeseries_deletes_kind_check CHECK (kind IN ('entry', 'entity', 'range')),
   index_name   text,
   urn          text COLLATE "C" NOT NULL,
-  entry_ids    bigint[] NOT NULL DEFAULT '{}',
+  entry_keys   uuid[] NOT NULL DEFAULT '{}',
   queued_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
   start_millis bigint,
   end_millis   bigint
