@@ -4,9 +4,10 @@
  * exactly half and more than half of the entries and for none at all, the inclusive boundary, the
  * flag check, parameters and their errors in Rest.li's shape, real runs (a rebuild and a delete by
  * query) followed to `completed` through getEsTaskStatus, the OpenAPI status route and `/api/tasks`,
- * the listing, latest entries on reads and their deletes, index sizes, and 401/403; `svc timeseries
- * truncate --execute` following the task to its end on each store. What the stores hold is read from
- * them directly (SQL, or OpenSearch's own search).
+ * the listing, latest entries on reads and their deletes, an entry written again (DataHub's identity:
+ * one entry on every read), index sizes, and 401/403; `svc timeseries truncate --execute` following
+ * the task to its end on each store. What the stores hold is read from them directly (SQL, or
+ * OpenSearch's own search).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -494,6 +495,104 @@ for (const backend of searchBackends()) {
         assert.equal(await latest(), 5000);
         assert.deepEqual((await stored()).filter((t) => t <= 5000), [5000]);
         await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' }), 200);
+      });
+    });
+
+    describe('an entry written again (the same entity, time, partition, granularity and message id)', () => {
+      const restli = (path: string, body: unknown) => s.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'X-RestLi-Protocol-Version': '2.0.0' } });
+      const proposal = (urn: string, value: Record<string, unknown>) => ({ entityType: 'dataset', entityUrn: urn, changeType: 'UPSERT', aspectName: 'datasetProfile', aspect: { value: JSON.stringify(value), contentType: 'application/json' } });
+      /** Writes a profile as DataHub's clients do (Rest.li's ingestProposal). */
+      const ingest = async (urn: string, value: Record<string, unknown>) => text(await restli('/aspects?action=ingestProposal', { proposal: proposal(urn, value) }), 200);
+      /** The rowCounts of a dataset's profiles from FAR on, newest first, on each read route. */
+      async function reads(urn: string): Promise<{ v2: number[]; restli: number[] }> {
+        const v2 = JSON.parse(await text(await s.request(`/openapi/v2/timeseries/dataset/datasetProfile?count=100&urn=${enc(urn)}&startTimeMillis=${FAR}`), 200));
+        const values = JSON.parse(await text(await restli('/aspects?action=getTimeseriesAspectValues', { urn, entity: 'dataset', aspect: 'datasetProfile', startTimeMillis: FAR, limit: 100 }), 200));
+        return { v2: v2.results.map((r: any) => r.event.rowCount), restli: values.value.values.map((v: any) => JSON.parse(v.aspect.value).rowCount) };
+      }
+      const latest = async (urn: string) => JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile`), 200)).datasetProfile.value.rowCount;
+      /** The counts of a dry-run truncation of the profiles up to `end`. */
+      const counts = async (end: number): Promise<[number, number]> => {
+        const m = /^Delete (\d+) out of (\d+) rows/.exec((await truncate({ endTimeMillis: end })).body.value)!;
+        return [Number(m[1]), Number(m[2])];
+      };
+      const granularity = { unit: 'DAY', multiple: 1 };
+      const partitionSpec = { partition: 'FULL_TABLE_SNAPSHOT', type: 'FULL_TABLE' };
+
+      test('replaces it: one entry on every read and in the counts, with the latest value, shipped or not', async () => {
+        const urn = datasetUrn('ts.again');
+        const t = FAR + 10_000;
+        const [toDelete, total] = await counts(t);
+        await ingest(urn, { timestampMillis: t - 1, rowCount: 0 });
+        await ingest(urn, { timestampMillis: t, eventGranularity: granularity, partitionSpec, rowCount: 1 });
+        await settle(); // in OpenSearch (opensearch store)
+        // Again, through Rest.li and through REST v3 (its keys in another order): answered as any write.
+        await ingest(urn, { timestampMillis: t, eventGranularity: granularity, partitionSpec, rowCount: 2 });
+        const v3 = await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile?createIfNotExists=false`, {
+          method: 'POST',
+          body: JSON.stringify({ value: { rowCount: 3, partitionSpec: { type: 'FULL_TABLE', partition: 'FULL_TABLE_SNAPSHOT' }, eventGranularity: { multiple: 1, unit: 'DAY' }, timestampMillis: t } }),
+        });
+        assert.equal(JSON.parse(await text(v3, 200)).datasetProfile.value.rowCount, 3);
+        // Not shipped yet (opensearch): the outbox's value replaces OpenSearch's document on reads.
+        assert.deepEqual(await reads(urn), { v2: [3, 0], restli: [3, 0] });
+        assert.equal(await latest(urn), 3);
+        assert.deepEqual(await counts(t), [toDelete + 2, total + 2]);
+        await settle();
+        assert.deepEqual(await reads(urn), { v2: [3, 0], restli: [3, 0] });
+        assert.deepEqual(await counts(t), [toDelete + 2, total + 2]);
+        assert.deepEqual((await stored()).filter((x) => x === t), [t]);
+        // The same entry again in a page of one: the next page is the entry before it, once.
+        const page = JSON.parse(await text(await s.request(`/openapi/v2/timeseries/dataset/datasetProfile?count=1&urn=${enc(urn)}&startTimeMillis=${FAR}`), 200));
+        assert.equal(page.results.length, 1);
+        await ingest(urn, { timestampMillis: t, eventGranularity: granularity, partitionSpec, rowCount: 4 });
+        const next = JSON.parse(await text(await s.request(`/openapi/v2/timeseries/dataset/datasetProfile?count=1&urn=${enc(urn)}&startTimeMillis=${FAR}&scrollId=${encodeURIComponent(page.scrollId)}`), 200));
+        assert.deepEqual(next.results.map((r: any) => r.event.rowCount), [0]);
+        // DataHub's DELETE of the aspect takes the latest entry, both its values (written since it was
+        // shipped, or not): the one before shows, and stays once the deletion reached the store.
+        await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile`, { method: 'DELETE' }), 200);
+        assert.deepEqual(await reads(urn), { v2: [0], restli: [0] });
+        await settle();
+        assert.deepEqual(await reads(urn), { v2: [0], restli: [0] });
+        assert.equal(await latest(urn), 0);
+        // Written once more after the deletion: there again.
+        await ingest(urn, { timestampMillis: t, eventGranularity: granularity, partitionSpec, rowCount: 5 });
+        await settle();
+        assert.deepEqual(await reads(urn), { v2: [5, 0], restli: [5, 0] });
+      });
+
+      test('another partition, time partition, granularity or message id is another entry; the partition type is not part of it', async () => {
+        const urn = datasetUrn('ts.again.parts');
+        const t = FAR + 20_000;
+        const base = { timestampMillis: t, eventGranularity: granularity, partitionSpec };
+        await ingest(urn, { ...base, rowCount: 1 });
+        await ingest(urn, { ...base, partitionSpec: { partition: 'p=2', type: 'PARTITION' }, rowCount: 2 });
+        await ingest(urn, { ...base, eventGranularity: { unit: 'HOUR', multiple: 1 }, rowCount: 3 });
+        await ingest(urn, { ...base, messageId: 'm1', rowCount: 5 });
+        await ingest(urn, { ...base, partitionSpec: { timePartition: { startTimeMillis: t, durationMillis: 3_600_000 } }, rowCount: 6 });
+        await ingest(urn, { timestampMillis: t, rowCount: 7 });
+        await settle();
+        // The same as the first but for the partition's type: it replaces the first.
+        await ingest(urn, { ...base, partitionSpec: { partition: 'FULL_TABLE_SNAPSHOT', type: 'QUERY' }, rowCount: 8 });
+        const { v2, restli: values } = await reads(urn);
+        assert.deepEqual([[...v2].sort(), [...values].sort()], [[2, 3, 5, 6, 7, 8], [2, 3, 5, 6, 7, 8]]);
+        assert.equal((await stored()).filter((x) => x === t).length, 6);
+      });
+
+      test('a batch with the same entry twice ends with one entry, of the later value', async () => {
+        const urn = datasetUrn('ts.again.batch');
+        const t = FAR + 30_000;
+        const value = (rowCount: number) => proposal(urn, { timestampMillis: t, partitionSpec, rowCount });
+        await text(await restli('/aspects?action=ingestProposalBatch', { proposals: [value(1), value(2)] }), 200);
+        assert.deepEqual(await reads(urn), { v2: [2], restli: [2] });
+        await settle();
+        // Once more, in OpenSearch already (opensearch store), and through REST v3's batch.
+        await text(await restli('/aspects?action=ingestProposalBatch', { proposals: [value(3), value(4), value(5)] }), 200);
+        assert.deepEqual(await reads(urn), { v2: [5], restli: [5] });
+        const batch = [6, 7].map((rowCount) => ({ urn, datasetProfile: { value: { timestampMillis: t, partitionSpec, rowCount } } }));
+        await text(await s.request('/openapi/v3/entity/dataset?async=false', { method: 'POST', body: JSON.stringify(batch) }), 200);
+        assert.deepEqual(await reads(urn), { v2: [7], restli: [7] });
+        await settle();
+        assert.deepEqual(await reads(urn), { v2: [7], restli: [7] });
+        assert.deepEqual((await stored()).filter((x) => x === t), [t]);
       });
     });
 
