@@ -577,6 +577,21 @@ for (const backend of searchBackends()) {
         assert.equal((await stored()).filter((x) => x === t).length, 6);
       });
 
+      test('an entry of another aspect at the same time is another entry: deleting one leaves the other', async () => {
+        const urn = datasetUrn('ts.again.aspects');
+        const t = FAR + 40_000;
+        await ingest(urn, { timestampMillis: t, rowCount: 1 });
+        const usage = () => s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetUsageStatistics`);
+        await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetUsageStatistics?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t, uniqueUserCount: 7 } }) }), 200);
+        await settle();
+        await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile`, { method: 'DELETE' }), 200);
+        // While the deletion waits for the dispatcher (opensearch), and once it is applied.
+        assert.equal(JSON.parse(await text(await usage(), 200)).datasetUsageStatistics.value.uniqueUserCount, 7);
+        await settle();
+        assert.equal(JSON.parse(await text(await usage(), 200)).datasetUsageStatistics.value.uniqueUserCount, 7);
+        assert.deepEqual(await reads(urn), { v2: [], restli: [] });
+      });
+
       test('a batch with the same entry twice ends with one entry, of the later value', async () => {
         const urn = datasetUrn('ts.again.batch');
         const t = FAR + 30_000;
