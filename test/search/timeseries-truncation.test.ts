@@ -46,7 +46,8 @@ for (const backend of searchBackends()) {
 
     /**
      * Writes `n` entries of a time series aspect of one dataset, `step` ms apart from `start` (the first
-     * through the API, which makes its partition; the rest in one statement, after making theirs). In
+     * through the API, which makes its partition; the rest in one statement, after making theirs, each
+     * with a key of its own rather than the write path's). In
      * `opensearch` mode they are then shipped to OpenSearch.
      */
     async function profiles(name: string, n: number, aspect = 'datasetProfile', start = T0, step = 1): Promise<void> {
@@ -57,8 +58,8 @@ for (const backend of searchBackends()) {
         await sql(s.databaseUrl, `SELECT svc_timeseries_partition($1, m) FROM (SELECT DISTINCT ON (date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) t AS m FROM (SELECT $2::bigint + i * $3::bigint AS t FROM generate_series(1, $4::int) AS i) x ORDER BY date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) months`, [index, start, step, n - 1]);
         await sql(
           s.databaseUrl,
-          `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, created_by)
-           SELECT $5, 'dataset', $1, $2, $3::bigint + i * $6::bigint, json_build_object('timestampMillis', $3::bigint + i * $6::bigint), 'urn:li:corpuser:test' FROM generate_series(1, $4::int) AS i`,
+          `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, created_by, entry_key)
+           SELECT $5, 'dataset', $1, $2, $3::bigint + i * $6::bigint, json_build_object('timestampMillis', $3::bigint + i * $6::bigint), 'urn:li:corpuser:test', gen_random_uuid() FROM generate_series(1, $4::int) AS i`,
           [aspect, urn, start, n - 1, index, step],
         );
       }

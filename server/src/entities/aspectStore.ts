@@ -4,6 +4,7 @@
  * client, so callers decide the transaction boundaries.
  */
 import { createHash } from 'node:crypto';
+import { entryKey } from '../timeseries/entryKey.ts';
 import { timeseriesIndexName } from '../timeseries/partitions.ts';
 import { query as q, type Db } from '../db/pool.ts';
 import { removedSql } from './softDelete.ts';
@@ -239,23 +240,24 @@ export async function scrollUrns(
 
 /**
  * Writes one time series entry (its partition must exist: see timeseries/partitions.ts). An entry with
- * the identity of a stored one (`entry_key`, see db/migrations/V001__baseline.sql) replaces it, as
+ * the identity of a stored one (its key, timeseries/entryKey.ts) replaces it, as
  * DataHub's document of the same id does: its value, metadata and author are the new write's, and so is
  * its id, which orders it as written now (and, in the `opensearch` store, tells a shipping step that
  * read the old value not to take the new one out of the outbox).
  */
 export async function insertTimeseries(
   db: Db,
-  e: { entityType: string; aspect: string; urn: string; timestampMillis: number; value: unknown; systemMetadata: unknown; actor: string },
+  e: { entityType: string; aspect: string; urn: string; timestampMillis: number; value: Record<string, unknown>; systemMetadata: unknown; actor: string },
 ): Promise<void> {
+  const index = timeseriesIndexName(e.entityType, e.aspect);
   await q(
     db,
-    `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, system_metadata, created_by)
-     VALUES ($8, $1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, system_metadata, created_by, entry_key)
+     VALUES ($8, $1, $2, $3, $4, $5, $6, $7, $9)
      ON CONFLICT (index_name, timestamp_millis, entry_key) DO UPDATE
        SET id = EXCLUDED.id, metadata = EXCLUDED.metadata, system_metadata = EXCLUDED.system_metadata,
            created_on = EXCLUDED.created_on, created_by = EXCLUDED.created_by`,
-    [e.entityType, e.aspect, e.urn, e.timestampMillis, JSON.stringify(e.value), JSON.stringify(e.systemMetadata), e.actor, timeseriesIndexName(e.entityType, e.aspect)],
+    [e.entityType, e.aspect, e.urn, e.timestampMillis, JSON.stringify(e.value), JSON.stringify(e.systemMetadata), e.actor, index, entryKey(index, e.urn, e.value)],
   );
 }
 

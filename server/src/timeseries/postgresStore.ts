@@ -191,14 +191,8 @@ export function truncationTask(pool: Pool): TaskHandler {
         // as it is attached (built once, not row by row).
         if (!reindexes({ forceDeleteByQuery: undefined, forceReindex: undefined }, gone, Number(c!.total))) return;
         const fresh = `${boundary.name}_next`;
-        await query(tx, `CREATE TABLE ${quoteIdent(fresh)} (LIKE ${quoteIdent(boundary.name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING GENERATED)`, []);
-        // Every column but the generated ones (entry_key), which are derived again from the others.
-        const [{ columns }] = (await query<{ columns: string }>(
-          tx,
-          "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) AS columns FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = ''",
-          [quoteIdent(boundary.name)],
-        )) as [{ columns: string }];
-        await query(tx, `INSERT INTO ${quoteIdent(fresh)} (${columns}) SELECT ${columns} FROM ${quoteIdent(boundary.name)} WHERE timestamp_millis > $1`, [p.endTimeMillis]);
+        await query(tx, `CREATE TABLE ${quoteIdent(fresh)} (LIKE ${quoteIdent(boundary.name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`, []);
+        await query(tx, `INSERT INTO ${quoteIdent(fresh)} SELECT * FROM ${quoteIdent(boundary.name)} WHERE timestamp_millis > $1`, [p.endTimeMillis]);
         await query(tx, `DROP TABLE ${quoteIdent(boundary.name)}`, []);
         await query(tx, `ALTER TABLE ${quoteIdent(fresh)} RENAME TO ${quoteIdent(boundary.name)}`, []);
         await query(tx, `ALTER TABLE ${quoteIdent(parent)} ATTACH PARTITION ${quoteIdent(boundary.name)} FOR VALUES FROM (${boundary.lo}) TO (${boundary.hi})`, []);

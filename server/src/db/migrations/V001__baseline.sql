@@ -246,19 +246,11 @@ CREATE TABLE timeseries_entries (
   system_metadata  jsonb NOT NULL DEFAULT '{}',
   created_on       timestamptz NOT NULL DEFAULT now(),
   created_by       text NOT NULL,
-  -- The entry's identity, as DataHub derives the document id of a time series entry in the aspect's
-  -- index: the entity, the time and, when the value has them, its eventGranularity, its partitionSpec's
-  -- partition or timePartition (not its type) and its messageId (docs/reference/timeseries.md). Unique:
-  -- a write of an entry with a stored one's identity replaces it (aspectStore.insertTimeseries), so that
-  -- ingesting the same entries again leaves them as they were. The md5 of those parts and of the index
-  -- (so that a key names one entry of one aspect wherever it is compared), in a uuid's 16 bytes; the
-  -- `_id` of the entry's document in the `opensearch` store.
-  entry_key        uuid NOT NULL GENERATED ALWAYS AS (md5(
-                       quote_literal(index_name) || ',' || quote_literal(urn) || ',' || timestamp_millis::text
-                       || ',' || quote_nullable(nullif((metadata -> 'eventGranularity')::jsonb, 'null')::text)
-                       || ',' || quote_nullable(metadata -> 'partitionSpec' ->> 'partition')
-                       || ',' || quote_nullable(nullif((metadata -> 'partitionSpec' -> 'timePartition')::jsonb, 'null')::text)
-                       || ',' || quote_nullable(metadata ->> 'messageId'))::uuid) STORED
+  -- The entry's identity, as DataHub derives the id of a time series document (timeseries/entryKey.ts,
+  -- docs/reference/timeseries.md): unique, so that a write of an entry with a stored one's identity
+  -- replaces it (aspectStore.insertTimeseries) and ingesting the same entries again leaves them as they
+  -- were. Also the `_id` of the entry's document in the `opensearch` store.
+  entry_key        uuid NOT NULL
 ) PARTITION BY LIST (index_name);
 ALTER SEQUENCE timeseries_entries_id_seq OWNED BY timeseries_entries.id;
 
