@@ -70,11 +70,20 @@ const STEP = 10_000;
 /** Inclusive: exactly half of the entries are at or before it. */
 const BOUNDARY = START + (N / 2 - 1) * STEP;
 
-const rows = (table: string, indexColumn: boolean) => `
-  INSERT INTO ${table} (${indexColumn ? 'index_name, ' : ''}entity_type, aspect, urn, timestamp_millis, metadata, created_by)
+const rows = (table: string, indexColumn: boolean, keyed = false) => `
+  INSERT INTO ${table} (${indexColumn ? 'index_name, ' : ''}entity_type, aspect, urn, timestamp_millis, metadata, created_by${keyed ? ', entry_key' : ''})
   SELECT ${indexColumn ? `'${INDEX}', ` : ''}'dataset', 'datasetProfile', $1, $2::bigint + i * $3::bigint,
-         json_build_object('timestampMillis', $2::bigint + i * $3::bigint, 'rowCount', i, 'columnCount', 12), 'urn:li:corpuser:bench'
+         json_build_object('timestampMillis', $2::bigint + i * $3::bigint, 'rowCount', i, 'columnCount', 12), 'urn:li:corpuser:bench'${keyed ? ', gen_random_uuid()' : ''}
     FROM generate_series(0, $4::int - 1) AS i`;
+
+/**
+ * svc's INSERT of the entries, each with a key of its own (entries of distinct times) where the tree's
+ * table has entry keys: a tree compared against may have none.
+ */
+async function svcRows(db: pg.Client): Promise<string> {
+  const [row] = (await db.query("SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'timeseries_entries'::regclass AND attname = 'entry_key') AS keyed")).rows as { keyed: boolean }[];
+  return rows('timeseries_entries', true, row!.keyed);
+}
 
 async function time<T>(f: () => Promise<T>): Promise<[number, T]> {
   const t = performance.now();
@@ -151,7 +160,7 @@ async function onPostgres(pgc: BenchPostgres, trees: BenchTree[]): Promise<void>
     for (const [i, t] of servers.entries()) {
       await call(t.server.base, 'POST', `/openapi/v3/entity/dataset/${encodeURIComponent(URN)}/status?createIfNotExists=false`, { value: { removed: false } });
       await makePartitions(svcSql[i]!);
-      await svcSql[i]!.query(rows('timeseries_entries', true), [URN, START, STEP, N]);
+      await svcSql[i]!.query(await svcRows(svcSql[i]!), [URN, START, STEP, N]);
     }
     // Raw: the same rows in one plain table with the same indexes.
     await raw.query(`CREATE TABLE timeseries_raw (
@@ -238,8 +247,9 @@ async function openSearchRound(pgc: BenchPostgres, os: { url: string }, client: 
     // svc: the entries committed to its outbox, timed until shipped to OpenSearch.
     await call(server.base, 'POST', `/openapi/v3/entity/dataset/${encodeURIComponent(URN)}/status?createIfNotExists=false`, { value: { removed: false } });
     await makePartitions(svcSql);
+    const insert = await svcRows(svcSql);
     const [shipMs] = await time(async () => {
-      await svcSql.query(rows('timeseries_entries', true), [URN, START, STEP, N]);
+      await svcSql.query(insert, [URN, START, STEP, N]);
       for (;;) {
         const [r] = (await svcSql.query('SELECT count(*)::int AS n FROM timeseries_entries')).rows as { n: number }[];
         if (r!.n === 0) return;

@@ -5,7 +5,8 @@
  * structured properties and a downstream, `datahub delete` soft and `--hard -f`, and a script on the Python
  * SDK (fixtures/sdk_patch_read_search.py: a patch, a read, a GraphQL search), `datahub ingest` of a
  * file source through the `datahub-rest` sink (the run recorded too, as by default), `datahub get`, and
- * the hard delete of a user, which removes the references to it first. What each wrote is read back
+ * the hard delete of a user, which removes the references to it first; run twice, the ingest leaves one
+ * entry of the file's profile. What each wrote is read back
  * through svc's own REST API.
  *
  * The clients run as support/datahubClient.ts runs them, off the internet.
@@ -189,6 +190,9 @@ for (const backend of searchBackends()) {
         const after = await rest('/openapi/v3/entity/dataHubExecutionRequest?count=10&aspects=dataHubExecutionRequestInput');
         assert.equal(after.entities.length, 2);
         assert.deepEqual(new Set(after.entities.map((e: any) => e.dataHubExecutionRequestInput.value.source.ingestionSource)), new Set([sourceUrn]));
+        // The file's profile, sent again with the same time, replaced the first: one entry, not two.
+        const profiles = JSON.parse(await text(await s.request('/aspects?action=getTimeseriesAspectValues', { method: 'POST', body: JSON.stringify({ urn: ORDERS, entity: 'dataset', aspect: 'datasetProfile', limit: 10 }) }), 200));
+        assert.deepEqual(profiles.value.values.map((v: { aspect: { value: string } }) => JSON.parse(v.aspect.value).rowCount), [42]);
       });
 
       test('datahub get: versioned aspects through entitiesV2, a time series aspect through getTimeseriesAspectValues, and an absent entity', async () => {

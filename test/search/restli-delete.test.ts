@@ -68,6 +68,17 @@ for (const backend of searchBackends()) {
       }
     });
 
+    test('an entry written again since it was shipped is one entry: deleted and counted once', async () => {
+      const urn = await dataset('range.again', 3);
+      await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: T0 + HOUR, rowCount: 10 } }) }), 200);
+      assert.deepEqual(await profiles(urn), [0, 10, 2]);
+      const res = await action({ urn, aspectName: 'datasetProfile', startTimeMillis: T0, endTimeMillis: T0 + HOUR });
+      assert.deepEqual(JSON.parse(await text(res, 200)), { value: { urn, timeseriesRows: 2 } });
+      assert.deepEqual(await profiles(urn), [2]);
+      await settle();
+      assert.deepEqual(await profiles(urn), [2], 'after the deletion reached the store');
+    });
+
     test('a time series aspect with one end or none: the range is open on that side', async () => {
       const urn = await dataset('range.open', 4);
       assert.deepEqual(JSON.parse(await text(await action({ urn, aspectName: 'datasetProfile', startTimeMillis: T0 + 2 * HOUR }), 200)).value.timeseriesRows, 2);

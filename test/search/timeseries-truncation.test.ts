@@ -4,9 +4,10 @@
  * exactly half and more than half of the entries and for none at all, the inclusive boundary, the
  * flag check, parameters and their errors in Rest.li's shape, real runs (a rebuild and a delete by
  * query) followed to `completed` through getEsTaskStatus, the OpenAPI status route and `/api/tasks`,
- * the listing, latest entries on reads and their deletes, index sizes, and 401/403; `svc timeseries
- * truncate --execute` following the task to its end on each store. What the stores hold is read from
- * them directly (SQL, or OpenSearch's own search).
+ * the listing, latest entries on reads and their deletes, an entry written again (DataHub's identity:
+ * one entry on every read), index sizes, and 401/403; `svc timeseries truncate --execute` following
+ * the task to its end on each store. What the stores hold is read from them directly (SQL, or
+ * OpenSearch's own search).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -45,7 +46,8 @@ for (const backend of searchBackends()) {
 
     /**
      * Writes `n` entries of a time series aspect of one dataset, `step` ms apart from `start` (the first
-     * through the API, which makes its partition; the rest in one statement, after making theirs). In
+     * through the API, which makes its partition; the rest in one statement, after making theirs, each
+     * with a key of its own rather than the write path's). In
      * `opensearch` mode they are then shipped to OpenSearch.
      */
     async function profiles(name: string, n: number, aspect = 'datasetProfile', start = T0, step = 1): Promise<void> {
@@ -56,8 +58,8 @@ for (const backend of searchBackends()) {
         await sql(s.databaseUrl, `SELECT svc_timeseries_partition($1, m) FROM (SELECT DISTINCT ON (date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) t AS m FROM (SELECT $2::bigint + i * $3::bigint AS t FROM generate_series(1, $4::int) AS i) x ORDER BY date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) months`, [index, start, step, n - 1]);
         await sql(
           s.databaseUrl,
-          `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, created_by)
-           SELECT $5, 'dataset', $1, $2, $3::bigint + i * $6::bigint, json_build_object('timestampMillis', $3::bigint + i * $6::bigint), 'urn:li:corpuser:test' FROM generate_series(1, $4::int) AS i`,
+          `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, created_by, entry_key)
+           SELECT $5, 'dataset', $1, $2, $3::bigint + i * $6::bigint, json_build_object('timestampMillis', $3::bigint + i * $6::bigint), 'urn:li:corpuser:test', gen_random_uuid() FROM generate_series(1, $4::int) AS i`,
           [aspect, urn, start, n - 1, index, step],
         );
       }
@@ -162,8 +164,8 @@ for (const backend of searchBackends()) {
       });
 
       test('fewer than half: a delete by query in batches', async () => {
-        // 10 of the 51 left go, and two entries written just now (shipped or not yet).
-        const urn = datasetUrn('ts.dry');
+        // 10 of the 51 left go, and two entries of another dataset written just now (shipped or not yet).
+        const urn = datasetUrn('ts.dry.more');
         for (const t of [T0 + 152, T0 + 153]) {
           await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t, rowCount: 1 } }) }), 200);
         }
@@ -494,6 +496,119 @@ for (const backend of searchBackends()) {
         assert.equal(await latest(), 5000);
         assert.deepEqual((await stored()).filter((t) => t <= 5000), [5000]);
         await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' }), 200);
+      });
+    });
+
+    describe('an entry written again (the same entity, time, partition, granularity and message id)', () => {
+      const restli = (path: string, body: unknown) => s.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'X-RestLi-Protocol-Version': '2.0.0' } });
+      const proposal = (urn: string, value: Record<string, unknown>) => ({ entityType: 'dataset', entityUrn: urn, changeType: 'UPSERT', aspectName: 'datasetProfile', aspect: { value: JSON.stringify(value), contentType: 'application/json' } });
+      /** Writes a profile as DataHub's clients do (Rest.li's ingestProposal). */
+      const ingest = async (urn: string, value: Record<string, unknown>) => text(await restli('/aspects?action=ingestProposal', { proposal: proposal(urn, value) }), 200);
+      /** The rowCounts of a dataset's profiles from FAR on, newest first, on each read route. */
+      async function reads(urn: string): Promise<{ v2: number[]; restli: number[] }> {
+        const v2 = JSON.parse(await text(await s.request(`/openapi/v2/timeseries/dataset/datasetProfile?count=100&urn=${enc(urn)}&startTimeMillis=${FAR}`), 200));
+        const values = JSON.parse(await text(await restli('/aspects?action=getTimeseriesAspectValues', { urn, entity: 'dataset', aspect: 'datasetProfile', startTimeMillis: FAR, limit: 100 }), 200));
+        return { v2: v2.results.map((r: any) => r.event.rowCount), restli: values.value.values.map((v: any) => JSON.parse(v.aspect.value).rowCount) };
+      }
+      const latest = async (urn: string) => JSON.parse(await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile`), 200)).datasetProfile.value.rowCount;
+      /** The counts of a dry-run truncation of the profiles up to `end`. */
+      const counts = async (end: number): Promise<[number, number]> => {
+        const m = /^Delete (\d+) out of (\d+) rows/.exec((await truncate({ endTimeMillis: end })).body.value)!;
+        return [Number(m[1]), Number(m[2])];
+      };
+      const granularity = { unit: 'DAY', multiple: 1 };
+      const partitionSpec = { partition: 'FULL_TABLE_SNAPSHOT', type: 'FULL_TABLE' };
+
+      test('replaces it: one entry on every read and in the counts, with the latest value, shipped or not', async () => {
+        const urn = datasetUrn('ts.again');
+        const t = FAR + 10_000;
+        const [toDelete, total] = await counts(t);
+        await ingest(urn, { timestampMillis: t - 1, rowCount: 0 });
+        await ingest(urn, { timestampMillis: t, eventGranularity: granularity, partitionSpec, rowCount: 1 });
+        await settle(); // in OpenSearch (opensearch store)
+        // Again, through Rest.li and through REST v3 (its keys in another order): answered as any write.
+        await ingest(urn, { timestampMillis: t, eventGranularity: granularity, partitionSpec, rowCount: 2 });
+        const v3 = await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile?createIfNotExists=false`, {
+          method: 'POST',
+          body: JSON.stringify({ value: { rowCount: 3, partitionSpec: { type: 'FULL_TABLE', partition: 'FULL_TABLE_SNAPSHOT' }, eventGranularity: { multiple: 1, unit: 'DAY' }, timestampMillis: t } }),
+        });
+        assert.equal(JSON.parse(await text(v3, 200)).datasetProfile.value.rowCount, 3);
+        // Not shipped yet (opensearch): the outbox's value replaces OpenSearch's document on reads.
+        assert.deepEqual(await reads(urn), { v2: [3, 0], restli: [3, 0] });
+        assert.equal(await latest(urn), 3);
+        assert.deepEqual(await counts(t), [toDelete + 2, total + 2]);
+        await settle();
+        assert.deepEqual(await reads(urn), { v2: [3, 0], restli: [3, 0] });
+        assert.deepEqual(await counts(t), [toDelete + 2, total + 2]);
+        assert.deepEqual((await stored()).filter((x) => x === t), [t]);
+        // The same entry again in a page of one: the next page is the entry before it, once.
+        const page = JSON.parse(await text(await s.request(`/openapi/v2/timeseries/dataset/datasetProfile?count=1&urn=${enc(urn)}&startTimeMillis=${FAR}`), 200));
+        assert.equal(page.results.length, 1);
+        await ingest(urn, { timestampMillis: t, eventGranularity: granularity, partitionSpec, rowCount: 4 });
+        const next = JSON.parse(await text(await s.request(`/openapi/v2/timeseries/dataset/datasetProfile?count=1&urn=${enc(urn)}&startTimeMillis=${FAR}&scrollId=${encodeURIComponent(page.scrollId)}`), 200));
+        assert.deepEqual(next.results.map((r: any) => r.event.rowCount), [0]);
+        // DataHub's DELETE of the aspect takes the latest entry, both its values (written since it was
+        // shipped, or not): the one before shows, and stays once the deletion reached the store.
+        await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile`, { method: 'DELETE' }), 200);
+        assert.deepEqual(await reads(urn), { v2: [0], restli: [0] });
+        await settle();
+        assert.deepEqual(await reads(urn), { v2: [0], restli: [0] });
+        assert.equal(await latest(urn), 0);
+        // Written once more after the deletion: there again.
+        await ingest(urn, { timestampMillis: t, eventGranularity: granularity, partitionSpec, rowCount: 5 });
+        await settle();
+        assert.deepEqual(await reads(urn), { v2: [5, 0], restli: [5, 0] });
+      });
+
+      test('another partition, time partition, granularity or message id is another entry; the partition type is not part of it', async () => {
+        const urn = datasetUrn('ts.again.parts');
+        const t = FAR + 20_000;
+        const base = { timestampMillis: t, eventGranularity: granularity, partitionSpec };
+        await ingest(urn, { ...base, rowCount: 1 });
+        await ingest(urn, { ...base, partitionSpec: { partition: 'p=2', type: 'PARTITION' }, rowCount: 2 });
+        await ingest(urn, { ...base, eventGranularity: { unit: 'HOUR', multiple: 1 }, rowCount: 3 });
+        await ingest(urn, { ...base, messageId: 'm1', rowCount: 5 });
+        await ingest(urn, { ...base, partitionSpec: { timePartition: { startTimeMillis: t, durationMillis: 3_600_000 } }, rowCount: 6 });
+        await ingest(urn, { timestampMillis: t, rowCount: 7 });
+        await settle();
+        // The same as the first but for the partition's type: it replaces the first.
+        await ingest(urn, { ...base, partitionSpec: { partition: 'FULL_TABLE_SNAPSHOT', type: 'QUERY' }, rowCount: 8 });
+        const { v2, restli: values } = await reads(urn);
+        assert.deepEqual([[...v2].sort(), [...values].sort()], [[2, 3, 5, 6, 7, 8], [2, 3, 5, 6, 7, 8]]);
+        assert.equal((await stored()).filter((x) => x === t).length, 6);
+      });
+
+      test('an entry of another aspect at the same time is another entry: deleting one leaves the other', async () => {
+        const urn = datasetUrn('ts.again.aspects');
+        const t = FAR + 40_000;
+        await ingest(urn, { timestampMillis: t, rowCount: 1 });
+        const usage = () => s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetUsageStatistics`);
+        await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetUsageStatistics?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t, uniqueUserCount: 7 } }) }), 200);
+        await settle();
+        await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile`, { method: 'DELETE' }), 200);
+        // While the deletion waits for the dispatcher (opensearch), and once it is applied.
+        assert.equal(JSON.parse(await text(await usage(), 200)).datasetUsageStatistics.value.uniqueUserCount, 7);
+        await settle();
+        assert.equal(JSON.parse(await text(await usage(), 200)).datasetUsageStatistics.value.uniqueUserCount, 7);
+        assert.deepEqual(await reads(urn), { v2: [], restli: [] });
+      });
+
+      test('a batch with the same entry twice ends with one entry, of the later value', async () => {
+        const urn = datasetUrn('ts.again.batch');
+        const t = FAR + 30_000;
+        const value = (rowCount: number) => proposal(urn, { timestampMillis: t, partitionSpec, rowCount });
+        await text(await restli('/aspects?action=ingestProposalBatch', { proposals: [value(1), value(2)] }), 200);
+        assert.deepEqual(await reads(urn), { v2: [2], restli: [2] });
+        await settle();
+        // Once more, in OpenSearch already (opensearch store), and through REST v3's batch.
+        await text(await restli('/aspects?action=ingestProposalBatch', { proposals: [value(3), value(4), value(5)] }), 200);
+        assert.deepEqual(await reads(urn), { v2: [5], restli: [5] });
+        const batch = [6, 7].map((rowCount) => ({ urn, datasetProfile: { value: { timestampMillis: t, partitionSpec, rowCount } } }));
+        await text(await s.request('/openapi/v3/entity/dataset?async=false', { method: 'POST', body: JSON.stringify(batch) }), 200);
+        assert.deepEqual(await reads(urn), { v2: [7], restli: [7] });
+        await settle();
+        assert.deepEqual(await reads(urn), { v2: [7], restli: [7] });
+        assert.deepEqual((await stored()).filter((x) => x === t), [t]);
       });
     });
 

@@ -39,8 +39,8 @@ test('a truncation killed mid-way resumes after a restart and removes exactly th
   await sql(databaseUrl, `SELECT svc_timeseries_partition($1, m) FROM (SELECT DISTINCT ON (date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) t AS m FROM (SELECT $2::bigint + i * $3::bigint AS t FROM generate_series(1, $4::int) AS i) x ORDER BY date_trunc('month', to_timestamp(t / 1000.0), 'UTC')) months`, [INDEX, START, STEP, N - 1]);
   await sql(
     databaseUrl,
-    `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, created_by)
-     SELECT $1, 'dataset', 'datasetProfile', $2, $3::bigint + i * $4::bigint, json_build_object('timestampMillis', $3::bigint + i * $4::bigint, 'rowCount', i), 'urn:li:corpuser:test'
+    `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, created_by, entry_key)
+     SELECT $1, 'dataset', 'datasetProfile', $2, $3::bigint + i * $4::bigint, json_build_object('timestampMillis', $3::bigint + i * $4::bigint, 'rowCount', i), 'urn:li:corpuser:test', gen_random_uuid()
        FROM generate_series(1, $5::int) AS i`,
     [INDEX, URN, START, STEP, N - 1],
   );

@@ -4,6 +4,7 @@
  * client, so callers decide the transaction boundaries.
  */
 import { createHash } from 'node:crypto';
+import { entryKey } from '../timeseries/entryKey.ts';
 import { timeseriesIndexName } from '../timeseries/partitions.ts';
 import { query as q, type Db } from '../db/pool.ts';
 import { removedSql } from './softDelete.ts';
@@ -237,16 +238,26 @@ export async function scrollUrns(
   return { urns, next: rows.length > opts.limit ? urns[urns.length - 1] : undefined };
 }
 
-/** Appends one time series entry (its partition must exist: see timeseries/partitions.ts). */
+/**
+ * Writes one time series entry (its partition must exist: see timeseries/partitions.ts). An entry with
+ * the identity of a stored one (its key, timeseries/entryKey.ts) replaces it, as
+ * DataHub's document of the same id does: its value, metadata and author are the new write's, and so is
+ * its id, which orders it as written now (and, in the `opensearch` store, tells a shipping step that
+ * read the old value not to take the new one out of the outbox).
+ */
 export async function insertTimeseries(
   db: Db,
-  e: { entityType: string; aspect: string; urn: string; timestampMillis: number; value: unknown; systemMetadata: unknown; actor: string },
+  e: { entityType: string; aspect: string; urn: string; timestampMillis: number; value: Record<string, unknown>; systemMetadata: unknown; actor: string },
 ): Promise<void> {
+  const index = timeseriesIndexName(e.entityType, e.aspect);
   await q(
     db,
-    `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, system_metadata, created_by)
-     VALUES ($8, $1, $2, $3, $4, $5, $6, $7)`,
-    [e.entityType, e.aspect, e.urn, e.timestampMillis, JSON.stringify(e.value), JSON.stringify(e.systemMetadata), e.actor, timeseriesIndexName(e.entityType, e.aspect)],
+    `INSERT INTO timeseries_entries (index_name, entity_type, aspect, urn, timestamp_millis, metadata, system_metadata, created_by, entry_key)
+     VALUES ($8, $1, $2, $3, $4, $5, $6, $7, $9)
+     ON CONFLICT (index_name, timestamp_millis, entry_key) DO UPDATE
+       SET id = EXCLUDED.id, metadata = EXCLUDED.metadata, system_metadata = EXCLUDED.system_metadata,
+           created_on = EXCLUDED.created_on, created_by = EXCLUDED.created_by`,
+    [e.entityType, e.aspect, e.urn, e.timestampMillis, JSON.stringify(e.value), JSON.stringify(e.systemMetadata), e.actor, index, entryKey(index, e.urn, e.value)],
   );
 }
 
@@ -269,16 +280,23 @@ export interface TimeRange {
   endTimeMillis?: number;
 }
 
+/** The entries of a time series aspect of an entity within a range ($1 urn, $2 aspect, $3 and $4 the range). */
+const IN_RANGE = 'urn = $1 AND aspect = $2 AND timestamp_millis >= coalesce($3::bigint, timestamp_millis) AND timestamp_millis <= coalesce($4::bigint, timestamp_millis)';
+
 /** Deletes the entries of a time series aspect of an entity within `range` (ends included); how many there were. */
 export async function deleteTimeseriesRange(db: Db, urn: string, aspect: string, range: TimeRange): Promise<number> {
   const rows = await q<{ n: number }>(
     db,
-    `WITH d AS (DELETE FROM timeseries_entries
-                 WHERE urn = $1 AND aspect = $2 AND timestamp_millis >= coalesce($3::bigint, timestamp_millis) AND timestamp_millis <= coalesce($4::bigint, timestamp_millis)
-             RETURNING 1) SELECT count(*)::int AS n FROM d`,
+    `WITH d AS (DELETE FROM timeseries_entries WHERE ${IN_RANGE} RETURNING 1) SELECT count(*)::int AS n FROM d`,
     [urn, aspect, range.startTimeMillis ?? null, range.endTimeMillis ?? null],
   );
   return rows[0]!.n;
+}
+
+/** {@link deleteTimeseriesRange}, answering the keys (`entry_key`) of the entries deleted. */
+export async function deleteTimeseriesRangeKeys(db: Db, urn: string, aspect: string, range: TimeRange): Promise<string[]> {
+  const rows = await q<{ entry_key: string }>(db, `DELETE FROM timeseries_entries WHERE ${IN_RANGE} RETURNING entry_key`, [urn, aspect, range.startTimeMillis ?? null, range.endTimeMillis ?? null]);
+  return rows.map((r) => r.entry_key);
 }
 
 /** Deletes the latest entry of a time series aspect of an entity (DataHub's DELETE of a timeseries aspect). */

@@ -53,14 +53,15 @@ export class LockedWrites implements WriteAttempt {
   private async writeOne(tx: Db, c: Change, mode: WriteMode, principal: Principal, now: number): Promise<ShownAspect | undefined> {
     const systemMetadata = { ...c.systemMetadata, lastObserved: now };
     if (c.aspect.timeseries) {
-      // A time series only grows: CREATE of the aspect means nothing for it, CREATE_ENTITY still applies.
+      // A time series has no versions (an entry is added, or replaces the one of its identity): CREATE of
+      // the aspect means nothing for it, CREATE_ENTITY still applies.
       await writeAspect(tx, aspectWrite(c.target, c.target.spec.keyAspect, registry.keyAspectValue(c.target), systemMetadata, principal, mode === 'create_entity' ? mode : 'upsert'));
       await insertTimeseries(tx, {
         entityType: c.target.spec.name,
         aspect: c.aspect.name,
         urn: c.target.urn,
         timestampMillis: (c.value as { timestampMillis: number }).timestampMillis,
-        value: c.value,
+        value: c.value as Record<string, unknown>,
         systemMetadata,
         actor: principal.actor,
       });

@@ -3,7 +3,8 @@
  * `<alias>_<epoch ms>` behind the alias DataHub names (`dataset_datasetprofileaspect_v1`, after
  * `INDEX_PREFIX_` when set), its documents holding `urn`, `timestampMillis`, `@timestamp`, `messageId`,
  * `runId` and the aspect as `event` (stored, not indexed), plus svc's `entryId` that orders entries of
- * one time. Which indices hold shipped entries is recorded in `timeseries_indices`.
+ * one time and `entryKey`, the entry's identity, which is also its `_id` (so that an entry written
+ * again replaces its document). Which indices hold shipped entries is recorded in `timeseries_indices`.
  */
 import type { Client } from '@opensearch-project/opensearch';
 import { query, type Db } from '../db/pool.ts';
@@ -12,6 +13,9 @@ import { reachingOpenSearch as os } from '../search/opensearchErrors.ts';
 
 /** How long a read waits for OpenSearch before it is answered as unavailable. */
 export const READ_TIMEOUT_MS = 5_000;
+
+/** Entry keys in one terms query (OpenSearch refuses more than 65,536 by default). */
+const KEYS_PER_REQUEST = 10_000;
 
 const MAPPINGS = {
   dynamic: false,
@@ -24,6 +28,7 @@ const MAPPINGS = {
     messageId: { type: 'keyword', ignore_above: MAX_INDEXED_KEYWORD },
     runId: { type: 'keyword', ignore_above: MAX_INDEXED_KEYWORD },
     entryId: { type: 'long' },
+    entryKey: { type: 'keyword' },
     event: { type: 'object', enabled: false },
     systemMetadata: { type: 'object', enabled: false },
   },
@@ -34,6 +39,8 @@ export interface Doc {
   urn: string;
   timestampMillis: number;
   entryId: number;
+  /** The entry's identity (`entry_key` of timeseries_entries), also the document's `_id`. */
+  entryKey: string;
   event: Record<string, unknown>;
   systemMetadata?: unknown;
   createdOn?: number;
@@ -92,8 +99,10 @@ export class TimeseriesIndices {
     const alias = this.alias(index);
     if (!this.created.has(alias)) {
       if ((await os(() => this.client.indices.exists({ index: alias }))).body) {
-        // An index made before the writers' keywords were bounded takes the bound (it can be changed in place).
-        await os(() => this.client.indices.putMapping({ index: alias, body: { properties: { messageId: MAPPINGS.properties.messageId, runId: MAPPINGS.properties.runId } as never } }));
+        // An existing index takes the current mappings of the fields that can be changed in place: the
+        // bound of the writers' keywords, and the entry key.
+        const { messageId, runId, entryKey } = MAPPINGS.properties;
+        await os(() => this.client.indices.putMapping({ index: alias, body: { properties: { messageId, runId, entryKey } as never } }));
       } else {
         const concrete = `${alias}_${Date.now()}`;
         await os(() => this.create(concrete));
@@ -113,6 +122,35 @@ export class TimeseriesIndices {
       index,
       body: { settings: { number_of_shards: this.settings.shards, number_of_replicas: this.settings.replicas, refresh_interval: '500ms' }, mappings: MAPPINGS as never },
     });
+  }
+
+  /**
+   * How many documents of an index (DataHub's name) that `query` takes hold one of these entry keys, and
+   * how many of those are at or before `endTimeMillis`: the shipped entries that staged entries of the
+   * same identity replace, which a count of both places would count twice. In requests of up to
+   * {@link KEYS_PER_REQUEST} keys.
+   */
+  async countKeys(index: string, keys: string[], query: { filter?: unknown[]; must_not?: unknown[] }, endTimeMillis = Infinity): Promise<{ total: number; old: number }> {
+    const out = { total: 0, old: 0 };
+    for (let from = 0; from < keys.length; from += KEYS_PER_REQUEST) {
+      const filter = [...(query.filter ?? []), { terms: { entryKey: keys.slice(from, from + KEYS_PER_REQUEST) } }];
+      const res = await os(() =>
+        this.client.search({
+          index: this.alias(index),
+          ignore_unavailable: true,
+          body: {
+            size: 0,
+            track_total_hits: true,
+            query: { bool: { filter, must_not: query.must_not ?? [] } },
+            ...(endTimeMillis === Infinity ? {} : { aggs: { old: { filter: { range: { timestampMillis: { lte: endTimeMillis } } } } } }),
+          } as never,
+        }, { requestTimeout: READ_TIMEOUT_MS }),
+      );
+      const total = res.body.hits.total;
+      out.total += typeof total === 'number' ? total : (total?.value ?? 0);
+      out.old += endTimeMillis === Infinity ? 0 : (res.body.aggregations as { old: { doc_count: number } }).old.doc_count;
+    }
+    return out;
   }
 
   /** Primary store size of the indices behind each alias. */

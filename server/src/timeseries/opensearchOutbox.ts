@@ -22,6 +22,9 @@ export const DISPATCHER_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('s
 /** The truncation tasks rebuilding an index (a reindex not done yet): `id` and `subject` (the index). */
 export const REINDEXING = `SELECT id, subject FROM tasks WHERE kind = '${TRUNCATE_TASK}' AND state <> 'SUCCEEDED' AND params ? 'opensearchTask' AND (params->>'reindex')::boolean`;
 
+/** The columns of a staged row. */
+export const STAGED_COLUMNS = 'id, index_name, urn, aspect, timestamp_millis, entry_key, metadata, system_metadata, created_on, created_by';
+
 /** A staged row (not shipped yet) of `timeseries_entries`. */
 export interface StagedRow {
   id: string;
@@ -29,6 +32,7 @@ export interface StagedRow {
   urn: string;
   aspect: string;
   timestamp_millis: string;
+  entry_key: string;
   metadata: Record<string, unknown>;
   system_metadata: Record<string, unknown>;
   created_on: Date;
@@ -41,17 +45,20 @@ interface DeleteRow {
   kind: 'entry' | 'entity' | 'range';
   index_name: string | null;
   urn: string;
-  entry_ids: string[];
+  entry_keys: string[];
   start_millis: string | null;
   end_millis: string | null;
 }
 
-const DELETE_COLUMNS = 'id, kind, index_name, urn, entry_ids, start_millis, end_millis';
+const DELETE_COLUMNS = 'id, kind, index_name, urn, entry_keys, start_millis, end_millis';
 
-/** The shipped entries a waiting deletion takes (those of its entity written before it, for `entity` and `range`). */
+/**
+ * The shipped entries a waiting deletion takes: those written before it of the identities it lists
+ * (`entry`), or of its entity (`entity`, `range`). Written before it, since an entry of the same
+ * identity written after it replaces the deleted one and stays.
+ */
 function deletedBy(d: DeleteRow, id = Number(d.id)): Record<string, unknown> {
-  if (d.kind === 'entry') return { terms: { entryId: d.entry_ids.map(Number) } };
-  const filter: unknown[] = [{ term: { urn: d.urn } }, { range: { entryId: { lt: id } } }];
+  const filter: unknown[] = [d.kind === 'entry' ? { terms: { entryKey: d.entry_keys } } : { term: { urn: d.urn } }, { range: { entryId: { lt: id } } }];
   if (d.kind === 'range') filter.push({ range: { timestampMillis: { ...(d.start_millis === null ? {} : { gte: Number(d.start_millis) }), ...(d.end_millis === null ? {} : { lte: Number(d.end_millis) }) } } });
   return { bool: { filter } };
 }
@@ -68,6 +75,20 @@ export async function waitingDeletions(db: Db, where: { urns: string[] } | { ind
   return rows.map((d) => deletedBy(d));
 }
 
+/**
+ * The keys of these shipped entries that an entry in the outbox has too (being shipped, or written
+ * again since): reads show the outbox's value, not the document's.
+ */
+export async function stagedKeys(db: Db, index: string, docs: { timestampMillis: number; entryKey: string }[]): Promise<Set<string>> {
+  if (docs.length === 0) return new Set();
+  const rows = await query<{ entry_key: string }>(
+    db,
+    'SELECT entry_key FROM timeseries_entries WHERE index_name = $1 AND (timestamp_millis, entry_key) IN (SELECT * FROM unnest($2::bigint[], $3::uuid[]))',
+    [index, docs.map((d) => d.timestampMillis), docs.map((d) => d.entryKey)],
+  );
+  return new Set(rows.map((r) => r.entry_key));
+}
+
 export class OutboxShipper {
   /** Items shipped, and items OpenSearch refused for good (logged), for tests and metrics. */
   readonly stats = { shipped: 0, rejected: 0 };
@@ -81,12 +102,14 @@ export class OutboxShipper {
   /**
    * Ships a batch of the outbox to OpenSearch in id order (entries in bulk, each deletion after the
    * entries before it), then deletes what it shipped; the number of rows handled. Under the
-   * dispatcher's lock, in its transaction; delivered at least once (an entry's `_id` is its id).
+   * dispatcher's lock, in its transaction; delivered at least once (an entry's `_id` is its identity,
+   * `entry_key`: shipped again, or written again with other values, it replaces its document). An entry
+   * written again while this step ships its old value has a new id, which keeps it in the outbox.
    */
   async ship(tx: Db): Promise<number> {
     const entries = await query<StagedRow>(
       tx,
-      'SELECT id, index_name, urn, aspect, timestamp_millis, metadata, system_metadata, created_on, created_by FROM timeseries_entries ORDER BY id LIMIT $1',
+      `SELECT ${STAGED_COLUMNS} FROM timeseries_entries ORDER BY id LIMIT $1`,
       [SHIP_BATCH],
     );
     // Deletions wait while a reindex copies their index (the copy reads a snapshot and would bring the
@@ -127,7 +150,7 @@ export class OutboxShipper {
     };
     for (const it of items) {
       if ('entry' in it) {
-        const lines = [JSON.stringify({ index: { _index: this.indices.alias(it.entry.index_name), _id: String(it.id) } }), JSON.stringify(documentOf(it.entry, it.id))];
+        const lines = [JSON.stringify({ index: { _index: this.indices.alias(it.entry.index_name), _id: it.entry.entry_key } }), JSON.stringify(documentOf(it.entry, it.id))];
         // Bulk requests of a bounded size (OpenSearch refuses one over 100 MB by default, and entries may be large).
         const size = Buffer.byteLength(lines[0]!) + Buffer.byteLength(lines[1]!) + 2;
         if (bulkBytes > 0 && bulkBytes + size > MAX_BULK_BYTES) await flush(true);
@@ -170,6 +193,7 @@ function documentOf(e: StagedRow, entryId: number): Doc & Record<string, unknown
     event: e.metadata,
     systemMetadata: e.system_metadata,
     entryId,
+    entryKey: e.entry_key,
     createdOn: e.created_on.getTime(),
     createdBy: e.created_by,
   };

@@ -6,14 +6,14 @@
  * whose deletion waits; a deletion takes the staged entries at once and queues one for the shipped.
  */
 import type { Client } from '@opensearch-project/opensearch';
-import { query, type Db, type Pool } from '../db/pool.ts';
-import { deleteTimeseriesRange, type StoredAspect, type TimeRange } from '../entities/aspectStore.ts';
+import { inTransaction, query, type Db, type Pool } from '../db/pool.ts';
+import { deleteTimeseriesRangeKeys, type StoredAspect, type TimeRange } from '../entities/aspectStore.ts';
 import type { Logger } from '../shared/log.ts';
 import { registry } from '../registry/registry.ts';
 import { reachingOpenSearch as os } from '../search/opensearchErrors.ts';
 import type { TaskHandler } from '../tasks/taskRunner.ts';
 import { READ_TIMEOUT_MS, TimeseriesIndices, type Doc, type Hit, type IndexSettings } from './opensearchIndices.ts';
-import { DISPATCHER_LOCK, OutboxShipper, waitingDeletions, type StagedRow } from './opensearchOutbox.ts';
+import { DISPATCHER_LOCK, OutboxShipper, STAGED_COLUMNS, stagedKeys, waitingDeletions, type StagedRow } from './opensearchOutbox.ts';
 import { OpenSearchTruncation, refuseWhileReindexing } from './opensearchTruncation.ts';
 import { timeseriesIndexName } from './partitions.ts';
 import { listEntries } from './postgresStore.ts';
@@ -61,7 +61,7 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
     if (urns.length === 0 || aspects.length === 0) return [];
     return query<StagedRow>(
       db,
-      `SELECT DISTINCT ON (urn, aspect) id, index_name, urn, aspect, timestamp_millis, metadata, system_metadata, created_on, created_by
+      `SELECT DISTINCT ON (urn, aspect) ${STAGED_COLUMNS}
          FROM timeseries_entries WHERE urn = ANY($1) AND aspect = ANY($2)
         ORDER BY urn, aspect, timestamp_millis DESC, id DESC`,
       [urns, aspects],
@@ -92,9 +92,10 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
     const d = (await this.shippedLatest(tx, entityType, [urn], [aspect])).get(`${urn}\0${aspect}`);
     if (!s && !d) return false;
     const staged = s !== undefined && (!d || Number(s.timestamp_millis) >= d.timestampMillis);
-    // A staged entry may be in a shipping step right now: deleted from the outbox, and from OpenSearch too.
+    // A staged entry may be in a shipping step right now, or replace a shipped one of its identity: it
+    // is deleted from the outbox, and its identity from OpenSearch too.
     if (staged) await query(tx, 'DELETE FROM timeseries_entries WHERE index_name = $1 AND timestamp_millis = $2 AND id = $3', [s.index_name, s.timestamp_millis, s.id]);
-    await query(tx, "INSERT INTO timeseries_deletes (kind, index_name, urn, entry_ids) VALUES ('entry', $1, $2, $3)", [timeseriesIndexName(entityType, aspect), urn, [staged ? Number(s.id) : d!.entryId]]);
+    await query(tx, "INSERT INTO timeseries_deletes (kind, index_name, urn, entry_keys) VALUES ('entry', $1, $2, $3)", [timeseriesIndexName(entityType, aspect), urn, [staged ? s.entry_key : d!.entryKey]]);
     return true;
   }
 
@@ -109,18 +110,21 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
     // between its bulk and its commit).
     await query(tx, DISPATCHER_LOCK, []);
     await refuseWhileReindexing(tx, index, 'its entries can be deleted');
-    const staged = await deleteTimeseriesRange(tx, urn, aspect, range);
-    if (!(await this.indices.shipped(tx, [index])).has(index)) return staged;
+    const staged = await deleteTimeseriesRangeKeys(tx, urn, aspect, range);
+    if (!(await this.indices.shipped(tx, [index])).has(index)) return staged.length;
     const timestampMillis = { ...(range.startTimeMillis === undefined ? {} : { gte: range.startTimeMillis }), ...(range.endTimeMillis === undefined ? {} : { lte: range.endTimeMillis }) };
     const mustNot = await waitingDeletions(tx, { urns: [urn] });
+    const filter = [{ term: { urn } }, { range: { timestampMillis } }];
     const res = await os(() =>
-      this.client.count({ index: this.indices.alias(index), ignore_unavailable: true, body: { query: { bool: { filter: [{ term: { urn } }, { range: { timestampMillis } }], must_not: mustNot } } } as never }, { requestTimeout: READ_TIMEOUT_MS }),
+      this.client.count({ index: this.indices.alias(index), ignore_unavailable: true, body: { query: { bool: { filter, must_not: mustNot } } } as never }, { requestTimeout: READ_TIMEOUT_MS }),
     );
     const shipped = (res.body as { count: number }).count;
     if (shipped > 0) {
       await query(tx, "INSERT INTO timeseries_deletes (kind, index_name, urn, start_millis, end_millis) VALUES ('range', $1, $2, $3, $4)", [index, urn, range.startTimeMillis ?? null, range.endTimeMillis ?? null]);
     }
-    return staged + shipped;
+    // An entry in both places (written again since it was shipped) is one entry.
+    const both = shipped > 0 ? (await this.indices.countKeys(index, staged, { filter, must_not: mustNot })).total : 0;
+    return staged.length + shipped - both;
   }
 
   async deleteEntity(tx: Db, entityType: string, urn: string): Promise<string[]> {
@@ -130,32 +134,48 @@ export class OpenSearchTimeseriesStore implements TimeseriesStore {
     return had;
   }
 
+  /**
+   * A page of both places, merged: an entry shows once, from the outbox when it is there (in a shipping
+   * step, or written again since it was shipped), else from OpenSearch. The outbox is read in one
+   * snapshot taken before OpenSearch is searched: a step that committed before it had made its
+   * documents searchable, and an entry still in the outbox in it is shown from there whatever OpenSearch
+   * answers meanwhile (its old document, or the new one of a step committing now).
+   */
   async list(index: string, q: EntryQuery): Promise<EntryRow[]> {
-    const staged = await listEntries(this.pool, index, q);
-    if (!(await this.indices.shipped(this.pool, [index])).has(index)) return staged;
-    const alias = this.indices.alias(index);
-    const range: Record<string, number> = {};
-    if (q.startTimeMillis !== undefined) range.gte = q.startTimeMillis;
-    if (q.endTimeMillis !== undefined) range.lte = q.endTimeMillis;
-    const mustNot = await waitingDeletions(this.pool, { index });
-    const res = await os(() =>
-      this.client.search({
-        index: alias,
-        ignore_unavailable: true,
-        body: {
-          size: q.limit + 1,
-          query: { bool: { filter: [{ range: { timestampMillis: range } }, ...(q.urn === undefined ? [] : [{ term: { urn: q.urn } }])], must_not: mustNot } },
-          sort: [{ timestampMillis: 'desc' }, { entryId: 'desc' }],
-          ...(q.after ? { search_after: q.after } : {}),
-        } as never,
-      }, { requestTimeout: READ_TIMEOUT_MS }),
-    );
-    const shipped = (res.body.hits.hits as unknown as Hit[])
-      .map((h) => h._source)
-      .map((d): EntryRow => ({ id: d.entryId, urn: d.urn, timestampMillis: d.timestampMillis, value: d.event, systemMetadata: d.systemMetadata ?? {} }));
-    // An entry in a shipping step is in both places for a moment.
-    const stagedIds = new Set(staged.map((e) => e.id));
-    return [...staged, ...shipped.filter((e) => !stagedIds.has(e.id))].sort((a, b) => b.timestampMillis - a.timestampMillis || b.id - a.id).slice(0, q.limit + 1);
+    return inTransaction(this.pool, async (tx) => {
+      await query(tx, 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY', []);
+      const staged = await listEntries(tx, index, q);
+      if (!(await this.indices.shipped(tx, [index])).has(index)) return staged;
+      const mustNot = await waitingDeletions(tx, { index });
+      const range: Record<string, number> = {};
+      if (q.startTimeMillis !== undefined) range.gte = q.startTimeMillis;
+      if (q.endTimeMillis !== undefined) range.lte = q.endTimeMillis;
+      const shipped: EntryRow[] = [];
+      // Pages of documents until the page is full, since the outbox may hold some of them.
+      for (let after = q.after; ; ) {
+        const res = await os(() =>
+          this.client.search({
+            index: this.indices.alias(index),
+            ignore_unavailable: true,
+            body: {
+              size: q.limit + 1,
+              query: { bool: { filter: [{ range: { timestampMillis: range } }, ...(q.urn === undefined ? [] : [{ term: { urn: q.urn } }])], must_not: mustNot } },
+              sort: [{ timestampMillis: 'desc' }, { entryId: 'desc' }],
+              ...(after ? { search_after: after } : {}),
+            } as never,
+          }, { requestTimeout: READ_TIMEOUT_MS }),
+        );
+        const docs = (res.body.hits.hits as unknown as Hit[]).map((h) => h._source);
+        const inOutbox = await stagedKeys(tx, index, docs);
+        for (const d of docs) {
+          if (!inOutbox.has(d.entryKey)) shipped.push({ id: d.entryId, urn: d.urn, timestampMillis: d.timestampMillis, value: d.event, systemMetadata: d.systemMetadata ?? {} });
+        }
+        const last = docs[docs.length - 1];
+        if (!last || docs.length <= q.limit || shipped.length > q.limit) break;
+        after = [last.timestampMillis, last.entryId];
+      }
+      return [...staged, ...shipped].sort((a, b) => b.timestampMillis - a.timestampMillis || b.id - a.id).slice(0, q.limit + 1);
+    });
   }
 
   sizes(): Promise<{ indexName: string; bytes: number }[]> {

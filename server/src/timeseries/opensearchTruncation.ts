@@ -53,13 +53,15 @@ export class OpenSearchTruncation {
     return inTransaction(this.pool, async (tx) => {
       await query(tx, DISPATCHER_LOCK, []);
       await this.settleGuards(tx);
-      return this.countLocked(tx, index, endTimeMillis);
+      const { numToDelete, total } = await this.countLocked(tx, index, endTimeMillis);
+      return { numToDelete, total };
     });
   }
 
-  private async countLocked(tx: Db, index: string, endTimeMillis: number): Promise<{ numToDelete: number; total: number }> {
+  /** The counts, and `replaced`: the entries at or before the boundary in both places (counted once). */
+  private async countLocked(tx: Db, index: string, endTimeMillis: number): Promise<{ numToDelete: number; total: number; replaced: number }> {
     const staged = await countEntries(tx, index, endTimeMillis);
-    if (!(await this.indices.shipped(tx, [index])).has(index)) return staged;
+    if (!(await this.indices.shipped(tx, [index])).has(index)) return { ...staged, replaced: 0 };
     const alias = this.indices.alias(index);
     const mustNot = await waitingDeletions(tx, { index });
     const res = await os(() =>
@@ -71,7 +73,10 @@ export class OpenSearchTruncation {
     );
     const total = res.body.hits.total;
     const old = (res.body.aggregations as { old: { doc_count: number } }).old.doc_count;
-    return { numToDelete: staged.numToDelete + old, total: staged.total + (typeof total === 'number' ? total : (total?.value ?? 0)) };
+    // An entry in both places (written again since it was shipped) is one entry.
+    const keys = (await query<{ entry_key: string }>(tx, 'SELECT entry_key FROM timeseries_entries WHERE index_name = $1', [index])).map((r) => r.entry_key);
+    const both = await this.indices.countKeys(index, keys, { must_not: mustNot }, endTimeMillis);
+    return { numToDelete: staged.numToDelete + old - both.old, total: staged.total + (typeof total === 'number' ? total : (total?.value ?? 0)) - both.total, replaced: both.old };
   }
 
   /**
@@ -114,7 +119,9 @@ export class OpenSearchTruncation {
             wait_for_completion: false,
             refresh: true,
             ...(params.timeoutSeconds !== null ? { timeout: `${params.timeoutSeconds}s` } : {}),
-            body: { source: { index: oldIndices, size: params.batchSize, query: { range: { timestampMillis: { gt: params.endTimeMillis } } } }, dest: { index: fresh } } as never,
+            // A document shipped into the new index meanwhile is newer than its copy (of the same `_id`,
+            // an entry written again): the copy does not replace it.
+            body: { conflicts: 'proceed', source: { index: oldIndices, size: params.batchSize, query: { range: { timestampMillis: { gt: params.endTimeMillis } } } }, dest: { index: fresh, op_type: 'create' } } as never,
           }),
         );
         task = String((res.body as { task?: unknown }).task);
@@ -136,7 +143,9 @@ export class OpenSearchTruncation {
         );
         task = String((res.body as { task?: unknown }).task);
       }
-      await enqueueTask(tx, TRUNCATE_TASK, params.index, { ...params, opensearchTask: task, oldIndices, stagedDeleted: staged!.n, ...(guard ? { guard } : {}) } as unknown as Record<string, unknown>);
+      // Those also shipped are OpenSearch's task's to count.
+      const stagedDeleted = Math.max(0, staged!.n - counts.replaced);
+      await enqueueTask(tx, TRUNCATE_TASK, params.index, { ...params, opensearchTask: task, oldIndices, stagedDeleted, ...(guard ? { guard } : {}) } as unknown as Record<string, unknown>);
       return task;
     });
   }

@@ -245,9 +245,17 @@ CREATE TABLE timeseries_entries (
   metadata         json NOT NULL,
   system_metadata  jsonb NOT NULL DEFAULT '{}',
   created_on       timestamptz NOT NULL DEFAULT now(),
-  created_by       text NOT NULL
+  created_by       text NOT NULL,
+  -- The entry's identity, as DataHub derives the id of a time series document (timeseries/entryKey.ts,
+  -- docs/reference/timeseries.md): unique, so that a write of an entry with a stored one's identity
+  -- replaces it (aspectStore.insertTimeseries) and ingesting the same entries again leaves them as they
+  -- were. Also the `_id` of the entry's document in the `opensearch` store.
+  entry_key        uuid NOT NULL
 ) PARTITION BY LIST (index_name);
 ALTER SEQUENCE timeseries_entries_id_seq OWNED BY timeseries_entries.id;
+
+-- One entry per identity (the partition keys lead, as a unique index of a partitioned table needs).
+CREATE UNIQUE INDEX timeseries_entries_by_key ON timeseries_entries (index_name, timestamp_millis, entry_key);
 
 -- The latest entries of an entity (reads, the DELETE of the latest entry); entries by time (truncation).
 CREATE INDEX timeseries_entries_by_urn ON timeseries_entries (urn, aspect, timestamp_millis DESC, id DESC);
@@ -256,8 +264,9 @@ CREATE INDEX timeseries_entries_by_time ON timeseries_entries (timestamp_millis)
 CREATE INDEX timeseries_entries_by_id ON timeseries_entries (id);
 
 -- Deletions in the `opensearch` store of entries already shipped: they wait here for the dispatcher,
--- ordered with the writes by the same sequence. `entry` deletes the listed entries (the latest of an
--- aspect, DataHub's DELETE); `entity` every entry of the URN written before it (a hard delete); `range`
+-- ordered with the writes by the same sequence. `entry` deletes the entries of the listed identities
+-- (entry_key) written before it (the latest of an aspect, DataHub's DELETE, with any earlier value of
+-- the same identity); `entity` every entry of the URN written before it (a hard delete); `range`
 -- the entries of `urn` in `index_name` with start_millis <= timestampMillis <= end_millis (an absent
 -- bound is open) written before it (DataHub's `POST /entities?action=delete` with a time range).
 CREATE TABLE timeseries_deletes (
@@ -265,7 +274,7 @@ CREATE TABLE timeseries_deletes (
   kind         text NOT NULL CONSTRAINT timeseries_deletes_kind_check CHECK (kind IN ('entry', 'entity', 'range')),
   index_name   text,
   urn          text COLLATE "C" NOT NULL,
-  entry_ids    bigint[] NOT NULL DEFAULT '{}',
+  entry_keys   uuid[] NOT NULL DEFAULT '{}',
   queued_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
   start_millis bigint,
   end_millis   bigint
