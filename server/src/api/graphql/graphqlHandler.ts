@@ -21,6 +21,7 @@ import type { Logger } from '../../shared/log.ts';
 import { principalOf } from '../auth.ts';
 import { createContext } from './context.ts';
 import { ENTITY_TYPE_DEFS } from './entityTypes.ts';
+import { COMMON_FIELD_DEFS } from './resolvers/commonAspects.ts';
 import { directParams, serveDirect } from './directPost.ts';
 import { GRAPHQL_PATH, wantsGraphiQL } from './endpoint.ts';
 import { renderGraphiQL } from './graphiql.ts';
@@ -48,7 +49,7 @@ const asValidationError = {
   onReject: [(ctx: ValidationContext | null, err: GraphQLError) => ctx?.reportError(new GraphQLError(err.message.replace(/^Syntax Error: /, '')))],
 };
 
-export const typeDefs = readFileSync(join(import.meta.dirname, 'schema.graphql'), 'utf8') + ENTITY_TYPE_DEFS;
+export const typeDefs = readFileSync(join(import.meta.dirname, 'schema.graphql'), 'utf8') + ENTITY_TYPE_DEFS + COMMON_FIELD_DEFS;
 
 const REQUEST_FORM = '{"query": "…", "variables": {…}}';
 

@@ -96,6 +96,36 @@ export const commonAspectFields = {
   Tag: { properties: fromAspect('tagProperties', (v, ref) => ({ name: text(v.name) ?? keyName(ref, 'name'), description: text(v.description), colorHex: text(v.colorHex) })) },
 };
 
+/** Per entity type: its `properties` type, its `editableProperties` type, and whether it is in a container. */
+const COMMON_FIELD_TYPES: [string, string, string, boolean][] = [
+  ['Dataset', 'DatasetProperties', 'DatasetEditableProperties', true],
+  ['DataFlow', 'DataFlowProperties', 'DataFlowEditableProperties', false],
+  ['DataJob', 'DataJobProperties', 'DataJobEditableProperties', false],
+  ['Chart', 'ChartProperties', 'ChartEditableProperties', true],
+  ['Dashboard', 'DashboardProperties', 'DashboardEditableProperties', true],
+  ['Container', 'ContainerProperties', 'ContainerEditableProperties', true],
+];
+
+/** The SDL of these fields, added to the types schema.graphql declares. */
+export const COMMON_FIELD_DEFS = COMMON_FIELD_TYPES.map(
+  ([type, properties, editable, inContainer]) => `
+extend type ${type} {
+  "What the entity's own properties aspect says; null without it."
+  properties: ${properties}
+  "The description written in DataHub's UI (its editable properties aspect)."
+  editableProperties: ${editable}
+  ownership: Ownership
+  tags: GlobalTags
+  glossaryTerms: GlossaryTerms
+  domain: DomainAssociation
+  status: Status
+  subTypes: SubTypes
+  "The platform instance of its dataPlatformInstance aspect."
+  dataPlatformInstance: DataPlatformInstance${inContainer ? '\n  "The container the entity is in (its container aspect)."\n  container: Container' : ''}
+}
+`,
+).join('');
+
 /** The aspects each of these fields reads, for a search to read its entities with. */
 export const COMMON_FIELD_ASPECTS: Record<string, string[]> = {
   properties: ['datasetProperties', 'dataFlowInfo', 'dataJobInfo', 'chartInfo', 'dashboardInfo', 'containerProperties', 'domainProperties', 'glossaryTermInfo', 'tagProperties'],
