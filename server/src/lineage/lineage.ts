@@ -21,7 +21,7 @@ import type { Pool } from '../db/pool.ts';
 import { latestMentioning } from '../entities/aspectStore.ts';
 import type { EntityService } from '../entities/entityService.ts';
 import { registry } from '../registry/registry.ts';
-import type { OrFilters } from '../search/expr.ts';
+import { FIELD_SUFFIXES, type OrFilters } from '../search/expr.ts';
 import { MAX_RESULT_WINDOW, type SearchService } from '../search/searchService.ts';
 import { SvcError } from '../shared/errors.ts';
 
@@ -185,7 +185,7 @@ function statusOnly(filters: OrFilters | undefined): Status | undefined {
     for (const c of group.and) {
       if (c.field === 'urn' && c.condition === 'EXISTS' && !c.negated) continue;
       const values = c.values ?? [];
-      if (c.field.replace(/\.keyword$/, '') !== 'removed' || (c.condition ?? 'EQUAL') !== 'EQUAL' || values.length !== 1 || !['true', 'false'].includes(values[0]!)) return undefined;
+      if (c.field.replace(FIELD_SUFFIXES, '') !== 'removed' || (c.condition ?? 'EQUAL') !== 'EQUAL' || values.length !== 1 || !['true', 'false'].includes(values[0]!)) return undefined;
       const wanted: Status = (values[0] === 'true') !== Boolean(c.negated) ? 'removed' : 'live';
       if (pick !== 'all' && pick !== wanted) return undefined;
       pick = wanted;

@@ -22,6 +22,9 @@ export type Leaf =
 
 export type Expr = Leaf | { kind: 'and'; of: Expr[] } | { kind: 'or'; of: Expr[] } | { kind: 'not'; of: Expr } | { kind: 'all' };
 
+/** A field name's `.keyword` or `.delimited` suffix (DataHub's clients send `platform.keyword`): ignored. */
+export const FIELD_SUFFIXES = /\.(keyword|delimited)$/;
+
 /** DataHub's field of entity types (its SDK's `F.entity_type(…)` filters on it; GraphQL gives its enum names, translated by the adapter). */
 export const ENTITY_TYPE_FIELD = '_entityType';
 

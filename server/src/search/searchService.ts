@@ -25,8 +25,9 @@ import { numericString, searchName } from '../properties/types.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
 import { ENTITIES } from '../contract/entities.ts';
 import type { Resolved, ResolvedLeaf, Scalar, SearchBackend } from './backend.ts';
-import { DEFAULT_FIELD, ENTITY_TYPE_FIELD, filtersExpr, leaves, type Expr, type Leaf, type OrFilters } from './expr.ts';
+import { DEFAULT_FIELD, FIELD_SUFFIXES as SUFFIXES, filtersExpr, leaves, type Expr, type Leaf, type OrFilters } from './expr.ts';
 import { parseQuery } from './queryParser.ts';
+import { entityTypeCondition, isEntityTypeField } from './entityTypeField.ts';
 import { baseFields, dateMillis, keyFields, dateProblem, PROPERTIES_FIELD, printFacetValue, propertyField, versionedFieldType, type AspectField, type FieldSpec } from './fields.ts';
 import { MAX_SORTED_MATCHES, orderByField, sortableFields, sortAspects } from './fieldSort.ts';
 
@@ -85,7 +86,6 @@ export const MAX_RESULT_WINDOW = 10_000;
  * most); a hundred is more than a person or a client builds.
  */
 export const MAX_SEARCH_CONDITIONS = 100;
-const SUFFIXES = /\.(keyword|delimited)$/;
 /** Parsed query strings kept at most (all are dropped when more come: parsing again is cheap). */
 const MAX_PARSED = 1_000;
 
@@ -356,29 +356,6 @@ function resolve(e: Expr, fields: Map<string, Resolution>, defaults: FieldSpec[]
   if (isEntityTypeField(e.field)) return entityTypeCondition(e, problems);
   const f = fields.get(e.field);
   return f ? typed(e, f, problems) : { kind: 'none' };
-}
-
-/**
- * {@link ENTITY_TYPE_FIELD}: entities of the types named. No document stores it: an entity's URN
- * names its type (`urn:li:<type>:…`), so it is a condition on the URN.
- */
-function isEntityTypeField(field: string): boolean {
-  return field.replace(SUFFIXES, '') === ENTITY_TYPE_FIELD;
-}
-
-function entityTypeCondition(e: Leaf, problems: string[]): Resolved {
-  if (e.kind === 'exists') return { kind: 'all' };
-  if (e.kind !== 'terms') {
-    problems.push(`${ENTITY_TYPE_FIELD} is matched by equality: give entity types (dataset, dataFlow, …), not a range or a pattern`);
-    return { kind: 'none' };
-  }
-  const types = e.values.map((v) => {
-    const spec = registry.findEntity(v);
-    if (!spec) problems.push(`${ENTITY_TYPE_FIELD}: ${JSON.stringify(v)} is not an entity type (expected a name such as dataset or dataFlow)`);
-    return spec?.name;
-  });
-  const urnField: FieldSpec = { name: 'urn', type: 'keyword' };
-  return { kind: 'or', of: types.flatMap((t) => (t ? [{ kind: 'wildcard' as const, field: urnField, pattern: [`urn:li:${t}:`, { wildcard: '*' as const }] }] : [])) };
 }
 
 function typed(e: Leaf, f: FieldSpec, problems: string[]): ResolvedLeaf | { kind: 'none' } {
