@@ -159,9 +159,9 @@ for (const backend of searchBackends()) {
         assert.deepEqual(owners(overridden.ownership), [{ owner: 'urn:li:corpuser:carol', type: 'DATAOWNER' }]);
       });
 
-      test(
+      // The 0.14 csv-enricher has no structured_properties option.
+      if (!version.version.startsWith('0.')) test(
         'csv-enricher with structured_properties: a column\'s values set as a structured property, the values the dataset had kept',
-        { skip: version.version.startsWith('0.') && 'the 0.14 csv-enricher has no structured_properties option' },
         async () => {
           const tier = await createProperty(s, 'io.svc.tier');
           const retention = await createProperty(s, 'io.svc.retention', { valueType: 'urn:li:dataType:svc.number' });

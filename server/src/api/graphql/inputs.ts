@@ -3,7 +3,8 @@
  * inputs as criteria, sort input as an order. Every violation of a request is collected before it fails.
  */
 import { SvcError, Violations } from '../../shared/errors.ts';
-import { ENTITY_TYPE_FIELD, type Criterion, type OrFilters } from '../../search/expr.ts';
+import { ENTITY_TYPE_FIELD, type OrFilters } from '../../search/expr.ts';
+import { searchFilters, type FacetFilterInput } from '../searchFilters.ts';
 import { entityNameOfEnum } from './entityTypes.ts';
 import type { AllowedValue, PrimitiveValue } from '../../properties/types.ts';
 import { GRAPHQL_INPUT_LIMITS } from './limits.ts';
@@ -17,13 +18,7 @@ export interface AllowedValueInput extends ValueInput {
   description?: string | null;
 }
 
-export interface FacetFilterInput {
-  field: string;
-  value?: string | null;
-  values?: string[] | null;
-  negated?: boolean | null;
-  condition?: string | null;
-}
+export type { FacetFilterInput };
 
 export interface SortInput {
   sortCriterion?: { field: string; sortOrder: 'ASCENDING' | 'DESCENDING' } | null;
@@ -57,36 +52,11 @@ export function allowedValues(inputs: AllowedValueInput[] | null | undefined, wh
 }
 
 /**
- * `orFilters` as criteria: `values` (or the deprecated `value`), `IS_NULL` as a negated `EXISTS`.
- * Conditions svc does not serve are refused by the search module, which names them. At most
- * {@link GRAPHQL_INPUT_LIMITS.filterConditions} conditions and {@link GRAPHQL_INPUT_LIMITS.filterValues}
- * values in all, counted before anything is made of them.
+ * `orFilters` as criteria (see searchFilters.ts); DataHub's SDK filters on entity types by their GraphQL
+ * names (`_entityType` = DATA_FLOW), which search takes as entity names.
  */
 export function orFilters(groups: { and?: FacetFilterInput[] | null }[] | null | undefined): OrFilters | undefined {
-  if (!groups?.length) return undefined;
-  let conditions = 0;
-  let values = 0;
-  for (const g of groups) {
-    conditions += g.and?.length ?? 0;
-    for (const f of g.and ?? []) values += f.values?.length ?? 0;
-  }
-  const { filterConditions, filterValues } = GRAPHQL_INPUT_LIMITS;
-  const problems = [
-    ...(conditions > filterConditions ? [`orFilters: at most ${filterConditions} conditions in all, got ${conditions}`] : []),
-    ...(values > filterValues ? [`orFilters: at most ${filterValues} values in all, got ${values}`] : []),
-  ];
-  if (problems.length) throw SvcError.validation(problems);
-  return groups.map((g) => ({
-    and: (g.and ?? []).map((f): Criterion => {
-      const values = f.values ?? (f.value !== undefined && f.value !== null ? [f.value] : undefined);
-      const isNull = f.condition === 'IS_NULL';
-      const condition = (isNull ? 'EXISTS' : (f.condition ?? undefined)) as Criterion['condition'];
-      const negated = isNull ? !f.negated : (f.negated ?? false);
-      // DataHub's SDK filters on entity types by their GraphQL names (`_entityType` = DATA_FLOW); search takes entity names.
-      const named = f.field === ENTITY_TYPE_FIELD ? values?.map((v) => entityNameOfEnum(v) ?? v) : values;
-      return { field: f.field, condition, values: named, negated };
-    }),
-  }));
+  return searchFilters(groups, 'orFilters', (field, values) => (field === ENTITY_TYPE_FIELD ? values?.map((v) => entityNameOfEnum(v) ?? v) : values));
 }
 
 /**

@@ -7,7 +7,8 @@
  */
 import { MAX_LISTED_VIOLATIONS } from '../../shared/errors.ts';
 import { MAX_JSON_DEPTH } from '../inputRules.ts';
-import { MAX_SEARCH_CONDITIONS, MAX_SEARCH_PAGE } from '../../search/searchService.ts';
+import { MAX_SEARCH_PAGE } from '../../search/searchService.ts';
+import { FILTER_LIMITS } from '../searchFilters.ts';
 
 /**
  * Limits of one document. DataHub's deepest common query (search → entity → properties → definition
@@ -43,9 +44,9 @@ export const GRAPHQL_INPUT_LIMITS = {
   /** Facets of one `aggregateAcrossEntities`: each is an aggregation over every matching entity. */
   facets: 50,
   /** Conditions of one search's `orFilters`, its groups' added up (the search module's limit). */
-  filterConditions: MAX_SEARCH_CONDITIONS,
+  filterConditions: FILTER_LIMITS.conditions,
   /** Values of one search's `orFilters`, its conditions' added up. */
-  filterValues: 1000,
+  filterValues: FILTER_LIMITS.values,
   /** Values per facet (`searchFlags.maxAggValues`): a larger one is read as this, as a larger `count` is. */
   aggValues: 1000,
   /** Entities of one page of search results (`count`): a larger one is read as this, as DataHub does. */

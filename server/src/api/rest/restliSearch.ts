@@ -4,7 +4,7 @@
  * "entities": [{"entity": "<urn>", "matchedFields": []}], "metadata": {"aggregations": []}}}`. The
  * clients find a domain or data product by its name so (a glossary term's or a source's `domain:
  * Marketing`), and containers by their properties; it is a thin shell over the search service, the
- * filter read as GraphQL's `orFilters` are.
+ * filter read as GraphQL's `orFilters` are (api/searchFilters.ts).
  *
  *   {"input": "*", "entity": "domain", "start": 0, "count": 10,
  *    "filter": {"or": [{"and": [{"field": "name", "values": ["Marketing"], "condition": "EQUAL"}]}]}}
@@ -13,7 +13,7 @@ import type { Principal } from '../../auth/authorize.ts';
 import type { SearchService } from '../../search/searchService.ts';
 import { registry } from '../../registry/registry.ts';
 import { SvcError } from '../../shared/errors.ts';
-import { orFilters, type FacetFilterInput } from '../graphql/inputs.ts';
+import { searchFilters, type FacetFilterInput } from '../searchFilters.ts';
 
 const PARAMETERS = ['input', 'entity', 'start', 'count', 'filter', 'sort', 'searchFlags'];
 const CRITERION_KEYS = ['field', 'value', 'values', 'condition', 'negated'];
@@ -92,7 +92,7 @@ export async function restliSearch(search: SearchService, principal: Principal, 
   const r = await search.search(principal, {
     entityTypes: [registry.entity(body.entity as string).name],
     query: body.input as string,
-    filters: orFilters(groups),
+    filters: searchFilters(groups, 'filter'),
     count,
     start,
     ...order,
