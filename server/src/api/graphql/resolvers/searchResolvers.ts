@@ -98,6 +98,16 @@ function selectionOf(info: GraphQLResolveInfo): Selection {
   return known;
 }
 
+/** Counts a search's page (at most a full page) against the request's budget of results; the page size taken. */
+function takeResults(ctx: GraphQLContext, count: number): number {
+  const page = Math.min(Math.max(count, 0), GRAPHQL_INPUT_LIMITS.searchPage);
+  ctx.searchResultsLeft -= page;
+  if (ctx.searchResultsLeft < 0) {
+    throw SvcError.validation([`A request may ask for ${GRAPHQL_INPUT_LIMITS.searchResults} search results in all, and this search takes it past that: ask for the rest in another request`]);
+  }
+  return page;
+}
+
 /**
  * What every search input has, as the search module's terms. When the query asks for more of the
  * entities than their URN, they are read with the aspects its fields need (and put in the request's
@@ -105,10 +115,7 @@ function selectionOf(info: GraphQLResolveInfo): Selection {
  */
 function searchInput(ctx: GraphQLContext, input: CommonInput, info: GraphQLResolveInfo): { search: SearchInput; primed: string[] | undefined } {
   const count = input.count ?? DEFAULT_COUNT;
-  ctx.searchResultsLeft -= Math.min(Math.max(count, 0), GRAPHQL_INPUT_LIMITS.searchPage);
-  if (ctx.searchResultsLeft < 0) {
-    throw SvcError.validation([`A request may ask for ${GRAPHQL_INPUT_LIMITS.searchResults} search results in all, and this search takes it past that: ask for the rest in another request`]);
-  }
+  takeResults(ctx, count);
   const { aspects: primed, total } = selectionOf(info);
   const search: SearchInput = {
     entityTypes: entityNamesOf(input.types),
@@ -146,11 +153,7 @@ export const searchResolvers = {
       return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, primed), facets: [] };
     },
     async scrollAcrossLineage(_: unknown, { input }: { input: LineageInput }, ctx: GraphQLContext) {
-      const count = Math.min(Math.max(input.count ?? DEFAULT_COUNT, 0), GRAPHQL_INPUT_LIMITS.searchPage);
-      ctx.searchResultsLeft -= count;
-      if (ctx.searchResultsLeft < 0) {
-        throw SvcError.validation([`A request may ask for ${GRAPHQL_INPUT_LIMITS.searchResults} search results in all, and this search takes it past that: ask for the rest in another request`]);
-      }
+      const count = takeResults(ctx, input.count ?? DEFAULT_COUNT);
       const start = input.scrollId ? scrollOffset(input.scrollId) : 0;
       const { maxHops, filters } = degreeFilter(orFilters(input.orFilters));
       const r = await ctx.catalog.lineage.lineage(ctx.principal, {
