@@ -152,7 +152,7 @@ export const searchResolvers = {
       const r = await ctx.catalog.search.search(ctx.principal, { ...search, start });
       return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, primed), facets: [] };
     },
-    async scrollAcrossLineage(_: unknown, { input }: { input: LineageInput }, ctx: GraphQLContext) {
+    async scrollAcrossLineage(_: unknown, { input }: { input: ScrollAcrossLineageInput }, ctx: GraphQLContext) {
       const count = takeResults(ctx, input.count ?? DEFAULT_COUNT);
       const start = input.scrollId ? scrollOffset(input.scrollId) : 0;
       const { maxHops, filters } = degreeFilter(orFilters(input.orFilters));
@@ -199,7 +199,7 @@ export const searchResolvers = {
   },
 };
 
-interface LineageInput {
+interface ScrollAcrossLineageInput {
   urn: string;
   direction: 'UPSTREAM' | 'DOWNSTREAM';
   types?: string[] | null;
