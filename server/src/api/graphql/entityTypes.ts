@@ -7,32 +7,24 @@
 import { SvcError } from '../../shared/errors.ts';
 import { registry, type EntitySpec } from '../../registry/registry.ts';
 
-/** The entity types schema.graphql declares, with their names there. */
-const DECLARED: Record<string, { enum: string; type: string }> = {
-  dataset: { enum: 'DATASET', type: 'Dataset' },
-  schemaField: { enum: 'SCHEMA_FIELD', type: 'SchemaFieldEntity' },
-  dataFlow: { enum: 'DATA_FLOW', type: 'DataFlow' },
-  dataJob: { enum: 'DATA_JOB', type: 'DataJob' },
-  chart: { enum: 'CHART', type: 'Chart' },
-  dashboard: { enum: 'DASHBOARD', type: 'Dashboard' },
-  container: { enum: 'CONTAINER', type: 'Container' },
-  domain: { enum: 'DOMAIN', type: 'Domain' },
-  glossaryTerm: { enum: 'GLOSSARY_TERM', type: 'GlossaryTerm' },
-  tag: { enum: 'TAG', type: 'Tag' },
-  corpuser: { enum: 'CORP_USER', type: 'CorpUser' },
-  corpGroup: { enum: 'CORP_GROUP', type: 'CorpGroup' },
-  dataPlatform: { enum: 'DATA_PLATFORM', type: 'DataPlatform' },
-  dataPlatformInstance: { enum: 'DATA_PLATFORM_INSTANCE', type: 'DataPlatformInstance' },
-  structuredProperty: { enum: 'STRUCTURED_PROPERTY', type: 'StructuredPropertyEntity' },
-  dataType: { enum: 'DATA_TYPE', type: 'DataTypeEntity' },
-  entityType: { enum: 'ENTITY_TYPE', type: 'EntityTypeEntity' },
-  dataHubIngestionSource: { enum: 'INGESTION_SOURCE', type: 'IngestionSource' },
-  dataHubExecutionRequest: { enum: 'EXECUTION_REQUEST', type: 'ExecutionRequest' },
-  dataProcessInstance: { enum: 'DATA_PROCESS_INSTANCE', type: 'DataProcessInstance' },
-};
+/** The entity types schema.graphql declares (their fields are there; {@link ENTITY_TYPE_DEFS} declares the others). */
+const DECLARED: ReadonlySet<string> = new Set([
+  'dataset', 'schemaField', 'dataFlow', 'dataJob', 'chart', 'dashboard', 'container', 'domain', 'glossaryTerm', 'tag', 'corpuser',
+  'corpGroup', 'dataPlatform', 'dataPlatformInstance', 'structuredProperty', 'dataType', 'entityType', 'dataHubIngestionSource',
+  'dataHubExecutionRequest', 'dataProcessInstance',
+]);
 
-/** Names DataHub's GraphQL API gives that the rule below does not (its ML types, its own entities). */
-const DATAHUB_NAMES: Record<string, { enum: string; type: string }> = {
+/**
+ * Where DataHub's GraphQL API names an entity type otherwise than the rule below (enumByClientRule, and
+ * the entity name capitalised for the type): its users, schema fields, ML types and its own entities.
+ */
+const DATAHUB_NAMES: Record<string, { enum?: string; type?: string }> = {
+  corpuser: { enum: 'CORP_USER', type: 'CorpUser' },
+  schemaField: { type: 'SchemaFieldEntity' },
+  structuredProperty: { type: 'StructuredPropertyEntity' },
+  dataType: { type: 'DataTypeEntity' },
+  dataHubIngestionSource: { type: 'IngestionSource' },
+  dataHubExecutionRequest: { type: 'ExecutionRequest' },
   mlModel: { enum: 'MLMODEL', type: 'MLModel' },
   mlModelGroup: { enum: 'MLMODEL_GROUP', type: 'MLModelGroup' },
   mlFeature: { enum: 'MLFEATURE', type: 'MLFeature' },
@@ -61,12 +53,16 @@ function enumByClientRule(name: string): string {
 /** Type names the static schema uses for other things: an entity type's name takes `Entity` after it instead. */
 const TAKEN = new Set(['Query', 'Mutation', 'Entity', 'Long', 'EntityType']);
 
-const NAMES: Record<string, { enum: string; type: string }> = { ...DECLARED };
+/**
+ * Every registry entity's names. The declared types take theirs first; a name another type has already
+ * taken gets `DATAHUB_` before its enum value, `Entity` after its type name.
+ */
+const NAMES: Record<string, { enum: string; type: string }> = {};
 {
-  const enums = new Set(Object.values(NAMES).map((n) => n.enum));
-  const types = new Set([...TAKEN, ...Object.values(NAMES).map((n) => n.type)]);
-  for (const spec of registry.entities) {
-    if (NAMES[spec.name]) continue;
+  const enums = new Set<string>();
+  const types = new Set(TAKEN);
+  const declaredFirst = [...registry.entities].sort((a, b) => Number(DECLARED.has(b.name)) - Number(DECLARED.has(a.name)));
+  for (const spec of declaredFirst) {
     const known = DATAHUB_NAMES[spec.name];
     let e = known?.enum ?? enumByClientRule(spec.name);
     if (enums.has(e)) e = `DATAHUB_${e}`;
@@ -84,7 +80,7 @@ const NAMES: Record<string, { enum: string; type: string }> = { ...DECLARED };
  * types (`urn`, `type`, `exists`, and `structuredProperties` where the entity has them).
  */
 export const ENTITY_TYPE_DEFS = (() => {
-  const extra = registry.entities.filter((spec) => !DECLARED[spec.name]);
+  const extra = registry.entities.filter((spec) => !DECLARED.has(spec.name));
   const values = extra.map((spec) => `  ${NAMES[spec.name]!.enum}`).join('\n');
   const types = extra.map((spec) => {
     const properties = spec.aspects.includes('structuredProperties') ? '\n  structuredProperties: StructuredProperties' : '';
@@ -94,7 +90,7 @@ export const ENTITY_TYPE_DEFS = (() => {
 })();
 
 /** The entity names of the types {@link ENTITY_TYPE_DEFS} declares, by GraphQL type name. */
-export const GENERATED_ENTITY_TYPES = new Map(registry.entities.filter((spec) => !DECLARED[spec.name]).map((spec) => [NAMES[spec.name]!.type, spec]));
+export const GENERATED_ENTITY_TYPES = new Map(registry.entities.filter((spec) => !DECLARED.has(spec.name)).map((spec) => [NAMES[spec.name]!.type, spec]));
 
 const BY_ENUM = new Map(Object.entries(NAMES).map(([name, n]) => [n.enum, name]));
 
