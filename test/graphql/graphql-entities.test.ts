@@ -1,7 +1,8 @@
 /**
  * The fields DataHub's GraphQL API gives entities from their common aspects (`properties`,
  * `editableProperties`, `ownership`, `tags`, `glossaryTerms`, `domain`, `status`, `container`,
- * `subTypes`, `dataPlatformInstance`), as scripts and DataHub's SDK ask for them: on entity reads,
+ * `subTypes`, `dataPlatformInstance`, `globalTags`, `browsePathV2`, a dataset's `schemaMetadata`), as
+ * scripts and DataHub's SDK ask for them: on entity reads,
  * and on search results (whose entities are read with the aspects the selection names), on both
  * search backends. An entity without the aspect answers null.
  */
@@ -33,6 +34,28 @@ const FIXTURE: Record<string, Record<string, unknown>> = {
     subTypes: { typeNames: ['Table'] },
     dataPlatformInstance: { platform: 'urn:li:dataPlatform:snowflake', instance: INSTANCE },
     status: { removed: false },
+    browsePathsV2: { path: [{ id: 'db', urn: CONTAINER }, { id: 'sch' }] },
+    schemaMetadata: {
+      schemaName: 'orders',
+      platform: 'urn:li:dataPlatform:snowflake',
+      version: 0,
+      hash: 'h2',
+      platformSchema: { 'com.linkedin.schema.MySqlDDL': { tableSchema: '' } },
+      primaryKeys: ['id'],
+      fields: [
+        { fieldPath: 'id', nativeDataType: 'NUMBER(38,0)', type: { type: { 'com.linkedin.schema.NumberType': {} } }, nullable: false, isPartOfKey: true },
+        {
+          fieldPath: 'email',
+          nativeDataType: 'VARCHAR',
+          type: { type: { 'com.linkedin.schema.StringType': {} } },
+          nullable: true,
+          description: 'who ordered',
+          globalTags: { tags: [{ tag: 'urn:li:tag:pii' }] },
+        },
+        { fieldPath: 'lines', nativeDataType: 'ARRAY', type: { type: { 'com.linkedin.schema.ArrayType': { nestedType: ['struct'] } } }, nullable: true },
+        { fieldPath: 'address', nativeDataType: 'OBJECT', type: { type: { 'com.linkedin.schema.RecordType': {} } }, nullable: true, recursive: false },
+      ],
+    },
   },
   [BARE]: { status: { removed: false } },
   [CONTAINER]: { containerProperties: { name: 'db', description: 'the database' } },
@@ -53,7 +76,11 @@ const DATASET_FIELDS = `urn name platform { name }
   domain { domain { urn id properties { name } } }
   status { removed } subTypes { typeNames }
   container { urn properties { name description } }
-  dataPlatformInstance { urn platform { name } instanceId }`;
+  dataPlatformInstance { urn platform { name } instanceId }
+  globalTags { tags { tag { urn } } }
+  browsePathV2 { path { name entity { urn type } } }
+  schemaMetadata { name platformUrn version hash datasetUrn primaryKeys
+    fields { fieldPath jsonPath nullable description type nativeDataType recursive isPartOfKey globalTags { tags { tag { urn } } } glossaryTerms { terms { term { urn } } } } }`;
 
 /** What DATASET's fields answer. */
 const DATASET_ANSWER = {
@@ -75,6 +102,22 @@ const DATASET_ANSWER = {
   subTypes: { typeNames: ['Table'] },
   container: { urn: CONTAINER, properties: { name: 'db', description: 'the database' } },
   dataPlatformInstance: { urn: INSTANCE, platform: { name: 'snowflake' }, instanceId: 'eu' },
+  globalTags: { tags: [{ tag: { urn: 'urn:li:tag:pii' } }] },
+  browsePathV2: { path: [{ name: 'db', entity: { urn: CONTAINER, type: 'CONTAINER' } }, { name: 'sch', entity: null }] },
+  schemaMetadata: {
+    name: 'orders',
+    platformUrn: 'urn:li:dataPlatform:snowflake',
+    version: 0,
+    hash: 'h2',
+    datasetUrn: DATASET,
+    primaryKeys: ['id'],
+    fields: [
+      { fieldPath: 'id', jsonPath: null, nullable: false, description: null, type: 'NUMBER', nativeDataType: 'NUMBER(38,0)', recursive: false, isPartOfKey: true, globalTags: null, glossaryTerms: null },
+      { fieldPath: 'email', jsonPath: null, nullable: true, description: 'who ordered', type: 'STRING', nativeDataType: 'VARCHAR', recursive: false, isPartOfKey: false, globalTags: { tags: [{ tag: { urn: 'urn:li:tag:pii' } }] }, glossaryTerms: null },
+      { fieldPath: 'lines', jsonPath: null, nullable: true, description: null, type: 'ARRAY', nativeDataType: 'ARRAY', recursive: false, isPartOfKey: false, globalTags: null, glossaryTerms: null },
+      { fieldPath: 'address', jsonPath: null, nullable: true, description: null, type: 'STRUCT', nativeDataType: 'OBJECT', recursive: false, isPartOfKey: false, globalTags: null, glossaryTerms: null },
+    ],
+  },
 };
 
 for (const backend of searchBackends()) {
@@ -98,6 +141,26 @@ for (const backend of searchBackends()) {
       const data = await gqlData(s, `{ dataset(urn: "${DATASET}") { ${DATASET_FIELDS} } bare: dataset(urn: "${BARE}") { properties { name } ownership { owners { type } } tags { tags { context } } domain { associatedUrn } container { urn } status { removed } } }`);
       assert.deepEqual(data.dataset, DATASET_ANSWER);
       assert.deepEqual(data.bare, { properties: null, ownership: null, tags: null, domain: null, container: null, status: { removed: false } });
+    });
+
+    test('schemaMetadata(version): 0 is the latest, an earlier version reads as REST v2 shows it, one that was never written is null', async () => {
+      const first = { ...(FIXTURE[DATASET]!.schemaMetadata as Record<string, unknown>), hash: 'h1', fields: [] };
+      const ds = 'urn:li:dataset:(urn:li:dataPlatform:snowflake,db.sch.versions,PROD)';
+      for (const value of [first, FIXTURE[DATASET]!.schemaMetadata]) {
+        await text(await s.request(`/openapi/v3/entity/dataset/${enc(ds)}/schemaMetadata?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value }) }), 200);
+      }
+      const older = JSON.parse(await text(await s.request(`/openapi/v2/entity/dataset/${enc(ds)}/schemaMetadata?version=1`), 200)) as { value: { hash: string } };
+      const data = await gqlData<Record<string, { schemaMetadata: { hash: string; fields: unknown[] } | null }>>(
+        s,
+        `{ latest: dataset(urn: "${ds}") { schemaMetadata { hash fields { fieldPath } } } zero: dataset(urn: "${ds}") { schemaMetadata(version: 0) { hash } }
+           one: dataset(urn: "${ds}") { schemaMetadata(version: 1) { hash fields { fieldPath } } } never: dataset(urn: "${ds}") { schemaMetadata(version: 9) { hash } } }`,
+      );
+      assert.equal(data.latest!.schemaMetadata!.hash, 'h2');
+      assert.equal(data.latest!.schemaMetadata!.fields.length, 4);
+      assert.deepEqual(data.zero!.schemaMetadata, { hash: 'h2' });
+      assert.deepEqual(data.one!.schemaMetadata, { hash: older.value.hash, fields: [] });
+      assert.equal(older.value.hash, 'h1');
+      assert.equal(data.never!.schemaMetadata, null);
     });
 
     test('data jobs, flows and charts: properties named from their info aspects (a chart’s title), the key’s name otherwise', async () => {

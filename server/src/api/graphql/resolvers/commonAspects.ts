@@ -1,9 +1,11 @@
 /**
  * The fields DataHub's GraphQL API gives entities from their common aspects, under its names:
- * `properties` (each type's own info aspect), `editableProperties`, `ownership`, `tags`,
- * `glossaryTerms`, `domain`, `status`, `container`, `subTypes` and `dataPlatformInstance`. Each reads
- * one aspect through the request's entity loader and answers null when the entity does not have it.
+ * `properties` (each type's own info aspect), `editableProperties`, `ownership`, `tags` (and its older
+ * name `globalTags`), `glossaryTerms`, `domain`, `status`, `container`, `subTypes`,
+ * `dataPlatformInstance`, `browsePathV2`, and a dataset's `schemaMetadata`. Each reads one aspect
+ * through the request's entity loader and answers null when the entity does not have it.
  */
+import { SvcError } from '../../../shared/errors.ts';
 import { registry } from '../../../registry/registry.ts';
 import { aspectOf, entityRef, then, type EntityRef, type GraphQLContext } from '../context.ts';
 
@@ -39,6 +41,8 @@ function properties(aspect: string, nameField: string, keyField: string, extra: 
 
 const editable = (aspect: string): FieldResolver => fromAspect(aspect, (v) => ({ description: text(v.description) }));
 
+const tags = fromAspect('globalTags', (v, ref) => ({ tags: list(v.tags).map((t) => ({ tag: entityRef(String(t.tag)), context: text(t.context), associatedUrn: ref.urn })) }));
+
 /** The fields every entity type with these aspects shows, the same way. */
 const shared = {
   ownership: fromAspect('ownership', (v, ref) => ({
@@ -49,7 +53,8 @@ const shared = {
       associatedUrn: ref.urn,
     })),
   })),
-  tags: fromAspect('globalTags', (v, ref) => ({ tags: list(v.tags).map((t) => ({ tag: entityRef(String(t.tag)), context: text(t.context), associatedUrn: ref.urn })) })),
+  tags,
+  globalTags: tags,
   glossaryTerms: fromAspect('glossaryTerms', (v, ref) => ({ terms: list(v.terms).map((t) => ({ term: entityRef(String(t.urn)), context: text(t.context), associatedUrn: ref.urn })) })),
   domain: fromAspect('domains', (v, ref) => {
     const first = Array.isArray(v.domains) ? v.domains.find((d) => typeof d === 'string') : undefined;
@@ -58,7 +63,57 @@ const shared = {
   status: fromAspect('status', (v) => ({ removed: v.removed === true })),
   subTypes: fromAspect('subTypes', (v) => ({ typeNames: Array.isArray(v.typeNames) ? v.typeNames : [] })),
   dataPlatformInstance: fromAspect('dataPlatformInstance', (v) => (typeof v.instance === 'string' ? entityRef(v.instance) : null)),
+  /** Each entry's `id` is its name; a container's entry (or another entity's) names it by `urn`. */
+  browsePathV2: fromAspect('browsePathsV2', (v) => ({ path: list(v.path).map((e) => ({ name: text(e.id) ?? '', entity: typeof e.urn === 'string' ? entityRef(e.urn) : null })) })),
 };
+
+/** GraphQL's `SchemaFieldDataType` of each member of the aspect's type union (Pegasus class names; the validator admits no other). */
+const FIELD_TYPES = new Map(
+  Object.entries({
+    BooleanType: 'BOOLEAN', FixedType: 'FIXED', StringType: 'STRING', BytesType: 'BYTES', NumberType: 'NUMBER', DateType: 'DATE', TimeType: 'TIME',
+    EnumType: 'ENUM', NullType: 'NULL', MapType: 'MAP', ArrayType: 'ARRAY', UnionType: 'UNION', RecordType: 'STRUCT',
+  }),
+);
+
+function fieldType(type: unknown): string {
+  const member = type && typeof type === 'object' ? Object.keys((type as Obj).type ?? {})[0] : undefined;
+  const name = FIELD_TYPES.get(member?.slice(member.lastIndexOf('.') + 1) ?? '');
+  if (!name) throw new Error(`schemaMetadata: a field type ${String(member)} the model does not have`);
+  return name;
+}
+
+function schemaMetadata(value: Obj, ref: EntityRef) {
+  return {
+    name: text(value.schemaName) ?? '',
+    platformUrn: text(value.platform) ?? '',
+    version: typeof value.version === 'number' ? value.version : 0,
+    hash: text(value.hash) ?? '',
+    datasetUrn: ref.urn,
+    primaryKeys: Array.isArray(value.primaryKeys) ? value.primaryKeys : null,
+    fields: list(value.fields).map((f) => ({
+      fieldPath: String(f.fieldPath),
+      jsonPath: text(f.jsonPath),
+      label: text(f.label),
+      nullable: f.nullable === true,
+      description: text(f.description),
+      type: fieldType(f.type),
+      nativeDataType: text(f.nativeDataType),
+      recursive: f.recursive === true,
+      isPartOfKey: f.isPartOfKey === true,
+      isPartitioningKey: f.isPartitioningKey === true,
+      jsonProps: text(f.jsonProps),
+      globalTags: f.globalTags ? { tags: list((f.globalTags as Obj).tags).map((t) => ({ tag: entityRef(String(t.tag)), context: text(t.context), associatedUrn: ref.urn })) } : null,
+      glossaryTerms: f.glossaryTerms ? { terms: list((f.glossaryTerms as Obj).terms).map((t) => ({ term: entityRef(String(t.urn)), context: text(t.context), associatedUrn: ref.urn })) } : null,
+    })),
+  };
+}
+
+/** A dataset's `schemaMetadata(version)`: the latest (no version, or 0, as DataHub numbers them) from the loader, another version read apart. */
+function datasetSchema(ref: EntityRef, { version }: { version?: number | null }, ctx: GraphQLContext): unknown {
+  if (!version) return fromAspect('schemaMetadata', schemaMetadata)(ref, undefined, ctx);
+  if (!Number.isSafeInteger(version) || version < 0) throw SvcError.validation([`schemaMetadata: version must be 0 (the latest) or a version number, got ${version}`]);
+  return ctx.catalog.entities.getAspect(ctx.principal, ref.target, 'schemaMetadata', version).then((stored) => (stored ? schemaMetadata(stored.value as Obj, ref) : null));
+}
 
 const container = fromAspect('container', (v) => (typeof v.container === 'string' ? entityRef(v.container) : null));
 
@@ -69,6 +124,7 @@ export const commonAspectFields = {
     properties: properties('datasetProperties', 'name', 'name', (v) => ({ qualifiedName: text(v.qualifiedName) })),
     editableProperties: editable('editableDatasetProperties'),
     container,
+    schemaMetadata: datasetSchema,
   },
   DataFlow: {
     ...shared,
@@ -121,7 +177,11 @@ extend type ${type} {
   status: Status
   subTypes: SubTypes
   "The platform instance of its dataPlatformInstance aspect."
-  dataPlatformInstance: DataPlatformInstance${inContainer ? '\n  "The container the entity is in (its container aspect)."\n  container: Container' : ''}
+  dataPlatformInstance: DataPlatformInstance
+  "Its tags (the name DataHub's older queries use for tags)."
+  globalTags: GlobalTags
+  "Where it is browsed to (its browsePathsV2 aspect)."
+  browsePathV2: BrowsePathV2${inContainer ? '\n  "The container the entity is in (its container aspect)."\n  container: Container' : ''}
 }
 `,
 ).join('');
@@ -138,4 +198,7 @@ export const COMMON_FIELD_ASPECTS: Record<string, string[]> = {
   container: ['container'],
   subTypes: ['subTypes'],
   dataPlatformInstance: ['dataPlatformInstance'],
+  globalTags: ['globalTags'],
+  browsePathV2: ['browsePathsV2'],
+  schemaMetadata: ['schemaMetadata'],
 };
