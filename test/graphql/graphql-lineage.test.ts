@@ -100,5 +100,19 @@ for (const backend of searchBackends()) {
       assert.match((await gqlError(s, SDK_QUERY, { input: { urn: A, direction: 'DOWNSTREAM', scrollId: 'nope' } })).message, /scrollId: "nope" is not a scroll id/);
       assert.match((await gqlError(s, SDK_QUERY, { input: { urn: A, direction: 'DOWNSTREAM', orFilters: degree(['x']) } })).message, /degree: "1", "2" or "3\+", not "x"/);
     });
+
+    test('searchAcrossLineage: the same entities by offset (start, count) with the total; a negative start is refused', async () => {
+      const SEARCH = `query ($input: SearchAcrossLineageInput!) { searchAcrossLineage(input: $input) { start count total searchResults { degree entity { urn } } } }`;
+      type Page = { searchAcrossLineage: { start: number; count: number; total: number; searchResults: { degree: number; entity: { urn: string } }[] } };
+      const all = await lineage({ urn: A, direction: 'DOWNSTREAM', count: 100 });
+      const page = (await gqlData<Page>(s, SEARCH, { input: { urn: A, direction: 'DOWNSTREAM', start: 1, count: 2 } })).searchAcrossLineage;
+      assert.deepEqual(
+        { start: page.start, count: page.count, total: page.total, results: page.searchResults.map((r) => [r.entity.urn, r.degree]) },
+        { start: 1, count: 2, total: all.total, results: all.searchResults.slice(1, 3).map((r) => [r.entity.urn, r.degree]) },
+      );
+      const upstream = (await gqlData<Page>(s, SEARCH, { input: { urn: C, direction: 'UPSTREAM', orFilters: degree(['1']) } })).searchAcrossLineage;
+      assert.deepEqual(upstream.searchResults.map((r) => r.entity.urn), [JOB]);
+      assert.match((await gqlError(s, SEARCH, { input: { urn: A, direction: 'DOWNSTREAM', start: -1 } })).message, /start: must be 0 or more, got -1/);
+    });
   });
 }

@@ -152,29 +152,15 @@ export const searchResolvers = {
       const r = await ctx.catalog.search.search(ctx.principal, { ...search, start });
       return { start, count: r.entities.length, total: r.total ?? 0, searchResults: results(ctx, r.entities, primed), facets: [] };
     },
-    async scrollAcrossLineage(_: unknown, { input }: { input: ScrollAcrossLineageInput }, ctx: GraphQLContext) {
-      const count = takeResults(ctx, input.count ?? DEFAULT_COUNT);
+    async scrollAcrossLineage(_: unknown, { input }: { input: LineageSearchInput & { scrollId?: string | null } }, ctx: GraphQLContext) {
       const start = input.scrollId ? scrollOffset(input.scrollId) : 0;
-      const { maxHops, filters } = degreeFilter(orFilters(input.orFilters));
-      const r = await ctx.catalog.lineage.lineage(ctx.principal, {
-        urn: input.urn,
-        direction: input.direction,
-        maxHops,
-        entityTypes: entityNamesOf(input.types),
-        // `*` (or nothing) matches every entity reached.
-        query: input.query && input.query !== '*' ? input.query : undefined,
-        filters,
-        start,
-        count,
-      });
-      const more = count > 0 && r.total > start + count;
-      return {
-        nextScrollId: more ? String(start + count) : null,
-        count: r.entities.length,
-        total: r.total,
-        searchResults: r.entities.map((e) => ({ entity: entityRef(e.urn), degree: e.degree, degrees: [e.degree], paths: [{ path: e.path.map(entityRef) }], matchedFields: [] })),
-        facets: [],
-      };
+      const page = await lineagePage(ctx, input, start);
+      return { nextScrollId: page.more ? String(start + page.count) : null, ...page.results };
+    },
+    async searchAcrossLineage(_: unknown, { input }: { input: LineageSearchInput & { start?: number | null } }, ctx: GraphQLContext) {
+      const start = input.start ?? 0;
+      if (start < 0) throw SvcError.validation([`start: must be 0 or more, got ${start}`]);
+      return { start, ...(await lineagePage(ctx, input, start)).results };
     },
     async aggregateAcrossEntities(_: unknown, { input }: { input: Omit<CommonInput, 'count' | 'sortInput'> & { facets?: (string | null)[] | null } }, ctx: GraphQLContext) {
       // Each facet is an aggregation over every matching entity: 10,000 of them were 73 s of database work.
@@ -199,14 +185,41 @@ export const searchResolvers = {
   },
 };
 
-interface ScrollAcrossLineageInput {
+/** What scrollAcrossLineage and searchAcrossLineage share of their input. */
+interface LineageSearchInput {
   urn: string;
   direction: 'UPSTREAM' | 'DOWNSTREAM';
   types?: string[] | null;
   query?: string | null;
-  scrollId?: string | null;
   count?: number | null;
   orFilters?: { and?: FacetFilterInput[] | null }[] | null;
+}
+
+/** One page of the entities reached from `input.urn`, from `start`: the results both lineage searches answer. */
+async function lineagePage(ctx: GraphQLContext, input: LineageSearchInput, start: number) {
+  const count = takeResults(ctx, input.count ?? DEFAULT_COUNT);
+  const { maxHops, filters } = degreeFilter(orFilters(input.orFilters));
+  const r = await ctx.catalog.lineage.lineage(ctx.principal, {
+    urn: input.urn,
+    direction: input.direction,
+    maxHops,
+    entityTypes: entityNamesOf(input.types),
+    // `*` (or nothing) matches every entity reached.
+    query: input.query && input.query !== '*' ? input.query : undefined,
+    filters,
+    start,
+    count,
+  });
+  return {
+    count,
+    more: count > 0 && r.total > start + count,
+    results: {
+      count: r.entities.length,
+      total: r.total,
+      searchResults: r.entities.map((e) => ({ entity: entityRef(e.urn), degree: e.degree, degrees: [e.degree], paths: [{ path: e.path.map(entityRef) }], matchedFields: [] })),
+      facets: [],
+    },
+  };
 }
 
 /** A lineage scroll id: the offset of the next page. */
