@@ -453,7 +453,11 @@ provision_datahub() {
     local printed
     printed="$("$dir/bin/python" -c 'import importlib.metadata as m; print(m.version("acryl-datahub"))' 2>/dev/null)" || die "datahub: $dir does not run"
     [ "$printed" = "$v" ] || die "datahub: $dir holds acryl-datahub $printed, expected $v"
-    log "datahub: acryl-datahub $printed"
+    # A virtualenv made before an extra was wanted (or with an older list) is completed, not taken as is.
+    local missing
+    missing="$(datahub_missing "$dir" "$v")" || exit 1
+    [ -z "$missing" ] || with_lock "$dir" complete_datahub "$dir" "$v"
+    log "datahub: acryl-datahub $printed with [$DATAHUB_CLI_EXTRAS]"
     bins+=("$dir/bin")
   done
   # Space-separated bin directories, in the order of DATAHUB_CLI_VERSIONS.
@@ -468,6 +472,31 @@ build_datahub() {
   quiet python3 -m venv "$dir" || die "datahub: python3 -m venv failed"
   quiet "$dir/bin/pip" install -q --disable-pip-version-check "acryl-datahub==$version" \
     || { rm -rf "$dir"; die "datahub: pip install acryl-datahub==$version failed (see the log above)"; }
+}
+
+# Prints the requirements of DATAHUB_CLI_EXTRAS that the virtualenv lacks (nothing when it is complete),
+# read from the installed acryl-datahub's own metadata, as DATAHUB_CLI_EXTRAS_LEFT_OUT and _PINNED adjust them.
+datahub_missing() {
+  local dir="$1" version="$2" args=() names pins name pin
+  mapfile -t names < <(tr ' ' '\n' <<<"${DATAHUB_CLI_EXTRAS_LEFT_OUT:-}" | sed -n "s#^$version=##p" | tr ',' '\n')
+  mapfile -t pins < <(tr ' ' '\n' <<<"${DATAHUB_CLI_EXTRAS_PINNED:-}" | sed -n "s#^$version=##p")
+  for name in "${names[@]}"; do args+=(--leave-out "$name"); done
+  for pin in "${pins[@]}"; do args+=(--pin "$pin"); done
+  "$dir/bin/python" "$here/datahub-missing-requirements.py" "${DATAHUB_CLI_EXTRAS// /,}" "${args[@]}" \
+    || die "datahub: could not read the requirements of acryl-datahub $version's extras in $dir"
+}
+
+complete_datahub() {
+  local dir="$1" version="$2" missing requirements
+  missing="$(datahub_missing "$dir" "$version")" || exit 1
+  [ -z "$missing" ] && return 0
+  log "datahub: pip install acryl-datahub==$version's [$DATAHUB_CLI_EXTRAS] into $dir: $(tr '\n' ' ' <<<"$missing")"
+  mapfile -t requirements <<<"$missing"
+  # The client is named too, pinned, so that nothing the extras bring may replace it.
+  quiet "$dir/bin/pip" install -q --disable-pip-version-check "acryl-datahub==$version" "${requirements[@]}" \
+    || die "datahub: pip install of acryl-datahub==$version's [$DATAHUB_CLI_EXTRAS] failed (see the log above)"
+  missing="$(datahub_missing "$dir" "$version")" || exit 1
+  [ -z "$missing" ] || die "datahub: $dir still lacks $(tr '\n' ' ' <<<"$missing")after pip install"
 }
 
 # ---------------------------------------------------------------------------------------------
