@@ -88,6 +88,7 @@ test('the changes of the categories asked for, oldest first, each from one versi
 
 test('raw=true adds each transaction\'s JSON Patch, under the aspect\'s name', async () => {
   const txs = await timeline('categories=TAG&raw=true');
+  assert.deepEqual(await timeline('categories=TAG&raw=True'), txs, 'as DataHub\'s CLI sends it');
   assert.deepEqual(txs.map((t) => t.rawDiff), [
     [{ op: 'replace', path: '/globalTags', value: { tags: [{ tag: 'urn:li:tag:pii' }] } }],
     [{ op: 'add', path: '/globalTags/tags/1', value: { tag: 'urn:li:tag:gold' } }],
@@ -134,7 +135,7 @@ test('refusals: a malformed URN, an unknown or missing category, bad times, an u
   assert.match((await refused(`${at}?categories=`, 400)).message!, /categories is required/);
   assert.match((await refused(`${at}?categories=TAG&startTime=soon`, 400)).message!, /startTime: expected an integer/);
   assert.match((await refused(`${at}?categories=TAG&startTime=20&endTime=10`, 400)).message!, /startTime 20 is after endTime 10/);
-  assert.match((await refused(`${at}?categories=TAG&raw=yes`, 400)).message!, /raw: expected true or false/);
+  assert.match((await refused(`${at}?categories=TAG&raw=yes`, 400)).message!, /raw: expected one of true, false, True, False/);
   assert.match((await refused(`${at}?categories=TAG&limit=3`, 400)).message!, /unknown query parameter "limit"/);
   await refused(`${at}?categories=TAG`, 401, null);
   assert.equal(await fingerprint(s.databaseUrl), before);

@@ -17,7 +17,8 @@ export const TIMELINE_QUERY = queryParams({
   categories: { type: 'list', required: true, description: `The categories of change, comma-separated or repeated, in any case: ${CHANGE_CATEGORIES.join(', ')} (OWNER is OWNERSHIP)` },
   startTime: { type: 'integer', default: -1, minimum: -Number.MAX_SAFE_INTEGER, description: 'Changes at or after this time (epoch milliseconds); -1: a week before the end' },
   endTime: { type: 'integer', default: 0, minimum: -Number.MAX_SAFE_INTEGER, description: 'Changes at or before this time (epoch milliseconds); 0: now' },
-  raw: { type: 'boolean', default: false, description: 'Add each transaction’s JSON Patch of the aspects it changed (rawDiff)' },
+  // The CLI's --raw sends Python's spelling of true (`raw=True`).
+  raw: { type: 'enum', values: ['true', 'false', 'True', 'False'], default: 'false', description: 'Add each transaction’s JSON Patch of the aspects it changed (rawDiff)' },
   includeVersionSet: { type: 'boolean', default: false, description: 'Taken for DataHub’s 1.x CLI and without effect: svc does not merge the timelines of a version set' },
 });
 
@@ -71,7 +72,7 @@ export function timelineRoutes(router: Router, timeline: TimelineService): void 
     getTimeline: async (req, res) => {
       const q = TIMELINE_QUERY.parse(req);
       const categories = parseCategories(q.categories);
-      sendJson(res, 200, await timeline.changes(principalOf(req), String(req.params.urn), { categories, startTime: q.startTime, endTime: q.endTime, raw: q.raw }));
+      sendJson(res, 200, await timeline.changes(principalOf(req), String(req.params.urn), { categories, startTime: q.startTime, endTime: q.endTime, raw: q.raw.toLowerCase() === 'true' }));
     },
   });
 }
