@@ -9,7 +9,7 @@
  */
 import jsonpatch from 'fast-json-patch';
 import type { Principal } from '../auth/authorize.ts';
-import type { EntityService, StoredAspect } from '../entities/entityService.ts';
+import type { AspectHistory, EntityService, StoredAspect } from '../entities/entityService.ts';
 import { registry } from '../registry/registry.ts';
 import { SvcError } from '../shared/errors.ts';
 import { aspectsFor, type ChangeCategory } from './categories.ts';
@@ -100,23 +100,23 @@ export class TimelineService {
       }
     }
 
-    const stamps = versionStamps(history);
+    const times = [...moments.keys()].sort((a, b) => a - b);
+    const stamps = versionStamps(history, times);
     let version: [number, number, number] | undefined;
-    return [...moments.entries()]
-      .sort(([a], [b]) => a - b)
-      .map(([timestamp, m]) => {
-        const change = highest(m.events);
-        version = nextVersion(version, change);
-        return {
-          timestamp,
-          actor: m.actor,
-          semVer: `${version.join('.')}-computed`,
-          semVerChange: change,
-          changeEvents: m.events,
-          versionStamp: stamps(timestamp),
-          ...(query.raw ? { rawDiff: m.raw } : {}),
-        };
-      });
+    return times.map((timestamp, i) => {
+      const m = moments.get(timestamp)!;
+      const change = highest(m.events);
+      version = nextVersion(version, change);
+      return {
+        timestamp,
+        actor: m.actor,
+        semVer: `${version.join('.')}-computed`,
+        semVerChange: change,
+        changeEvents: m.events,
+        versionStamp: stamps[i]!,
+        ...(query.raw ? { rawDiff: m.raw } : {}),
+      };
+    });
   }
 }
 
@@ -143,16 +143,20 @@ function nextVersion(previous: [number, number, number] | undefined, change: Sem
   return previous;
 }
 
-/** For a time, the version number each aspect read had then (`globalTags:2;ownership:1`, aspects in name order). */
-function versionStamps(history: Map<string, { before: StoredAspect | undefined; changes: StoredAspect[] }>): (time: number) => string {
+/**
+ * For each of `times` (ascending), the version number each aspect read had then
+ * (`globalTags:2;ownership:1`, aspects in name order): one pass over each aspect's versions.
+ */
+function versionStamps(history: Map<string, AspectHistory>, times: number[]): string[] {
   const aspects = [...history.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return (time) => {
+  const at = aspects.map(() => 0);
+  const numbers = aspects.map(([, h]) => h.before?.number);
+  return times.map((time) => {
     const parts: string[] = [];
-    for (const [aspect, h] of aspects) {
-      let number = h.before?.number;
-      for (const c of h.changes) if (c.createdOn.getTime() <= time) number = c.number;
-      if (number !== undefined) parts.push(`${aspect}:${number}`);
-    }
+    aspects.forEach(([aspect, h], i) => {
+      while (at[i]! < h.changes.length && h.changes[at[i]!]!.createdOn.getTime() <= time) numbers[i] = h.changes[at[i]!++]!.number;
+      if (numbers[i] !== undefined) parts.push(`${aspect}:${numbers[i]}`);
+    });
     return parts.join(';');
-  };
+  });
 }
