@@ -30,6 +30,7 @@ import { SearchService } from './search/searchService.ts';
 import { LineageService } from './lineage/lineage.ts';
 import type { TaskHandler } from './tasks/taskRunner.ts';
 import { TimeseriesService } from './timeseries/timeseriesService.ts';
+import { TimelineService } from './timeline/timelineService.ts';
 import { DefinitionCache } from './properties/definitionCache.ts';
 import type { OpenSearchTimeseriesStore } from './timeseries/opensearchStore.ts';
 import { PostgresTimeseriesStore } from './timeseries/postgresStore.ts';
@@ -49,6 +50,8 @@ export interface Catalog {
   readonly tasks: TaskService;
   /** Operations on time series aspects: truncation, its task status, sizes. */
   readonly timeseries: TimeseriesService;
+  /** What changed in an entity, computed from its aspects' versions (DataHub's timeline API). */
+  readonly timeline: TimelineService;
   readonly tokens: TokenService;
   readonly search: SearchService;
   /** Upstream and downstream entities (GraphQL's scrollAcrossLineage). */
@@ -113,6 +116,7 @@ export async function createCatalog(config: CatalogConfig, log: Logger, opts: { 
       properties: new PropertyService(entities),
       tasks: new TaskService(pool),
       timeseries: new TimeseriesService(timeseries, scrollIds),
+      timeline: new TimelineService(entities),
       tokens: new TokenService(pool, root.token),
       search,
       lineage: new LineageService(pool, entities, search),

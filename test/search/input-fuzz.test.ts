@@ -229,12 +229,13 @@ const restliBody = fc.oneof(
 const ENTITY_NAMES = ['dataset', 'structuredProperty', 'tag', 'dataFlow', 'DATASET'];
 const URNS = [DATASET, PROPERTY, 'urn:li:tag:fuzz', 'urn:li:dataset:(urn:li:dataPlatform:hive,other,PROD)'];
 const ASPECTS = [...Object.keys(ASPECT_VALUES), 'datasetKey', 'propertyDefinition'];
-const QUERY_NAMES = ['aspects', 'aspectNames', 'count', 'scrollId', 'sort', 'sortOrder', 'query', 'includeSoftDelete', 'systemMetadata', 'async', 'createIfNotExists', 'createIfEntityNotExists', 'version', 'clear', 'subject', 'kind', 'state', 'count[]', '__proto__'];
+const CATEGORIES = ['TAG', 'owner', 'TAG,OWNERSHIP,DOCUMENTATION,LIFECYCLE,STRUCTURED_PROPERTY', 'technical-schema', 'RUN', '', '__proto__'];
+const QUERY_NAMES = ['categories', 'startTime', 'endTime', 'raw', 'aspects', 'aspectNames', 'count', 'scrollId', 'sort', 'sortOrder', 'query', 'includeSoftDelete', 'systemMetadata', 'async', 'createIfNotExists', 'createIfEntityNotExists', 'version', 'clear', 'subject', 'kind', 'state', 'count[]', '__proto__'];
 
 const segment = (valid: string[]) => fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...valid.map(enc)) }, { weight: 2, arbitrary: urlPiece });
 
 const request = fc.record({
-  route: fc.constantFrom('list', 'entity', 'aspect', 'tasks', 'task', 'tokens', 'token', 'health', 'timeseries', 'graphql', 'graphql', 'operations', 'operations', 'taskStatus', 'restliAspect', 'restliIngest', 'restliIngest', 'restliEntities', 'restliEntityV2', 'restliEntitiesV2'),
+  route: fc.constantFrom('list', 'entity', 'aspect', 'tasks', 'task', 'tokens', 'token', 'health', 'timeseries', 'timeline', 'graphql', 'graphql', 'operations', 'operations', 'taskStatus', 'restliAspect', 'restliIngest', 'restliIngest', 'restliEntities', 'restliEntityV2', 'restliEntitiesV2'),
   restliAction: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('ingestProposal', 'ingestProposalBatch', 'getTimeseriesAspectValues', 'delete', 'deleteReferences', 'search') }, { weight: 1, arbitrary: urlPiece }),
   restliBody,
   action: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('truncateTimeseriesAspect', 'getEsTaskStatus', 'getIndexSizes') }, { weight: 1, arbitrary: urlPiece }),
@@ -245,6 +246,7 @@ const request = fc.record({
   entityName: segment(ENTITY_NAMES),
   urn: segment(URNS),
   aspect: segment(ASPECTS),
+  category: segment(CATEGORIES),
   id: segment(['1', '42']),
   method: fc.constantFrom('GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'PUT'),
   query: fc.array(fc.tuple(fc.oneof(fc.constantFrom(...QUERY_NAMES), urlPiece), fc.oneof(fc.constantFrom('true', 'false', '0', '10', '1e9', 'ASCENDING', ''), urlPiece)), { maxLength: 3 }),
@@ -274,6 +276,8 @@ function pathOf(r: Request): string {
       return `/api/tokens/${r.id}`;
     case 'timeseries':
       return `/openapi/v2/timeseries/${r.entityName}/${r.aspect}`;
+    case 'timeline':
+      return `/openapi/v2/timeline/v1/${r.urn}?categories=${r.category}`;
     case 'graphql':
       return '/api/graphql';
     case 'operations':

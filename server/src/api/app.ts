@@ -24,6 +24,7 @@ import { searchDeliveryRoutes } from './rest/searchDeliveryRoutes.ts';
 import { taskRoutes } from './rest/taskRoutes.ts';
 import { operationsRoutes } from './rest/operationsRoutes.ts';
 import { timeseriesRoutes } from './rest/timeseriesRoutes.ts';
+import { timelineRoutes } from './rest/timelineRoutes.ts';
 
 export interface AppDeps {
   config: Config;
@@ -98,6 +99,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(searchDeliveryRoutes(catalog.searchDelivery));
   operationsRoutes(api, catalog.timeseries, deps.log);
   timeseriesRoutes(api, catalog.timeseries);
+  timelineRoutes(api, catalog.timeline);
   restliRoutes(api, catalog.entities, catalog.timeseries, catalog.search, deps.log);
   app.use(api);
   app.use(restliUnsupported);

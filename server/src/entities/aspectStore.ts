@@ -108,6 +108,48 @@ export async function aspectVersion(db: Db, urn: string, aspect: string, version
   return rows[0] && toAspect(rows[0]);
 }
 
+/** An aspect's versions over a time window, oldest first (see {@link aspectHistory}). */
+export interface AspectHistory {
+  /** The version in force before the first of `changes`; undefined when there was none (the aspect was created in the window). */
+  before: StoredAspect | undefined;
+  /** The versions written in the window, oldest first, each with its version number ({@link StoredAspect.number}). */
+  changes: StoredAspect[];
+}
+
+/**
+ * The versions of the given aspects of one entity written from `from` (included) until `to` (not), the
+ * newest `limit` of each, with the version in force before the oldest of them; aspects with none in
+ * the window are left out. Versions are in the order they were written (history 1 .. n-1, then the
+ * latest, 0), which their creation times follow.
+ */
+export async function aspectHistory(db: Db, urn: string, aspects: string[], from: Date, to: Date, limit: number): Promise<Map<string, AspectHistory>> {
+  const rows = await q<Row & { n: string; in_window: boolean; number: string }>(
+    db,
+    `WITH ranked AS (
+       SELECT ${COLUMNS}, created_on >= $3 AS in_window,
+              row_number() OVER w AS n,
+              count(*) FILTER (WHERE created_on >= $3) OVER (PARTITION BY aspect) AS changes,
+              max(version) OVER (PARTITION BY aspect) + 1 AS latest_number
+         FROM aspects WHERE urn = $1 AND aspect = ANY($2::text[]) AND created_on < $4
+       WINDOW w AS (PARTITION BY aspect ORDER BY CASE WHEN version = 0 THEN 9223372036854775807 ELSE version END DESC)
+     )
+     SELECT ${COLUMNS}, n, in_window AND n <= $5 AS in_window, CASE WHEN version = 0 THEN latest_number ELSE version END AS number
+       FROM ranked WHERE changes > 0 AND n <= least(changes, $5) + 1
+      ORDER BY aspect, n DESC`,
+    [urn, aspects, from, to, limit],
+    'svc_aspect_history',
+  );
+  const out = new Map<string, AspectHistory>();
+  for (const r of rows) {
+    let history = out.get(r.aspect);
+    if (!history) out.set(r.aspect, (history = { before: undefined, changes: [] }));
+    const aspect = { ...toAspect(r), number: Number(r.number) };
+    if (r.in_window) history.changes.push(aspect);
+    else history.before = aspect;
+  }
+  return out;
+}
+
 /** What a writer reads before a checked write: the latest row and its token. */
 export interface ReadForWrite {
   previous: StoredAspect | undefined;

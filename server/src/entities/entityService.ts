@@ -18,7 +18,7 @@ import type { Pool } from '../db/pool.ts';
 import { authorize, SYSTEM } from '../auth/authorize.ts';
 import type { Principal } from '../auth/authorize.ts';
 import { registry, type EntityUrn, type EntitySpec } from '../registry/registry.ts';
-import type { StoredAspect, TimeRange } from './aspectStore.ts';
+import type { AspectHistory, StoredAspect, TimeRange } from './aspectStore.ts';
 import type { WriteMode } from './writeStatement.ts';
 import { parsePatchBody, type PatchOperation } from './jsonPatch.ts';
 import { WriteBatcher, type WriteBatchStats } from './writeBatcher.ts';
@@ -34,7 +34,7 @@ import { CheckedWrites } from './checkedWrites.ts';
 import { LockedWrites } from './lockedWrites.ts';
 import { EntityDeletes, timeseriesAspect } from './deletes.ts';
 
-export type { StoredAspect } from './aspectStore.ts';
+export type { AspectHistory, StoredAspect } from './aspectStore.ts';
 export type { WriteMode, WriteOutcome } from './writeStatement.ts';
 export type { EntityRecord, ListOptions } from './reads.ts';
 export { MAX_PAGE } from './reads.ts';
@@ -157,6 +157,16 @@ export class EntityService {
   async getAspect(principal: Principal, target: EntityUrn, aspectName: string, version = 0): Promise<StoredAspect | undefined> {
     authorize(principal, 'READ');
     return this.reads.aspect(target, aspectName, version);
+  }
+
+  /**
+   * The versions of the given versioned aspects of an entity written from `from` until `to`, the newest
+   * `limit` of each, with the version before them, as reads show them; aspects unchanged in the window
+   * are left out.
+   */
+  async history(principal: Principal, target: EntityUrn, aspectNames: string[], from: Date, to: Date, limit: number): Promise<Map<string, AspectHistory>> {
+    authorize(principal, 'READ');
+    return this.reads.history(target, aspectNames, from, to, limit);
   }
 
   /** Whether the entity (or one of its aspects) exists; soft-deleted entities count only with `includeSoftDeleted`. */

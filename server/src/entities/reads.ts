@@ -7,7 +7,7 @@
 import { SvcError } from '../shared/errors.ts';
 import type { Pool } from '../db/pool.ts';
 import { registry, type EntitySpec, type EntityUrn } from '../registry/registry.ts';
-import { aspectVersion, latestAspects, latestAspectsWith, scrollUrns, versionNumbers, type ContextRow, type StoredAspect } from './aspectStore.ts';
+import { aspectHistory, aspectVersion, latestAspects, latestAspectsWith, scrollUrns, versionNumbers, type AspectHistory, type ContextRow, type StoredAspect } from './aspectStore.ts';
 import { isRemoved } from './softDelete.ts';
 import type { AspectHook, AspectHooks } from './aspectHooks.ts';
 import type { ScrollIds } from './scrollIds.ts';
@@ -126,6 +126,23 @@ export class EntityReads {
     }
     if (stored) await this.show([stored]);
     return stored;
+  }
+
+  /**
+   * The versions of versioned aspects of one entity written in a time window, as reads show them
+   * (see {@link aspectHistory}).
+   */
+  async history(target: EntityUrn, aspectNames: string[], from: Date, to: Date, limit: number): Promise<Map<string, AspectHistory>> {
+    const names = aspectNames.map((n) => registry.aspect(target.spec, n)).filter((a) => !a.timeseries).map((a) => a.name);
+    if (names.length === 0) return new Map();
+    const history = await aspectHistory(this.pool, target.urn, names, from, to, limit);
+    const rows: StoredAspect[] = [];
+    for (const h of history.values()) {
+      if (h.before) rows.push(h.before);
+      for (const c of h.changes) rows.push(c);
+    }
+    await this.show(rows);
+    return history;
   }
 
   /** Whether the entity (or one of its aspects) exists; soft-deleted entities count only with `includeSoftDeleted`. */

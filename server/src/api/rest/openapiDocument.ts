@@ -13,13 +13,14 @@ import { RESTLI_API } from './restliRoutes.ts';
 import { SEARCH_DELIVERY_API } from './searchDeliveryRoutes.ts';
 import { TASK_API } from './taskRoutes.ts';
 import { TIMESERIES_API } from './timeseriesRoutes.ts';
+import { TIMELINE_API, TIMELINE_SCHEMAS } from './timelineRoutes.ts';
 import { TOKEN_API } from './tokenRoutes.ts';
 import { documentPaths, type Operations } from './openapi/operations.ts';
 import { REASON, RESPONSES, type Obj } from './openapi/parts.ts';
 import { routeSchemas } from './openapi/schemas.ts';
 
 /** The route modules' operations, in the document's order (after the entity routes'). */
-export const ROUTE_TABLES: readonly Operations[] = [TOKEN_API, TASK_API, TIMESERIES_API, SEARCH_DELIVERY_API, OPERATIONS_API, HEALTH_API, RESTLI_CONFIG_API, RESTLI_API];
+export const ROUTE_TABLES: readonly Operations[] = [TOKEN_API, TASK_API, TIMESERIES_API, TIMELINE_API, SEARCH_DELIVERY_API, OPERATIONS_API, HEALTH_API, RESTLI_CONFIG_API, RESTLI_API];
 
 /** Builds the whole document. */
 export function openapiDocument(): Obj {
@@ -33,7 +34,7 @@ export function openapiDocument(): Obj {
   const parameters: Obj = {};
   addEntityApi(schemas, paths, parameters);
   Object.assign(paths, documentPaths(ROUTE_TABLES));
-  Object.assign(schemas, routeSchemas());
+  Object.assign(schemas, routeSchemas(), TIMELINE_SCHEMAS);
   return published({
     openapi: '3.1.0',
     info: { title: 'svc metadata catalog', version: '0.1.0', description: 'Entities and their aspects. v3 wraps aspects as {"value": …}; v2 nests them under "aspects".' },
