@@ -19,14 +19,16 @@
  * - B, svc's own route: the bodies A sent, unchanged (the same batches, the same proposals in the same
  *   order), POSTed to `/aspects?action=ingestProposalBatch` of another fresh svc from this process with
  *   `--threads` requests in flight, as the sink's threads are; its wall time from the first request to
- *   the last answer.
+ *   the last answer. Then again one request at a time: the sink has 15 threads, but the client keeps
+ *   about one request in flight (the bench prints how many, the client's sum of its request spans over
+ *   their union), since making the next batch takes it longer than svc takes to write one.
  * - raw: the rows of those batches upserted by a multi-row `INSERT … SELECT FROM unnest(…) ON CONFLICT`
  *   per batch into a plain table of the shape of svc's `aspects` (no key aspects, no history, no search
  *   outbox), `--threads` at a time.
  *
- * ratio = B's time / svc's time in A: 1 when svc serves DataHub's client as fast as its own batch route
- * (target ≥ 0.8). Both servers are compared on their CPU time too (from /proc), which the client's own
- * CPU use on the same machine does not change. Search delivery of each load is waited for after it
+ * ratio = B's time / svc's time in A, of B at the sink's threads and of B one at a time: 1 when svc
+ * serves DataHub's client as fast as its own batch route (target ≥ 0.8). The servers' CPU time (from
+ * /proc) is compared too, which the client's own CPU use on the same machine does not change. Search delivery of each load is waited for after it
  * (untilSettled) and not timed. With `--rounds` above 1, A and B run again on fresh databases, B first
  * in even rounds. `--keep <dir>` keeps the file and A's recorded spans and bodies there.
  *
@@ -237,12 +239,12 @@ interface RouteRun {
   settle: number;
 }
 
-/** B: the same bodies straight to svc's Rest.li batch route, on a fresh svc. */
-async function runB(adminUrl: string, batches: readonly string[]): Promise<RouteRun> {
+/** B: the same bodies straight to svc's Rest.li batch route, on a fresh svc, `concurrency` in flight. */
+async function runB(adminUrl: string, batches: readonly string[], concurrency: number): Promise<RouteRun> {
   const { db, server } = await serverOn(adminUrl);
   try {
     const cpu0 = server.cpuMicros();
-    const wall = await post(server.base, '/aspects?action=ingestProposalBatch', batches, THREADS);
+    const wall = await post(server.base, '/aspects?action=ingestProposalBatch', batches, concurrency);
     const settled = Date.now();
     await untilSettled(db, 600_000);
     const cpu = (server.cpuMicros() - cpu0) / 1e6;
@@ -306,40 +308,47 @@ try {
   const file = join(dir, 'proposals.json');
   const generated = await runClient(bin, dir, [join(ROOT, 'test/bench/ingestProposals.py'), file, String(PROPOSALS)]);
   console.log(`generated ${generated.out.trim()} in ${f1(generated.seconds)} s (${file})`);
-  const rounds: { a: ClientRun; b: RouteRun; raw: number }[] = [];
+  const rounds: { a: ClientRun; b: RouteRun; b1: RouteRun; raw: number }[] = [];
   for (let k = 0; k < ROUNDS; k++) {
     let a: ClientRun;
     let b: RouteRun;
+    let b1: RouteRun;
     if (k % 2 === 0) {
       a = await runA(pgc.adminUrl, bin, dir, file);
-      b = await runB(pgc.adminUrl, a.batches);
+      b = await runB(pgc.adminUrl, a.batches, THREADS);
+      b1 = await runB(pgc.adminUrl, a.batches, 1);
     } else {
       // B first needs A's batches: those of round 0, the same file.
-      b = await runB(pgc.adminUrl, rounds[0]!.a.batches);
+      b1 = await runB(pgc.adminUrl, rounds[0]!.a.batches, 1);
+      b = await runB(pgc.adminUrl, rounds[0]!.a.batches, THREADS);
       a = await runA(pgc.adminUrl, bin, dir, file);
     }
-    if (a.stored !== b.stored) throw new Error(`A stored ${a.stored} aspects, B ${b.stored}: the two loads did not write the same`);
+    for (const [label, run] of [['B', b], ['B, one at a time', b1]] as const) {
+      if (a.stored !== run.stored) throw new Error(`A stored ${a.stored} aspects, ${label} ${run.stored}: the two loads did not write the same`);
+    }
     const raw = await runRaw(pgc.adminUrl, a.batches);
-    rounds.push({ a, b, raw });
+    rounds.push({ a, b, b1, raw });
     const sizes = a.batches.map((x) => (JSON.parse(x) as { proposals: unknown[] }).proposals.length);
     console.log(
       `round ${k + 1}: A wall ${f1(a.wall)} s, svc ${f1(a.svc)} s (batches ${f1(a.svcBatches)} s; ${a.requests} requests, ${a.batches.length} batches of ${Math.min(...sizes)}-${Math.max(...sizes)}, mean ${f1(a.proposals / a.batches.length)}), ` +
-        `client sum ${f1(a.clientSum)} s / server sum ${f1(a.serverSum)} s (${f1(a.clientSum / a.svcBatches)} in flight on average); B ${f1(b.wall)} s; raw ${f1(raw)} s; server CPU (load and its search delivery) A ${f1(a.cpu)} s / B ${f1(b.cpu)} s; ` +
-        `${a.stored} aspects stored each; search settled ${f1(a.settle)} s / ${f1(b.settle)} s after`,
+        `client sum ${f1(a.clientSum)} s / server sum ${f1(a.serverSum)} s (${f1(a.clientSum / a.svcBatches)} in flight on average); B ${f1(b.wall)} s; B one at a time ${f1(b1.wall)} s; raw ${f1(raw)} s; server CPU (load and its search delivery) A ${f1(a.cpu)} s / B ${f1(b.cpu)} s / B one at a time ${f1(b1.cpu)} s; ` +
+        `${a.stored} aspects stored each; search settled ${f1(a.settle)} s / ${f1(b.settle)} s / ${f1(b1.settle)} s after`,
     );
   }
   const sum = (f: (r: (typeof rounds)[number]) => number) => rounds.reduce((x, r) => x + f(r), 0);
   const n = rounds[0]!.a.proposals;
-  const [wall, svc, b, raw, cpuA, cpuB] = [sum((r) => r.a.wall), sum((r) => r.a.svc), sum((r) => r.b.wall), sum((r) => r.raw), sum((r) => r.a.cpu), sum((r) => r.b.cpu)];
+  const [wall, svc, b, b1, raw, cpuA, cpuB, cpuB1] = [sum((r) => r.a.wall), sum((r) => r.a.svc), sum((r) => r.b.wall), sum((r) => r.b1.wall), sum((r) => r.raw), sum((r) => r.a.cpu), sum((r) => r.b.cpu), sum((r) => r.b1.cpu)];
+  const inFlight = sum((r) => r.a.clientSum) / sum((r) => r.a.svcBatches);
   console.log(`\ningest: \`datahub ingest\` (acryl-datahub ${args.client}, file source, datahub-rest sink, ${THREADS} threads) of ${n.toLocaleString('en-US')} proposals against the same batches straight to svc, ${ROUNDS} round(s), Postgres ${pgc.label}`);
   console.log('| measure | seconds | proposals/s | against svc in A |');
   console.log('|---|---|---|---|');
   console.log(`| A: \`datahub ingest\`, wall | ${f1(wall)} | ${rate(n * ROUNDS, wall)} | |`);
   console.log(`| A: svc's time (client waiting on a request) | ${f1(svc)} | ${rate(n * ROUNDS, svc)} | 1 |`);
   console.log(`| A: the client's own time (wall − svc's) | ${f1(wall - svc)} | | |`);
-  console.log(`| B: the same batches straight to \`ingestProposalBatch\` | ${f1(b)} | ${rate(n * ROUNDS, b)} | **${f2(b / svc)}** (per round ${rounds.map((r) => f2(r.b.wall / r.a.svc)).join(' / ')}) |`);
+  console.log(`| B: the same batches straight to \`ingestProposalBatch\`, ${THREADS} in flight (the sink's threads) | ${f1(b)} | ${rate(n * ROUNDS, b)} | **${f2(b / svc)}** (per round ${rounds.map((r) => f2(r.b.wall / r.a.svc)).join(' / ')}) |`);
+  console.log(`| B, one at a time (the client had ${f1(inFlight)} in flight on average) | ${f1(b1)} | ${rate(n * ROUNDS, b1)} | **${f2(b1 / svc)}** (per round ${rounds.map((r) => f2(r.b1.wall / r.a.svc)).join(' / ')}) |`);
   console.log(`| raw: one multi-row upsert per batch | ${f1(raw)} | ${rate(n * ROUNDS, raw)} | ${f2(raw / svc)} (B: ${f2(raw / b)}) |`);
-  console.log(`| server CPU for the load and its search delivery, A / B | ${f1(cpuA)} / ${f1(cpuB)} | | ${f2(cpuB / cpuA)} |`);
+  console.log(`| server CPU for the load and its search delivery, A / B / B one at a time | ${f1(cpuA)} / ${f1(cpuB)} / ${f1(cpuB1)} | | ${f2(cpuB / cpuA)} / ${f2(cpuB1 / cpuA)} |`);
 } finally {
   await pgc.stop();
   if (!args.keep) rmSync(dir, { recursive: true, force: true });
