@@ -345,6 +345,8 @@ try {
   console.log(`| A: \`datahub ingest\`, wall | ${f1(wall)} | ${rate(n * ROUNDS, wall)} | |`);
   console.log(`| A: svc's time (client waiting on a request) | ${f1(svc)} | ${rate(n * ROUNDS, svc)} | 1 |`);
   console.log(`| A: the client's own time (wall − svc's) | ${f1(wall - svc)} | | |`);
+  const serverSum = sum((r) => r.a.serverSum);
+  console.log(`| A: the server's own spans of those requests, summed (their union when one is in flight) | ${f1(serverSum)} | ${rate(n * ROUNDS, serverSum)} | B: ${f2(b / serverSum)}, B one at a time: ${f2(b1 / serverSum)} |`);
   console.log(`| B: the same batches straight to \`ingestProposalBatch\`, ${THREADS} in flight (the sink's threads) | ${f1(b)} | ${rate(n * ROUNDS, b)} | **${f2(b / svc)}** (per round ${rounds.map((r) => f2(r.b.wall / r.a.svc)).join(' / ')}) |`);
   console.log(`| B, one at a time (the client had ${f1(inFlight)} in flight on average) | ${f1(b1)} | ${rate(n * ROUNDS, b1)} | **${f2(b1 / svc)}** (per round ${rounds.map((r) => f2(r.b1.wall / r.a.svc)).join(' / ')}) |`);
   console.log(`| raw: one multi-row upsert per batch | ${f1(raw)} | ${rate(n * ROUNDS, raw)} | ${f2(raw / svc)} (B: ${f2(raw / b)}) |`);
