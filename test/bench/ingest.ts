@@ -30,7 +30,8 @@
  * serves DataHub's client as fast as its own batch route (target ≥ 0.8). The servers' CPU time (from
  * /proc) is compared too, which the client's own CPU use on the same machine does not change. Search delivery of each load is waited for after it
  * (untilSettled) and not timed. With `--rounds` above 1, A and B run again on fresh databases, B first
- * in even rounds. `--keep <dir>` keeps the file and A's recorded spans and bodies there.
+ * in even rounds. `--keep <dir>` keeps the file and A's recorded spans and bodies there (ingestProfile.ts
+ * sends those bodies again to show where svc's time goes).
  *
  * Uses DATABASE_URL when set (a cluster's admin URL), else starts Debian's PostgreSQL 15 through the
  * test harness; the DataHub clients are provisioned by `test/infra/provision.sh datahub`.
