@@ -70,8 +70,12 @@ function clientBin(version: string): string {
   return bin;
 }
 
-/** Runs a program of the client's virtualenv as the compatibility tests do (its own HOME, no telemetry, no calls out); resolves to its wall time in seconds. */
-function runClient(bin: string, home: string, argv: string[], env: Record<string, string> = {}): Promise<{ seconds: number; out: string }> {
+/**
+ * Runs a program of the client's virtualenv as the compatibility tests do (its own HOME, no telemetry, no
+ * calls out); resolves to its wall time and its CPU time in seconds (read from /proc every 200 ms while
+ * it runs, so up to 200 ms short).
+ */
+function runClient(bin: string, home: string, argv: string[], env: Record<string, string> = {}): Promise<{ seconds: number; cpu: number; out: string }> {
   return new Promise((done, fail) => {
     const start = process.hrtime.bigint();
     const child = spawn(join(bin, 'python'), argv, {
@@ -79,13 +83,23 @@ function runClient(bin: string, home: string, argv: string[], env: Record<string
       env: { PATH: `${bin}:${process.env.PATH}`, HOME: home, DATAHUB_TELEMETRY_ENABLED: 'false', HTTP_PROXY: 'http://127.0.0.1:9', HTTPS_PROXY: 'http://127.0.0.1:9', NO_PROXY: '127.0.0.1,localhost', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let cpu = 0;
+    const sample = setInterval(() => {
+      try {
+        const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        cpu = (Number(fields[11]) + Number(fields[12])) / 100;
+      } catch {
+        // exited
+      }
+    }, 200);
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out += c));
     child.stderr!.on('data', (c: Buffer) => (out += c));
     child.on('error', fail);
     child.on('exit', (code) => {
+      clearInterval(sample);
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-      if (code === 0) done({ seconds, out });
+      if (code === 0) done({ seconds, cpu, out });
       else fail(new Error(`${argv.join(' ')} exited with ${code}:\n${out.slice(-4000)}`));
     });
   });
@@ -137,6 +151,8 @@ async function storedAspects(databaseUrl: string): Promise<number> {
 
 interface ClientRun {
   wall: number;
+  /** The client's CPU seconds (all its threads). */
+  clientCpu: number;
   /** Union of the spans of all the client's requests, and of its ingestProposalBatch requests alone. */
   svc: number;
   svcBatches: number;
@@ -170,7 +186,7 @@ async function runA(adminUrl: string, bin: string, dir: string, file: string): P
     const bodiesFile = join(dir, 'bodies.jsonl');
     const before = await serverAspectPosts(server.base);
     const cpu0 = server.cpuMicros();
-    const { seconds: wall, out } = await runClient(bin, dir, [join(ROOT, 'test/bench/ingestTimed.py'), spansFile, bodiesFile, 'ingest', '-c', recipe]);
+    const { seconds: wall, cpu: clientCpu, out } = await runClient(bin, dir, [join(ROOT, 'test/bench/ingestTimed.py'), spansFile, bodiesFile, 'ingest', '-c', recipe]);
     const after = await serverAspectPosts(server.base);
     if (/'failures': \[\{|Failed to|Pipeline finished with at least .* failures/.test(out)) throw new Error(`datahub ingest reported failures:\n${out.slice(-4000)}`);
     const spans = readFileSync(spansFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Span);
@@ -184,6 +200,7 @@ async function runA(adminUrl: string, bin: string, dir: string, file: string): P
     const cpu = (server.cpuMicros() - cpu0) / 1e6;
     return {
       wall,
+      clientCpu,
       svc: union(spans),
       svcBatches: union(batchSpans),
       clientSum: spans.filter((s) => s.method === 'POST' && s.path.startsWith('/aspects')).reduce((a, s) => a + s.t1 - s.t0, 0),
@@ -346,6 +363,8 @@ try {
   console.log(`| A: \`datahub ingest\`, wall | ${f1(wall)} | ${rate(n * ROUNDS, wall)} | |`);
   console.log(`| A: svc's time (client waiting on a request) | ${f1(svc)} | ${rate(n * ROUNDS, svc)} | 1 |`);
   console.log(`| A: the client's own time (wall − svc's) | ${f1(wall - svc)} | | |`);
+  const clientCpu = sum((r) => r.a.clientCpu);
+  console.log(`| A: the client's CPU (all its threads, on the machine svc shares) | ${f1(clientCpu)} | | ${f2(clientCpu / wall)} of a core over the wall time |`);
   const serverSum = sum((r) => r.a.serverSum);
   console.log(`| A: the server's own spans of those requests, summed (their union when one is in flight) | ${f1(serverSum)} | ${rate(n * ROUNDS, serverSum)} | B: ${f2(b / serverSum)}, B one at a time: ${f2(b1 / serverSum)} |`);
   console.log(`| B: the same batches straight to \`ingestProposalBatch\`, ${THREADS} in flight (the sink's threads) | ${f1(b)} | ${rate(n * ROUNDS, b)} | **${f2(b / svc)}** (per round ${rounds.map((r) => f2(r.b.wall / r.a.svc)).join(' / ')}) |`);

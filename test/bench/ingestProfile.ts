@@ -5,7 +5,11 @@
  * and `track_functions = all`; prints the wall time, the server's CPU, and the statements and functions
  * that took the most of Postgres's time. The first `--warm-up` batches are not counted.
  *
- *   npx tsx test/bench/ingestProfile.ts <dir>/bodies.jsonl [--concurrency 1] [--warm-up 20] [--idle-seconds 0] [--server <another build's dist/server/src/main.js>]
+ *   npx tsx test/bench/ingestProfile.ts <dir>/bodies.jsonl [--concurrency 1] [--warm-up 20] [--idle-seconds 0] [--paced <dir>/spans.jsonl] [--server <another build's dist/server/src/main.js>]
+ *
+ * `--paced <dir>/spans.jsonl` sends each batch when the client sent its batch of that rank (their start
+ * times as recorded), instead of as soon as the one before is answered, and prints the mean time of a
+ * request: svc's requests with the client's pauses between them, without the client running.
  *
  * `--idle-seconds` first prints the server's CPU while idle for that long (after the warm-up, its search
  * delivery done): what a server that is up longer for the same load spends beside it.
@@ -25,9 +29,9 @@ import { BENCH_TOKEN, createDb, startBenchServer, untilSettled, SERVER_NODE_ARGS
 
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
-  options: { concurrency: { type: 'string', default: '1' }, 'warm-up': { type: 'string', default: '20' }, 'idle-seconds': { type: 'string', default: '0' }, server: { type: 'string' } },
+  options: { concurrency: { type: 'string', default: '1' }, 'warm-up': { type: 'string', default: '20' }, 'idle-seconds': { type: 'string', default: '0' }, server: { type: 'string' }, paced: { type: 'string' } },
 });
-if (positionals.length !== 1) throw new Error('usage: npx tsx test/bench/ingestProfile.ts <bodies.jsonl> [--concurrency 1] [--warm-up 20] [--server <main.js>]');
+if (positionals.length !== 1) throw new Error('usage: npx tsx test/bench/ingestProfile.ts <bodies.jsonl> [--concurrency 1] [--warm-up 20] [--idle-seconds 0] [--paced <spans.jsonl>] [--server <main.js>]');
 const bodies = readFileSync(positionals[0]!, 'utf8').trim().split('\n').map((b) => Buffer.from(b));
 const CONCURRENCY = Number(args.concurrency);
 const WARM_UP = Number(args['warm-up']);
@@ -57,18 +61,41 @@ async function otherServer(entry: string, databaseUrl: string): Promise<BenchSer
   };
 }
 
-/** POSTs `payloads` to the batch route, `concurrency` in flight on kept-alive connections; resolves to the wall time in seconds. */
-async function send(base: string, payloads: readonly Buffer[], concurrency: number): Promise<number> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+/** Milliseconds after the first at which the client sent each of its batches, in order (from bench:ingest's spans.jsonl). */
+function pacing(spansFile: string): number[] {
+  const starts = readFileSync(spansFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { t0: number; path: string })
+    .filter((x) => x.path.includes('action=ingestProposalBatch'))
+    .map((x) => x.t0)
+    .sort((a, b) => a - b);
+  return starts.map((t) => (t - starts[0]!) * 1000);
+}
+
+/** Answer times of the requests `send` made (ms). */
+const answered: number[] = [];
+
+/**
+ * POSTs `payloads` to the batch route, `concurrency` in flight on kept-alive connections, or each at its
+ * time in `at` (ms after the first); resolves to the wall time in seconds.
+ */
+async function send(base: string, payloads: readonly Buffer[], concurrency: number, at?: readonly number[]): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: at ? 64 : concurrency });
   const { hostname, port } = new URL(base);
   const one = (body: Buffer) =>
     new Promise<void>((done, fail) => {
+      const sent = process.hrtime.bigint();
       const req = http.request(
         { agent, hostname, port, method: 'POST', path: '/aspects?action=ingestProposalBatch', headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json', 'content-length': body.length } },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => ((res.statusCode ?? 0) >= 300 ? fail(new Error(`HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 2000)}`)) : done()));
+          res.on('end', () => {
+            answered.push(Number(process.hrtime.bigint() - sent) / 1e6);
+            if ((res.statusCode ?? 0) >= 300) fail(new Error(`HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 2000)}`));
+            else done();
+          });
           res.on('error', fail);
         },
       );
@@ -78,11 +105,22 @@ async function send(base: string, payloads: readonly Buffer[], concurrency: numb
   let next = 0;
   const start = process.hrtime.bigint();
   try {
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        for (let i = next++; i < payloads.length; i = next++) await one(payloads[i]!);
-      }),
-    );
+    if (at) {
+      const since = () => Number(process.hrtime.bigint() - start) / 1e6;
+      const pending: Promise<void>[] = [];
+      for (const [i, body] of payloads.entries()) {
+        const wait = at[i]! - at[0]! - since();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        pending.push(one(body));
+      }
+      await Promise.all(pending);
+    } else {
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          for (let i = next++; i < payloads.length; i = next++) await one(payloads[i]!);
+        }),
+      );
+    }
   } finally {
     agent.destroy();
   }
@@ -109,9 +147,14 @@ try {
     }
     await client.query('SELECT pg_stat_statements_reset(), pg_stat_reset()');
     const cpu0 = server.cpuMicros();
-    const wall = await send(server.base, bodies.slice(WARM_UP), CONCURRENCY);
+    answered.length = 0;
+    const at = args.paced ? pacing(args.paced).slice(WARM_UP) : undefined;
+    const wall = await send(server.base, bodies.slice(WARM_UP), CONCURRENCY, at);
     const cpu = (server.cpuMicros() - cpu0) / 1e6;
-    console.log(`${bodies.length - WARM_UP} batches, ${CONCURRENCY} in flight, server ${args.server ?? 'of this tree'}: ${wall.toFixed(1)} s, server CPU ${cpu.toFixed(1)} s`);
+    const mean = answered.reduce((a, x) => a + x, 0) / answered.length;
+    console.log(
+      `${bodies.length - WARM_UP} batches, ${at ? 'at the client\'s pace' : `${CONCURRENCY} in flight`}, server ${args.server ?? 'of this tree'}: ${wall.toFixed(1)} s, ${mean.toFixed(0)} ms a request on average, server CPU ${cpu.toFixed(1)} s`,
+    );
     const statements = await client.query<{ ms: number; calls: string; rows: string; query: string }>(
       `SELECT round(total_exec_time)::int AS ms, calls, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 150) AS query
          FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
