@@ -1,0 +1,377 @@
+/**
+ * Ingestion benchmark: DataHub's own `datahub ingest` of a file of metadata change proposals (the file
+ * source, the datahub-rest sink as it comes: mode ASYNC_BATCH, 15 threads, batches of up to 100) into
+ * svc, against the same batches sent straight to svc's Rest.li route, in the same run.
+ *
+ *   npm run bench:ingest -- [--proposals 100000] [--client 1.7.0.17|0.14.1.12] [--threads 15] [--rounds 1] [--keep <dir>]
+ *
+ * - The file: `--proposals` proposals written by test/bench/ingestProposals.py with the SDK's own
+ *   classes in the client's virtualenv (datasets with datasetProperties, schemaMetadata, status,
+ *   subTypes, browsePathsV2, ownership, globalTags, and upstreamLineage for one in three).
+ * - A, the client: `datahub ingest` of the file into a fresh svc (Postgres backend, a fresh database),
+ *   through test/bench/ingestTimed.py, which times every HTTP request the client makes and keeps the
+ *   body of each `ingestProposalBatch` it sent. Its wall time is from the start of the Python process to
+ *   its exit. svc's time is the union of the client's request spans (time during which at least one
+ *   request was waiting on svc), the client's own time the rest of the wall time (reading and parsing the
+ *   file, building and serialising the proposals, the client's start). The sum of the server's own spans
+ *   of these requests (its `svc_http_request_duration_seconds` histogram on `/metrics`) is shown beside
+ *   the client's sum of the same spans: how much of the wait was the server's.
+ * - B, svc's own route: the bodies A sent, unchanged (the same batches, the same proposals in the same
+ *   order), POSTed to `/aspects?action=ingestProposalBatch` of another fresh svc from this process with
+ *   `--threads` requests in flight, as the sink's threads are; its wall time from the first request to
+ *   the last answer. Then again one request at a time: the sink has 15 threads, but the client keeps
+ *   about one request in flight (the bench prints how many, the client's sum of its request spans over
+ *   their union), since making the next batch takes it longer than svc takes to write one.
+ * - raw: the rows of those batches upserted by a multi-row `INSERT … SELECT FROM unnest(…) ON CONFLICT`
+ *   per batch into a plain table of the shape of svc's `aspects` (no key aspects, no history, no search
+ *   outbox), `--threads` at a time.
+ *
+ * ratio = B's time / svc's time in A, of B at the sink's threads and of B one at a time: 1 when svc
+ * serves DataHub's client as fast as its own batch route (target ≥ 0.8). The servers' CPU time (from
+ * /proc) is compared too, which the client's own CPU use on the same machine does not change. Search delivery of each load is waited for after it
+ * (untilSettled) and not timed. With `--rounds` above 1, A and B run again on fresh databases, B first
+ * in even rounds. `--keep <dir>` keeps the file and A's recorded spans and bodies there (ingestProfile.ts
+ * sends those bodies again to show where svc's time goes).
+ *
+ * Uses DATABASE_URL when set (a cluster's admin URL), else starts Debian's PostgreSQL 15 through the
+ * test harness; the DataHub clients are provisioned by `test/infra/provision.sh datahub`.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { BENCH_TOKEN, RAW_TABLE, benchPostgres, createDb, startBenchServer, untilSettled, type BenchServer } from './benchSupport.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    proposals: { type: 'string', default: '100000' },
+    client: { type: 'string', default: '1.7.0.17' },
+    threads: { type: 'string', default: '15' },
+    rounds: { type: 'string', default: '1' },
+    keep: { type: 'string' },
+  },
+});
+const PROPOSALS = Number(args.proposals);
+const THREADS = Number(args.threads);
+const ROUNDS = Number(args.rounds);
+const ROOT = resolve(import.meta.dirname, '../..');
+/** The server's Postgres pool: as the other benchmarks give it, above the requests in flight. */
+const POOL_SIZE = 16;
+
+/** The client's virtualenv `bin` folder of the version asked for, provisioned if missing. */
+function clientBin(version: string): string {
+  const out = execFileSync('bash', [join(ROOT, 'test/infra/provision.sh'), 'datahub'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const bins = /^SVC_DATAHUB_BINS=(.*)$/m.exec(out)?.[1]?.split(' ') ?? [];
+  const bin = bins.find((b) => b.endsWith(`/datahub-${version}/bin`));
+  if (!bin) throw new Error(`--client ${version}: provision.sh installs ${bins.map((b) => /datahub-([^/]+)\/bin$/.exec(b)?.[1]).join(', ')}`);
+  return bin;
+}
+
+/**
+ * Runs a program of the client's virtualenv as the compatibility tests do (its own HOME, no telemetry, no
+ * calls out); resolves to its wall time and its CPU time in seconds (read from /proc every 200 ms while
+ * it runs, so up to 200 ms short).
+ */
+function runClient(bin: string, home: string, argv: string[], env: Record<string, string> = {}): Promise<{ seconds: number; cpu: number; out: string }> {
+  return new Promise((done, fail) => {
+    const start = process.hrtime.bigint();
+    const child = spawn(join(bin, 'python'), argv, {
+      cwd: home,
+      env: { PATH: `${bin}:${process.env.PATH}`, HOME: home, DATAHUB_TELEMETRY_ENABLED: 'false', HTTP_PROXY: 'http://127.0.0.1:9', HTTPS_PROXY: 'http://127.0.0.1:9', NO_PROXY: '127.0.0.1,localhost', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let cpu = 0;
+    const sample = setInterval(() => {
+      try {
+        const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        cpu = (Number(fields[11]) + Number(fields[12])) / 100;
+      } catch {
+        // exited
+      }
+    }, 200);
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c));
+    child.stderr!.on('data', (c: Buffer) => (out += c));
+    child.on('error', fail);
+    child.on('exit', (code) => {
+      clearInterval(sample);
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      if (code === 0) done({ seconds, cpu, out });
+      else fail(new Error(`${argv.join(' ')} exited with ${code}:\n${out.slice(-4000)}`));
+    });
+  });
+}
+
+interface Span {
+  t0: number;
+  t1: number;
+  method: string;
+  path: string;
+  status: number | null;
+  bytes: number;
+}
+
+/** Seconds covered by at least one of the spans. */
+function union(spans: readonly Span[]): number {
+  const sorted = [...spans].sort((a, b) => a.t0 - b.t0);
+  let total = 0;
+  let end = -Infinity;
+  for (const s of sorted) {
+    if (s.t1 <= end) continue;
+    total += s.t1 - Math.max(s.t0, end);
+    end = s.t1;
+  }
+  return total;
+}
+
+/** The server's own count and sum of seconds of `POST /aspects` requests, from its /metrics. */
+async function serverAspectPosts(base: string): Promise<{ count: number; seconds: number }> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const read = (suffix: string) =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith(`svc_http_request_duration_seconds_${suffix}{`) && l.includes('method="POST"') && /route="[^"]*\/aspects"/.test(l))
+      .reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return { count: read('count'), seconds: read('sum') };
+}
+
+/** Aspect rows svc holds (latest versions) but the client's record of its run (a `dataHubExecutionRequest`, not sent in a batch), to check that both loads wrote the same. */
+async function storedAspects(databaseUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM aspects WHERE version = 0 AND urn NOT LIKE 'urn:li:dataHubExecutionRequest:%'`)).rows[0]!.n;
+  } finally {
+    await client.end();
+  }
+}
+
+interface ClientRun {
+  wall: number;
+  /** The client's CPU seconds (all its threads). */
+  clientCpu: number;
+  /** Union of the spans of all the client's requests, and of its ingestProposalBatch requests alone. */
+  svc: number;
+  svcBatches: number;
+  /** The client's sum of its batch requests' spans, and the server's own sum of them. */
+  clientSum: number;
+  serverSum: number;
+  requests: number;
+  batches: string[];
+  proposals: number;
+  /** The server's CPU seconds for the load and its search delivery (until settled). */
+  cpu: number;
+  stored: number;
+  settle: number;
+}
+
+async function serverOn(adminUrl: string): Promise<{ db: string; server: BenchServer }> {
+  const db = await createDb(adminUrl);
+  return { db, server: await startBenchServer(db, POOL_SIZE) };
+}
+
+/** A: `datahub ingest` of the file into a fresh svc. */
+async function runA(adminUrl: string, bin: string, dir: string, file: string): Promise<ClientRun> {
+  const { db, server } = await serverOn(adminUrl);
+  try {
+    const recipe = join(dir, 'recipe.yaml');
+    writeFileSync(
+      recipe,
+      `source:\n  type: file\n  config:\n    path: ${file}\nsink:\n  type: datahub-rest\n  config:\n    server: ${server.base}\n    token: ${BENCH_TOKEN}\n    max_threads: ${THREADS}\n`,
+    );
+    const spansFile = join(dir, 'spans.jsonl');
+    const bodiesFile = join(dir, 'bodies.jsonl');
+    const before = await serverAspectPosts(server.base);
+    const cpu0 = server.cpuMicros();
+    const { seconds: wall, cpu: clientCpu, out } = await runClient(bin, dir, [join(ROOT, 'test/bench/ingestTimed.py'), spansFile, bodiesFile, 'ingest', '-c', recipe]);
+    const after = await serverAspectPosts(server.base);
+    if (/'failures': \[\{|Failed to|Pipeline finished with at least .* failures/.test(out)) throw new Error(`datahub ingest reported failures:\n${out.slice(-4000)}`);
+    const spans = readFileSync(spansFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Span);
+    const batchSpans = spans.filter((s) => s.path.includes('action=ingestProposalBatch'));
+    const bad = spans.filter((s) => s.status === null || s.status >= 300);
+    if (bad.length) throw new Error(`the client had ${bad.length} failed requests, e.g. ${JSON.stringify(bad[0])}`);
+    const batches = readFileSync(bodiesFile, 'utf8').trim().split('\n');
+    const proposals = batches.reduce((a, b) => a + (JSON.parse(b) as { proposals: unknown[] }).proposals.length, 0);
+    const settled = Date.now();
+    await untilSettled(db, 600_000);
+    const cpu = (server.cpuMicros() - cpu0) / 1e6;
+    return {
+      wall,
+      clientCpu,
+      svc: union(spans),
+      svcBatches: union(batchSpans),
+      clientSum: spans.filter((s) => s.method === 'POST' && s.path.startsWith('/aspects')).reduce((a, s) => a + s.t1 - s.t0, 0),
+      serverSum: after.seconds - before.seconds,
+      requests: spans.length,
+      batches,
+      proposals,
+      cpu,
+      stored: await storedAspects(db),
+      settle: (Date.now() - settled) / 1000,
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Sends `bodies` as POSTs to `path` on `base` with `concurrency` in flight on kept-alive connections; resolves to the wall time in seconds. */
+async function post(base: string, path: string, bodies: readonly string[], concurrency: number): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const { hostname, port } = new URL(base);
+  const send = (body: Buffer) =>
+    new Promise<void>((done, fail) => {
+      const req = http.request(
+        { agent, hostname, port, method: 'POST', path, headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json', 'x-restli-protocol-version': '2.0.0', 'content-length': body.length } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => ((res.statusCode ?? 0) >= 300 ? fail(new Error(`POST ${path}: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 2000)}`)) : done()));
+          res.on('error', fail);
+        },
+      );
+      req.on('error', fail);
+      req.end(body);
+    });
+  const payloads = bodies.map((b) => Buffer.from(b));
+  let next = 0;
+  const start = process.hrtime.bigint();
+  try {
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        for (let i = next++; i < payloads.length; i = next++) await send(payloads[i]!);
+      }),
+    );
+  } finally {
+    agent.destroy();
+  }
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+interface RouteRun {
+  wall: number;
+  cpu: number;
+  stored: number;
+  settle: number;
+}
+
+/** B: the same bodies straight to svc's Rest.li batch route, on a fresh svc, `concurrency` in flight. */
+async function runB(adminUrl: string, batches: readonly string[], concurrency: number): Promise<RouteRun> {
+  const { db, server } = await serverOn(adminUrl);
+  try {
+    const cpu0 = server.cpuMicros();
+    const wall = await post(server.base, '/aspects?action=ingestProposalBatch', batches, concurrency);
+    const settled = Date.now();
+    await untilSettled(db, 600_000);
+    const cpu = (server.cpuMicros() - cpu0) / 1e6;
+    return { wall, cpu, stored: await storedAspects(db), settle: (Date.now() - settled) / 1000 };
+  } finally {
+    await server.stop();
+  }
+}
+
+interface Proposal {
+  entityUrn: string;
+  aspectName: string;
+  aspect: { value: string };
+  systemMetadata?: unknown;
+}
+
+/** raw: each batch's rows as one multi-row upsert (the last of a repeated urn and aspect in a batch), `THREADS` at a time. */
+async function runRaw(adminUrl: string, batches: readonly string[]): Promise<number> {
+  const db = await createDb(adminUrl);
+  const rows = batches.map((b) => {
+    const byKey = new Map<string, [string, string, string, string]>();
+    for (const p of (JSON.parse(b) as { proposals: Proposal[] }).proposals) {
+      byKey.set(`${p.entityUrn}\n${p.aspectName}`, [p.entityUrn, p.aspectName, p.aspect.value, JSON.stringify(p.systemMetadata ?? {})]);
+    }
+    const cols: [string[], string[], string[], string[]] = [[], [], [], []];
+    for (const r of byKey.values()) r.forEach((v, c) => cols[c]!.push(v));
+    return cols;
+  });
+  const pool = new pg.Pool({ connectionString: db, max: THREADS });
+  try {
+    await pool.query(RAW_TABLE);
+    let next = 0;
+    const start = process.hrtime.bigint();
+    await Promise.all(
+      Array.from({ length: THREADS }, async () => {
+        for (let i = next++; i < rows.length; i = next++) {
+          await pool.query(
+            `INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by)
+             SELECT u, a, 0, m::json, s::jsonb, 'urn:li:corpuser:bench' FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(u, a, m, s)
+             ON CONFLICT (urn, aspect, version) DO UPDATE SET metadata = excluded.metadata, system_metadata = excluded.system_metadata`,
+            rows[i]!,
+          );
+        }
+      }),
+    );
+    return Number(process.hrtime.bigint() - start) / 1e9;
+  } finally {
+    await pool.end();
+  }
+}
+
+const f1 = (x: number) => x.toFixed(1);
+const f2 = (x: number) => x.toFixed(2);
+const rate = (n: number, s: number) => Math.round(n / s).toLocaleString('en-US');
+
+const bin = clientBin(args.client!);
+const dir = args.keep ? resolve(args.keep) : mkdtempSync(join(tmpdir(), 'svc-bench-ingest-'));
+mkdirSync(dir, { recursive: true });
+const pgc = await benchPostgres();
+try {
+  const file = join(dir, 'proposals.json');
+  const generated = await runClient(bin, dir, [join(ROOT, 'test/bench/ingestProposals.py'), file, String(PROPOSALS)]);
+  console.log(`generated ${generated.out.trim()} in ${f1(generated.seconds)} s (${file})`);
+  const rounds: { a: ClientRun; b: RouteRun; b1: RouteRun; raw: number }[] = [];
+  for (let k = 0; k < ROUNDS; k++) {
+    let a: ClientRun;
+    let b: RouteRun;
+    let b1: RouteRun;
+    if (k % 2 === 0) {
+      a = await runA(pgc.adminUrl, bin, dir, file);
+      b = await runB(pgc.adminUrl, a.batches, THREADS);
+      b1 = await runB(pgc.adminUrl, a.batches, 1);
+    } else {
+      // B first needs A's batches: those of round 0, the same file.
+      b1 = await runB(pgc.adminUrl, rounds[0]!.a.batches, 1);
+      b = await runB(pgc.adminUrl, rounds[0]!.a.batches, THREADS);
+      a = await runA(pgc.adminUrl, bin, dir, file);
+    }
+    for (const [label, run] of [['B', b], ['B, one at a time', b1]] as const) {
+      if (a.stored !== run.stored) throw new Error(`A stored ${a.stored} aspects, ${label} ${run.stored}: the two loads did not write the same`);
+    }
+    const raw = await runRaw(pgc.adminUrl, a.batches);
+    rounds.push({ a, b, b1, raw });
+    const sizes = a.batches.map((x) => (JSON.parse(x) as { proposals: unknown[] }).proposals.length);
+    console.log(
+      `round ${k + 1}: A wall ${f1(a.wall)} s, svc ${f1(a.svc)} s (batches ${f1(a.svcBatches)} s; ${a.requests} requests, ${a.batches.length} batches of ${Math.min(...sizes)}-${Math.max(...sizes)}, mean ${f1(a.proposals / a.batches.length)}), ` +
+        `client sum ${f1(a.clientSum)} s / server sum ${f1(a.serverSum)} s (${f1(a.clientSum / a.svcBatches)} in flight on average); B ${f1(b.wall)} s; B one at a time ${f1(b1.wall)} s; raw ${f1(raw)} s; server CPU (load and its search delivery) A ${f1(a.cpu)} s / B ${f1(b.cpu)} s / B one at a time ${f1(b1.cpu)} s; ` +
+        `${a.stored} aspects stored each; search settled ${f1(a.settle)} s / ${f1(b.settle)} s / ${f1(b1.settle)} s after`,
+    );
+  }
+  const sum = (f: (r: (typeof rounds)[number]) => number) => rounds.reduce((x, r) => x + f(r), 0);
+  const n = rounds[0]!.a.proposals;
+  const [wall, svc, b, b1, raw, cpuA, cpuB, cpuB1] = [sum((r) => r.a.wall), sum((r) => r.a.svc), sum((r) => r.b.wall), sum((r) => r.b1.wall), sum((r) => r.raw), sum((r) => r.a.cpu), sum((r) => r.b.cpu), sum((r) => r.b1.cpu)];
+  const inFlight = sum((r) => r.a.clientSum) / sum((r) => r.a.svcBatches);
+  console.log(`\ningest: \`datahub ingest\` (acryl-datahub ${args.client}, file source, datahub-rest sink, ${THREADS} threads) of ${n.toLocaleString('en-US')} proposals against the same batches straight to svc, ${ROUNDS} round(s), Postgres ${pgc.label}`);
+  console.log('| measure | seconds | proposals/s | against svc in A |');
+  console.log('|---|---|---|---|');
+  console.log(`| A: \`datahub ingest\`, wall | ${f1(wall)} | ${rate(n * ROUNDS, wall)} | |`);
+  console.log(`| A: svc's time (client waiting on a request) | ${f1(svc)} | ${rate(n * ROUNDS, svc)} | 1 |`);
+  console.log(`| A: the client's own time (wall − svc's) | ${f1(wall - svc)} | | |`);
+  const clientCpu = sum((r) => r.a.clientCpu);
+  console.log(`| A: the client's CPU (all its threads, on the machine svc shares) | ${f1(clientCpu)} | | ${f2(clientCpu / wall)} of a core over the wall time |`);
+  const serverSum = sum((r) => r.a.serverSum);
+  console.log(`| A: the server's own spans of those requests, summed (their union when one is in flight) | ${f1(serverSum)} | ${rate(n * ROUNDS, serverSum)} | B: ${f2(b / serverSum)}, B one at a time: ${f2(b1 / serverSum)} |`);
+  console.log(`| B: the same batches straight to \`ingestProposalBatch\`, ${THREADS} in flight (the sink's threads) | ${f1(b)} | ${rate(n * ROUNDS, b)} | **${f2(b / svc)}** (per round ${rounds.map((r) => f2(r.b.wall / r.a.svc)).join(' / ')}) |`);
+  console.log(`| B, one at a time (the client had ${f1(inFlight)} in flight on average) | ${f1(b1)} | ${rate(n * ROUNDS, b1)} | **${f2(b1 / svc)}** (per round ${rounds.map((r) => f2(r.b1.wall / r.a.svc)).join(' / ')}) |`);
+  console.log(`| raw: one multi-row upsert per batch | ${f1(raw)} | ${rate(n * ROUNDS, raw)} | ${f2(raw / svc)} (B: ${f2(raw / b)}) |`);
+  console.log(`| server CPU for the load and its search delivery, A / B / B one at a time | ${f1(cpuA)} / ${f1(cpuB)} / ${f1(cpuB1)} | | ${f2(cpuB / cpuA)} / ${f2(cpuB1 / cpuA)} |`);
+} finally {
+  await pgc.stop();
+  if (!args.keep) rmSync(dir, { recursive: true, force: true });
+}
