@@ -82,6 +82,22 @@ test('one statement queues each entity whose search document it changes', async 
   assert.deepEqual(rows.map((r) => r.urn).sort(), [e, e, f, h, h].sort());
 });
 
+test('an atomic batch of several aspects of each entity (an ingestion batch) is one statement per change: each entity queued once per statement', async () => {
+  await pool.query('DELETE FROM search_outbox');
+  const [i, j] = [dataset('i'), dataset('j')];
+  const key = (urn: string): AspectWrite => ({ ...write(urn, 'datasetKey', { platform: 'urn:li:dataPlatform:sw', name: urn.split(',')[1], origin: 'PROD' }) });
+  await writeAspects(
+    pool,
+    [key(i), write(i, 'globalTags', { tags: [{ tag: 'urn:li:tag:t' }] }), write(i, 'structuredProperties', values(Q)), write(j, 'status', { removed: false }), write(j, 'subTypes', { typeNames: ['Table'] })],
+    true,
+  );
+  const { rows } = await pool.query<{ urn: string }>('SELECT urn FROM search_outbox ORDER BY id');
+  // Set-wise, i's rows go in one insert (its key among them), j's key first then its two aspects in
+  // that insert: i once, j twice. Row by row each row was an insert of its own (i three times, j four).
+  assert.deepEqual(rows.map((r) => r.urn).sort(), [i, j, j].sort());
+  assert.deepEqual(await record().then((r) => r[i]), [`${Q}@`]);
+});
+
 test('the record of an entity replaced from a list keeps what is given, drops the rest, and updates versions', async () => {
   // svc_replace_assignments: what the record's row trigger does for a latest row updated in place.
   const g = dataset('g');

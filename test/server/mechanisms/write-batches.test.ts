@@ -245,6 +245,39 @@ test('upserts of distinct entities written set-wise have the outcomes and rows o
   assert.deepEqual(await scenarioRows('sw'), await scenarioRows('rw'));
 });
 
+test('an atomic batch of several aspects of each entity written set-wise has the outcomes and rows of the row-by-row write', async () => {
+  const outcomes: Record<string, string[]> = {};
+  for (const [prefix, fn] of [['msw', 'svc_write_checked'], ['mrw', 'svc_write_checked_rows']] as const) {
+    const n = (x: string) => `${prefix}_${x}`;
+    for (const w of [write(n('existing'), 'old'), write(n('existing'), '', { aspect: 'status', value: { removed: false } }), write(n('guard'), 'as read')]) await writeAspect(s.svc.catalog.pool, w);
+    const [guardText] = await sql<{ text: string }>(s.databaseUrl, "SELECT metadata::text AS text FROM aspects WHERE urn = $1 AND aspect = 'datasetProperties' AND version = 0", [urnOf(n('guard'))]);
+    const keyRow = (name: string): Partial<AspectWrite> => ({ aspect: 'datasetKey', value: write(name, '').key, systemMetadata: { runId: 'key-row' } });
+    const batch = [
+      // A new entity with its key written first, as DataHub's ingestion sends it, then two aspects.
+      write(n('keyed'), '', keyRow(n('keyed'))),
+      write(n('keyed'), 'fresh', { guards: [{ urn: urnOf(n('guard')), aspect: 'datasetProperties', text: guardText!.text }] }),
+      write(n('keyed'), '', { aspect: 'subTypes', value: { typeNames: ['Table'] } }),
+      // An existing entity: an update, an unchanged status, a new aspect.
+      write(n('existing'), 'new'),
+      write(n('existing'), '', { aspect: 'status', value: { removed: false }, systemMetadata: { runId: 'touched' } }),
+      write(n('existing'), '', { aspect: 'globalTags', value: { tags: [] } }),
+      // A new entity without its key in the batch: the key comes from its first row.
+      write(n('unkeyed'), 'first', { systemMetadata: { runId: 'first-of-unkeyed' } }),
+      write(n('unkeyed'), '', { aspect: 'status', value: { removed: false }, systemMetadata: { runId: 'second-of-unkeyed' } }),
+    ];
+    outcomes[prefix] = (await writeWith(fn, batch, true)).map((o) => o.replace(`${prefix}_`, 'x_'));
+    // All or nothing: a stale row among several aspects of an entity fails the whole batch, naming it.
+    const stale = [write(n('existing'), 'refused', { expected: 'not what is stored' }), write(n('existing'), '', { aspect: 'subTypes', value: { typeNames: ['View'] } })];
+    await assert.rejects(writeWith(fn, stale, true), /datasetProperties of .*existing.* was written meanwhile/);
+  }
+  assert.deepEqual(outcomes.msw, outcomes.mrw);
+  assert.deepEqual(outcomes.msw, ['created:1', 'created:1', 'created:1', 'updated:2', 'unchanged:1', 'created:1', 'created:1', 'created:1']);
+  assert.deepEqual(await scenarioRows('msw'), await scenarioRows('mrw'));
+  const rows = await scenarioRows('msw');
+  const keyOf = (name: string) => rows.filter((r) => String(r.urn).includes(`,x_${name},`) && r.aspect === 'datasetKey').map((r) => (r.system_metadata as { runId: string }).runId);
+  assert.deepEqual([keyOf('keyed'), keyOf('unkeyed')], [['key-row'], ['first-of-unkeyed']]);
+});
+
 test('concurrent HTTP writes: CREATE of one aspect succeeds once, upserts of distinct entities all land', async () => {
   const path = (name: string, create: boolean) => `/openapi/v3/entity/dataset/${enc(urnOf(name))}/datasetProperties?createIfNotExists=${create}`;
   const creates = await Promise.all(
