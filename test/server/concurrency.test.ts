@@ -1,7 +1,11 @@
 /** Concurrent writes to one entity lose nothing. */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { enc, startTestServer, type TestServer, expectMissing } from '../support/testServer.ts';
+import pg from 'pg';
+import { enc, startTestServer, text, type TestServer, expectMissing } from '../support/testServer.ts';
+import { TRUNCATIONS_PATH, type TruncationAnswer } from '../../server/src/contract/truncation.ts';
+import { svcTaskNumber } from '../../server/src/contract/tasks.ts';
+import { pollUntil } from '../support/poll.ts';
 
 let s: TestServer;
 before(async () => {
@@ -149,4 +153,38 @@ test('batches of value writes over several entities and batches of definitions d
   );
   assert.deepEqual([...new Set(results.map((r) => r.status))], [200]);
   await assertNoDeadlockRetried();
+});
+
+test('an entity hard delete that comes while a truncation drops a month waits for it instead of deadlocking', async () => {
+  // The order that deadlocked, made to happen: the truncation has locked January's month and counted it
+  // (a trigger of this test pauses it as it records the count); the hard delete of an entity with entries
+  // in every month starts then. The truncation locked the month and then wanted the index's table for
+  // the drop; the hard delete held the table and waited for the month: a deadlock, run again out of
+  // sight (and, under load, until it reached DataHub's gc as a 409).
+  const urn = 'urn:li:dataset:(urn:li:dataPlatform:hive,series.deleted,PROD)';
+  for (const t of [Date.UTC(2024, 0, 5), Date.UTC(2024, 6, 5)]) {
+    await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/datasetProfile?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value: { timestampMillis: t } }) }), 200);
+  }
+  const db = new pg.Client(s.databaseUrl);
+  await db.connect();
+  try {
+    await db.query(`CREATE FUNCTION test_pause_truncation() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$;
+      CREATE TRIGGER test_pause_truncation BEFORE UPDATE ON tasks FOR EACH ROW
+        WHEN (NEW.kind = 'timeseries-truncate' AND OLD.total IS NULL AND NEW.total IS NOT NULL) EXECUTE FUNCTION test_pause_truncation()`);
+    const res = await s.request(TRUNCATIONS_PATH, { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect: 'datasetProfile', endTimeMillis: Date.UTC(2024, 2, 1) - 1, dryRun: false }) });
+    assert.equal(res.status, 202);
+    const answer = (await res.json()) as TruncationAnswer;
+    const task = svcTaskNumber(answer.dryRun ? '' : answer.task);
+    await pollUntil('the truncation paused with January locked', async () => (await db.query("SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'")).rowCount! > 0, (w) => w);
+    const deleted = await s.request(`/openapi/v3/entity/dataset/${enc(urn)}`, { method: 'DELETE' });
+    assert.equal(deleted.status, 200);
+    const done = await pollUntil(`task ${task}`, async () => (await (await s.request(`/api/tasks/${task}`)).json()) as { state: string; done: number }, (t) => t.state === 'SUCCEEDED');
+    await assertNoDeadlockRetried();
+    // The truncation went first: it counted the entity's January entry before the delete took the rest.
+    assert.equal(done.done, 1);
+    await expectMissing(s.request(`/openapi/v3/entity/dataset/${enc(urn)}`));
+  } finally {
+    await db.query('DROP TRIGGER IF EXISTS test_pause_truncation ON tasks; DROP FUNCTION IF EXISTS test_pause_truncation()').catch(() => undefined);
+    await db.end();
+  }
 });

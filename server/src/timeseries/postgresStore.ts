@@ -153,6 +153,17 @@ async function partitionsOf(db: Db, index: string): Promise<Partition[]> {
  * With `timeoutSeconds` it stops that long after it was queued, leaving the rest (its status then
  * shows fewer deleted than total).
  */
+/**
+ * Holds off the writers of an index (its own table, ONLY: its months are locked apart) before the
+ * truncation locks any month. Writers lock the index's table before its months; a truncation that
+ * locked a month first and then its table (a month's DROP or ATTACH needs the table) waited for a
+ * writer waiting for it: an entity's hard delete, whose entries are in every month (datahub-gc runs
+ * both), deadlocked with it and was run again until it failed as a 409. Reads go on.
+ */
+async function lockIndexForWriters(tx: Db, parent: string): Promise<void> {
+  await query(tx, `LOCK TABLE ONLY ${quoteIdent(parent)} IN SHARE ROW EXCLUSIVE MODE`, []);
+}
+
 export function truncationTask(pool: Pool): TaskHandler {
   return async (ctx) => {
     const p = ctx.task.params as unknown as TruncationParams;
@@ -168,6 +179,7 @@ export function truncationTask(pool: Pool): TaskHandler {
         // Counted under SHARE locks (writes into those months wait, reads go on); the drops then lock
         // the index's table for the moment they take. A busy table fails the step, which is retried.
         await query(tx, "SET LOCAL lock_timeout = '5s'", []);
+        await lockIndexForWriters(tx, parent);
         for (const part of whole) await query(tx, `LOCK TABLE ${quoteIdent(part.name)} IN SHARE MODE`, []);
         const gone = whole.length ? await count(tx, whole.map((part) => `(SELECT count(*) FROM ${quoteIdent(part.name)})`).join(' + ')) : 0;
         // The total: those, and the entries at or before the boundary outside them (the boundary month,
@@ -183,6 +195,7 @@ export function truncationTask(pool: Pool): TaskHandler {
     if (boundary && going()) {
       await inTransaction(pool, async (tx) => {
         await query(tx, "SET LOCAL lock_timeout = '5s'", []);
+        await lockIndexForWriters(tx, parent);
         await query(tx, `LOCK TABLE ${quoteIdent(boundary.name)} IN ACCESS EXCLUSIVE MODE`, []);
         const [c] = await query<{ gone: string; total: string }>(tx, `SELECT count(*) FILTER (WHERE timestamp_millis <= $1) AS gone, count(*) AS total FROM ${quoteIdent(boundary.name)}`, [p.endTimeMillis]);
         const gone = Number(c!.gone);
