@@ -163,6 +163,14 @@ for (const backend of searchBackends()) {
       assert.equal(data.never!.schemaMetadata, null);
     });
 
+    test('a browse path entry naming an entity type svc does not know shows its name with no entity, not an error', async () => {
+      const ds = 'urn:li:dataset:(urn:li:dataPlatform:snowflake,db.sch.browsed,PROD)';
+      const value = { path: [{ id: 'elsewhere', urn: 'urn:li:nothing:x' }, { id: 'db', urn: CONTAINER }] };
+      await text(await s.request(`/openapi/v3/entity/dataset/${enc(ds)}/browsePathsV2?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value }) }), 200);
+      const data = await gqlData<{ dataset: unknown }>(s, `{ dataset(urn: "${ds}") { browsePathV2 { path { name entity { urn } } } } }`);
+      assert.deepEqual(data.dataset, { browsePathV2: { path: [{ name: 'elsewhere', entity: null }, { name: 'db', entity: { urn: CONTAINER } }] } });
+    });
+
     test('data jobs, flows and charts: properties named from their info aspects (a chart’s title), the key’s name otherwise', async () => {
       const data = await gqlData(
         s,

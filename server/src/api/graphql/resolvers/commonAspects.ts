@@ -43,6 +43,16 @@ const editable = (aspect: string): FieldResolver => fromAspect(aspect, (v) => ({
 
 const tags = fromAspect('globalTags', (v, ref) => ({ tags: list(v.tags).map((t) => ({ tag: entityRef(String(t.tag)), context: text(t.context), associatedUrn: ref.urn })) }));
 
+/** The entity a URN names; null for a value that is not the URN of an entity type svc knows. */
+function knownEntity(urn: unknown): EntityRef | null {
+  if (typeof urn !== 'string') return null;
+  try {
+    return entityRef(urn);
+  } catch {
+    return null;
+  }
+}
+
 /** The fields every entity type with these aspects shows, the same way. */
 const shared = {
   ownership: fromAspect('ownership', (v, ref) => ({
@@ -63,8 +73,11 @@ const shared = {
   status: fromAspect('status', (v) => ({ removed: v.removed === true })),
   subTypes: fromAspect('subTypes', (v) => ({ typeNames: Array.isArray(v.typeNames) ? v.typeNames : [] })),
   dataPlatformInstance: fromAspect('dataPlatformInstance', (v) => (typeof v.instance === 'string' ? entityRef(v.instance) : null)),
-  /** Each entry's `id` is its name; a container's entry (or another entity's) names it by `urn`. */
-  browsePathV2: fromAspect('browsePathsV2', (v) => ({ path: list(v.path).map((e) => ({ name: text(e.id) ?? '', entity: typeof e.urn === 'string' ? entityRef(e.urn) : null })) })),
+  /**
+   * Each entry's `id` is its name; a container's entry (or another entity's) names it by `urn`, any URN
+   * the aspect took: one of an entity type svc does not know shows no entity, not an error.
+   */
+  browsePathV2: fromAspect('browsePathsV2', (v) => ({ path: list(v.path).map((e) => ({ name: text(e.id) ?? '', entity: knownEntity(e.urn) })) })),
 };
 
 /** GraphQL's `SchemaFieldDataType` of each member of the aspect's type union (Pegasus class names; the validator admits no other). */
