@@ -41,7 +41,11 @@ function properties(aspect: string, nameField: string, keyField: string, extra: 
 
 const editable = (aspect: string): FieldResolver => fromAspect(aspect, (v) => ({ description: text(v.description) }));
 
-const tags = fromAspect('globalTags', (v, ref) => ({ tags: list(v.tags).map((t) => ({ tag: entityRef(String(t.tag)), context: text(t.context), associatedUrn: ref.urn })) }));
+/** A globalTags value (an entity's aspect, or a schema field's) as GraphQL's GlobalTags. */
+const globalTags = (v: Obj, urn: string) => ({ tags: list(v.tags).map((t) => ({ tag: entityRef(String(t.tag)), context: text(t.context), associatedUrn: urn })) });
+/** A glossaryTerms value (an entity's aspect, or a schema field's) as GraphQL's GlossaryTerms. */
+const glossaryTerms = (v: Obj, urn: string) => ({ terms: list(v.terms).map((t) => ({ term: entityRef(String(t.urn)), context: text(t.context), associatedUrn: urn })) });
+const tags = fromAspect('globalTags', (v, ref) => globalTags(v, ref.urn));
 
 /** The entity a URN names; null for a value that is not the URN of an entity type svc knows. */
 function knownEntity(urn: unknown): EntityRef | null {
@@ -65,7 +69,7 @@ const shared = {
   })),
   tags,
   globalTags: tags,
-  glossaryTerms: fromAspect('glossaryTerms', (v, ref) => ({ terms: list(v.terms).map((t) => ({ term: entityRef(String(t.urn)), context: text(t.context), associatedUrn: ref.urn })) })),
+  glossaryTerms: fromAspect('glossaryTerms', (v, ref) => glossaryTerms(v, ref.urn)),
   domain: fromAspect('domains', (v, ref) => {
     const first = Array.isArray(v.domains) ? v.domains.find((d) => typeof d === 'string') : undefined;
     return first ? { domain: entityRef(first), associatedUrn: ref.urn } : null;
@@ -115,8 +119,8 @@ function schemaMetadata(value: Obj, ref: EntityRef) {
       isPartOfKey: f.isPartOfKey === true,
       isPartitioningKey: f.isPartitioningKey === true,
       jsonProps: text(f.jsonProps),
-      globalTags: f.globalTags ? { tags: list((f.globalTags as Obj).tags).map((t) => ({ tag: entityRef(String(t.tag)), context: text(t.context), associatedUrn: ref.urn })) } : null,
-      glossaryTerms: f.glossaryTerms ? { terms: list((f.glossaryTerms as Obj).terms).map((t) => ({ term: entityRef(String(t.urn)), context: text(t.context), associatedUrn: ref.urn })) } : null,
+      globalTags: f.globalTags ? globalTags(f.globalTags as Obj, ref.urn) : null,
+      glossaryTerms: f.glossaryTerms ? glossaryTerms(f.glossaryTerms as Obj, ref.urn) : null,
     })),
   };
 }
