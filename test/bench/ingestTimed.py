@@ -13,6 +13,7 @@ sent, so that the benchmark can send the same batches again straight to svc. The
 """
 
 import json
+import os
 import sys
 import threading
 import time
@@ -46,6 +47,11 @@ def timed(self, method, url, *args, **kwargs):
 
 
 requests.Session.request = timed
+
+# bench:ingest --switch-interval: how long a thread holds the interpreter lock before another may run (an
+# experiment on the client's own share of its request spans; Python's default is 5 ms).
+if os.environ.get("SVC_BENCH_SWITCH_INTERVAL"):
+    sys.setswitchinterval(float(os.environ["SVC_BENCH_SWITCH_INTERVAL"]))
 
 from datahub.entrypoints import main  # noqa: E402  (after the wrapping, so every session gets it)
 
