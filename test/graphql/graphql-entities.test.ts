@@ -8,7 +8,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gqlData } from '../support/graphql.ts';
+import { gqlData, gqlError } from '../support/graphql.ts';
 import { searchBackends } from '../support/searchBackends.ts';
 import { enc, startTestServer, text, type TestServer } from '../support/testServer.ts';
 
@@ -179,6 +179,51 @@ for (const backend of searchBackends()) {
       );
       assert.deepEqual(data.dataJob, { jobId: 'clean', properties: { name: 'Clean', description: 'cleans orders' }, dataPlatformInstance: null, dataFlow: { properties: { name: 'ETL', project: 'warehouse' } } });
       assert.deepEqual(data.entity, { properties: { name: 'Orders by day', description: 'a chart' }, editableProperties: null });
+    });
+
+    test('every other entity type of the model shows the common aspects it has (an ML model, a glossary node, a user group); not those it has not', async () => {
+      const model = 'urn:li:mlModel:(urn:li:dataPlatform:sagemaker,churn,PROD)';
+      const node = 'urn:li:glossaryNode:finance';
+      const group = 'urn:li:corpGroup:analysts';
+      const written: [string, string, Record<string, unknown>][] = [
+        [model, 'ownership', { owners: [{ owner: 'urn:li:corpuser:alice', type: 'TECHNICAL_OWNER' }] }],
+        [model, 'globalTags', { tags: [{ tag: 'urn:li:tag:pii' }] }],
+        [model, 'glossaryTerms', { terms: [{ urn: 'urn:li:glossaryTerm:email' }], auditStamp: AUDIT }],
+        [model, 'domains', { domains: ['urn:li:domain:sales'] }],
+        [model, 'container', { container: CONTAINER }],
+        [model, 'browsePathsV2', { path: [{ id: 'models' }] }],
+        [node, 'ownership', { owners: [{ owner: 'urn:li:corpGroup:finance', type: 'BUSINESS_OWNER' }] }],
+        [node, 'domains', { domains: ['urn:li:domain:sales'] }],
+        [group, 'globalTags', { tags: [{ tag: 'urn:li:tag:pii' }] }],
+        [group, 'status', { removed: true }],
+      ];
+      for (const [urn, aspect, value] of written) {
+        await text(await s.request(`/openapi/v3/entity/${urn.split(':')[2]}/${enc(urn)}/${aspect}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value }) }), 200);
+      }
+      const data = await gqlData(
+        s,
+        `{ model: entity(urn: "${model}") { type ... on MLModel { ownership { owners { owner { ... on CorpUser { urn } ... on CorpGroup { urn } } type } } tags { tags { tag { urn } } } globalTags { tags { tag { urn } } }
+             glossaryTerms { terms { term { urn } } } domain { domain { urn } } container { urn } browsePathV2 { path { name } } status { removed } subTypes { typeNames } } }
+           node: entity(urn: "${node}") { type ... on GlossaryNode { ownership { owners { owner { ... on CorpUser { urn } ... on CorpGroup { urn } } } } domain { domain { urn } } tags { tags { context } } } }
+           group: entity(urn: "${group}") { type ... on CorpGroup { name tags { tags { tag { urn } } } status { removed } ownership { owners { type } } } } }`,
+      );
+      assert.deepEqual(data.model, {
+        type: 'MLMODEL',
+        ownership: { owners: [{ owner: { urn: 'urn:li:corpuser:alice' }, type: 'TECHNICAL_OWNER' }] },
+        tags: { tags: [{ tag: { urn: 'urn:li:tag:pii' } }] },
+        globalTags: { tags: [{ tag: { urn: 'urn:li:tag:pii' } }] },
+        glossaryTerms: { terms: [{ term: { urn: 'urn:li:glossaryTerm:email' } }] },
+        domain: { domain: { urn: 'urn:li:domain:sales' } },
+        container: { urn: CONTAINER },
+        browsePathV2: { path: [{ name: 'models' }] },
+        status: null,
+        subTypes: null,
+      });
+      assert.deepEqual(data.node, { type: 'GLOSSARY_NODE', ownership: { owners: [{ owner: { urn: 'urn:li:corpGroup:finance' } }] }, domain: { domain: { urn: 'urn:li:domain:sales' } }, tags: null });
+      assert.deepEqual(data.group, { type: 'CORP_GROUP', name: 'analysts', tags: { tags: [{ tag: { urn: 'urn:li:tag:pii' } }] }, status: { removed: true }, ownership: null });
+      // A glossary node has no container aspect in DataHub's model: no such field.
+      const error = await gqlError(s, `{ entity(urn: "${node}") { ... on GlossaryNode { container { urn } } } }`);
+      assert.match(error.message, /container/);
     });
 
     test('search results carry the same fields (their entities read with the aspects the selection names)', async () => {

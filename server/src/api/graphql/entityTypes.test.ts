@@ -27,3 +27,20 @@ test('an entity that has structured properties shows them in GraphQL', () => {
     assert.ok(type.getFields().structuredProperties, `${type.name} has no structuredProperties field`);
   }
 });
+
+test("every entity type shows the common aspects it has under DataHub's field names (ownership, tags, glossary terms, domain, …)", () => {
+  const fieldAspects: [string, string][] = [
+    ['ownership', 'ownership'], ['tags', 'globalTags'], ['globalTags', 'globalTags'], ['glossaryTerms', 'glossaryTerms'], ['domain', 'domains'],
+    ['status', 'status'], ['subTypes', 'subTypes'], ['dataPlatformInstance', 'dataPlatformInstance'], ['browsePathV2', 'browsePathsV2'],
+  ];
+  let shown = 0;
+  for (const spec of registry.entities) {
+    const type = schema.getType(graphqlNames(spec).type) as GraphQLObjectType;
+    for (const [field, aspect] of fieldAspects) {
+      if (!spec.aspects.includes(aspect)) continue;
+      assert.ok(type.getFields()[field], `${type.name} has the ${aspect} aspect but no ${field} field`);
+      shown++;
+    }
+  }
+  assert.ok(shown > 200, `only ${shown} fields: the model's common aspects are not shown`);
+});

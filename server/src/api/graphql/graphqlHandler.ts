@@ -21,7 +21,7 @@ import type { Logger } from '../../shared/log.ts';
 import { principalOf } from '../auth.ts';
 import { createContext } from './context.ts';
 import { ENTITY_TYPE_DEFS } from './entityTypes.ts';
-import { COMMON_FIELD_DEFS } from './resolvers/commonAspects.ts';
+import { COMMON_FIELD_DEFS, otherTypeFields } from './resolvers/commonAspects.ts';
 import { directParams, serveDirect } from './directPost.ts';
 import { GRAPHQL_PATH, wantsGraphiQL } from './endpoint.ts';
 import { renderGraphiQL } from './graphiql.ts';
@@ -107,7 +107,7 @@ export interface GraphQLHandler {
 export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHandler {
   const schema = createSchema<{ req: Request; res: Response }>({
     typeDefs,
-    resolvers: [entityResolvers, propertyResolvers, searchResolvers, tokenResolvers] as never,
+    resolvers: [entityResolvers, otherTypeFields, propertyResolvers, searchResolvers, tokenResolvers] as never,
   });
   const yoga = createYoga<{ req: Request; res: Response }>({
     schema,

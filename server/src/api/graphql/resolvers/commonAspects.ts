@@ -3,11 +3,14 @@
  * `properties` (each type's own info aspect), `editableProperties`, `ownership`, `tags` (and its older
  * name `globalTags`), `glossaryTerms`, `domain`, `status`, `container`, `subTypes`,
  * `dataPlatformInstance`, `browsePathV2`, and a dataset's `schemaMetadata`. Each reads one aspect
- * through the request's entity loader and answers null when the entity does not have it.
+ * through the request's entity loader and answers null when the entity does not have it. The shared
+ * ones (all but `properties`, `editableProperties` and `schemaMetadata`) are also fields of every other
+ * entity type of the model that has their aspect (ML models, glossary nodes, data products, …).
  */
 import { SvcError } from '../../../shared/errors.ts';
-import { registry } from '../../../registry/registry.ts';
+import { registry, type EntitySpec } from '../../../registry/registry.ts';
 import { aspectOf, entityRef, then, type EntityRef, type GraphQLContext } from '../context.ts';
+import { graphqlNames } from '../entityTypes.ts';
 
 type Obj = Record<string, unknown>;
 type FieldResolver = (ref: EntityRef, _: unknown, ctx: GraphQLContext) => unknown;
@@ -169,6 +172,36 @@ export const commonAspectFields = {
   Tag: { properties: fromAspect('tagProperties', (v, ref) => ({ name: text(v.name) ?? keyName(ref, 'name'), description: text(v.description), colorHex: text(v.colorHex) })) },
 };
 
+/**
+ * The aspect each shared field reads and its SDL: an entity type has the field when it has the aspect
+ * (the six types of {@link COMMON_FIELD_TYPES} have them all).
+ */
+const SHARED_FIELDS: Record<keyof typeof shared | 'container', { aspect: string; sdl: string }> = {
+  ownership: { aspect: 'ownership', sdl: 'ownership: Ownership' },
+  tags: { aspect: 'globalTags', sdl: 'tags: GlobalTags' },
+  glossaryTerms: { aspect: 'glossaryTerms', sdl: 'glossaryTerms: GlossaryTerms' },
+  domain: { aspect: 'domains', sdl: 'domain: DomainAssociation' },
+  status: { aspect: 'status', sdl: 'status: Status' },
+  subTypes: { aspect: 'subTypes', sdl: 'subTypes: SubTypes' },
+  dataPlatformInstance: { aspect: 'dataPlatformInstance', sdl: '"The platform instance of its dataPlatformInstance aspect."\n  dataPlatformInstance: DataPlatformInstance' },
+  globalTags: { aspect: 'globalTags', sdl: '"Its tags (the name DataHub\'s older queries use for tags)."\n  globalTags: GlobalTags' },
+  browsePathV2: { aspect: 'browsePathsV2', sdl: '"Where it is browsed to (its browsePathsV2 aspect)."\n  browsePathV2: BrowsePathV2' },
+  container: { aspect: 'container', sdl: '"The container the entity is in (its container aspect)."\n  container: Container' },
+};
+
+type SharedField = keyof typeof SHARED_FIELDS;
+const SHARED_NAMES = Object.keys(SHARED_FIELDS) as SharedField[];
+const sharedResolvers: Record<SharedField, FieldResolver> = { ...shared, container };
+
+/** The shared fields an entity type of the model has: those of the aspects it has. */
+const sharedFieldsOf = (spec: EntitySpec) => SHARED_NAMES.filter((f) => spec.aspects.includes(SHARED_FIELDS[f].aspect));
+
+/** The entity types other than those of {@link COMMON_FIELD_TYPES}, by GraphQL type name, with the shared fields they have. */
+const OTHER_TYPES = (): [string, SharedField[]][] =>
+  registry.entities
+    .map((spec): [string, SharedField[]] => [graphqlNames(spec).type, sharedFieldsOf(spec)])
+    .filter(([type, fields]) => fields.length > 0 && !COMMON_FIELD_TYPES.some(([t]) => t === type));
+
 /** Per entity type: its `properties` type, its `editableProperties` type, and whether it is in a container. */
 const COMMON_FIELD_TYPES: [string, string, string, boolean][] = [
   ['Dataset', 'DatasetProperties', 'DatasetEditableProperties', true],
@@ -179,29 +212,27 @@ const COMMON_FIELD_TYPES: [string, string, string, boolean][] = [
   ['Container', 'ContainerProperties', 'ContainerEditableProperties', true],
 ];
 
-/** The SDL of these fields, added to the types schema.graphql declares. */
-export const COMMON_FIELD_DEFS = COMMON_FIELD_TYPES.map(
-  ([type, properties, editable, inContainer]) => `
+/** The SDL of these fields, added to the six types above and to every other entity type that has their aspects. */
+export const COMMON_FIELD_DEFS =
+  COMMON_FIELD_TYPES.map(
+    ([type, properties, editable, inContainer]) => `
 extend type ${type} {
   "What the entity's own properties aspect says; null without it."
   properties: ${properties}
   "The description written in DataHub's UI (its editable properties aspect)."
   editableProperties: ${editable}
-  ownership: Ownership
-  tags: GlobalTags
-  glossaryTerms: GlossaryTerms
-  domain: DomainAssociation
-  status: Status
-  subTypes: SubTypes
-  "The platform instance of its dataPlatformInstance aspect."
-  dataPlatformInstance: DataPlatformInstance
-  "Its tags (the name DataHub's older queries use for tags)."
-  globalTags: GlobalTags
-  "Where it is browsed to (its browsePathsV2 aspect)."
-  browsePathV2: BrowsePathV2${inContainer ? '\n  "The container the entity is in (its container aspect)."\n  container: Container' : ''}
+  ${SHARED_NAMES.filter((f) => inContainer || f !== 'container').map((f) => SHARED_FIELDS[f].sdl).join('\n  ')}
 }
 `,
-).join('');
+  ).join('') +
+  OTHER_TYPES()
+    .map(([type, fields]) => `\nextend type ${type} {\n  ${fields.map((f) => SHARED_FIELDS[f].sdl).join('\n  ')}\n}\n`)
+    .join('');
+
+/** The resolvers of the shared fields of every other entity type, by GraphQL type name. */
+export const otherTypeFields: Record<string, Record<string, FieldResolver>> = Object.fromEntries(
+  OTHER_TYPES().map(([type, fields]) => [type, Object.fromEntries(fields.map((f) => [f, sharedResolvers[f]]))]),
+);
 
 /** The aspects each of these fields reads, for a search to read its entities with. */
 export const COMMON_FIELD_ASPECTS: Record<string, string[]> = {
