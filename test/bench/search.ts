@@ -3,7 +3,7 @@
  * underneath (SQL to Postgres on svc's search tables, query DSL to OpenSearch on svc's index).
  *
  *   npm run bench:search -- [--entities 100000] [--iterations 200] [--write-seconds 10] [--write-rate 500]
- *                          [--against <a checkout of another commit, installed>]
+ *                          [--against <a checkout of another commit, installed>] [--baseline-first]
  *
  * 1. Loads N datasets with 5 structured properties each (through the catalog, every rule checked),
  *    indexes them in Postgres (the outbox) and in OpenSearch (as `system-update --restore-indices`).
@@ -46,6 +46,7 @@ const { values: args } = parseArgs({
     'write-seconds': { type: 'string', default: '10' },
     'write-rate': { type: 'string', default: '500' },
     against: { type: 'string' },
+    'baseline-first': { type: 'boolean', default: false },
   },
 });
 const N = Number(args.entities);
@@ -276,7 +277,9 @@ async function writeToVisible(catalog: Catalog, SYSTEM: Principal, round: number
 try {
   // 1. Load, index in Postgres, then in OpenSearch: each tree in turn.
   const loading: { load: number; pgIndex: number; osIndex: number }[] = [];
-  for (const side of sides) {
+  // The side loaded first loads and indexes more slowly and its OpenSearch index answers some queries
+  // more slowly (a cold JVM, the index's segments): --baseline-first swaps the order to tell that apart.
+  for (const side of args['baseline-first'] ? [...sides].reverse() : sides) {
     const pgCatalog = (side.pgCatalog = await side.createCatalog(catalogConfig(side, 'postgres'), log, { background: false }));
     const { SYSTEM } = side;
     for (const d of DEFINITIONS) {
@@ -303,7 +306,7 @@ try {
     await osCatalog.searchOutbox.deliverAll(30 * 60_000);
     const osIndexSeconds = (performance.now() - t) / 1000;
     await osClient.indices.forcemerge({ index: aliasOf(side), max_num_segments: 1 });
-    loading.push({ load: loadSeconds, pgIndex: pgIndexSeconds, osIndex: osIndexSeconds });
+    loading[sides.indexOf(side)] = { load: loadSeconds, pgIndex: pgIndexSeconds, osIndex: osIndexSeconds };
     console.log(
       `# ${N} datasets × 5 properties${sides.length > 1 ? `, ${side.label}` : ''}: loaded in ${loadSeconds.toFixed(0)} s; indexed in Postgres in ${pgIndexSeconds.toFixed(0)} s, in OpenSearch in ${osIndexSeconds.toFixed(0)} s (Postgres: ${pgc.label})`,
     );
