@@ -142,6 +142,17 @@ async function partitionsOf(db: Db, index: string): Promise<Partition[]> {
 }
 
 /**
+ * Holds off the writers of an index (its own table, ONLY: its months are locked apart) before the
+ * truncation locks any month. Writers lock the index's table before its months; a truncation that
+ * locked a month first and then its table (a month's DROP or ATTACH needs the table) waited for a
+ * writer waiting for it: an entity's hard delete, whose entries are in every month (datahub-gc runs
+ * both), deadlocked with it and was run again until it failed as a 409. Reads go on.
+ */
+async function lockIndexForWriters(tx: Db, parent: string): Promise<void> {
+  await query(tx, `LOCK TABLE ONLY ${quoteIdent(parent)} IN SHARE ROW EXCLUSIVE MODE`, []);
+}
+
+/**
  * Removes the entries up to the boundary, each step one transaction that commits its count with it
  * (so a task cut off anywhere resumes where it was, and counts exactly):
  *
@@ -153,17 +164,6 @@ async function partitionsOf(db: Db, index: string): Promise<Partition[]> {
  * With `timeoutSeconds` it stops that long after it was queued, leaving the rest (its status then
  * shows fewer deleted than total).
  */
-/**
- * Holds off the writers of an index (its own table, ONLY: its months are locked apart) before the
- * truncation locks any month. Writers lock the index's table before its months; a truncation that
- * locked a month first and then its table (a month's DROP or ATTACH needs the table) waited for a
- * writer waiting for it: an entity's hard delete, whose entries are in every month (datahub-gc runs
- * both), deadlocked with it and was run again until it failed as a 409. Reads go on.
- */
-async function lockIndexForWriters(tx: Db, parent: string): Promise<void> {
-  await query(tx, `LOCK TABLE ONLY ${quoteIdent(parent)} IN SHARE ROW EXCLUSIVE MODE`, []);
-}
-
 export function truncationTask(pool: Pool): TaskHandler {
   return async (ctx) => {
     const p = ctx.task.params as unknown as TruncationParams;

@@ -196,12 +196,6 @@ const sharedResolvers: Record<SharedField, FieldResolver> = { ...shared, contain
 /** The shared fields an entity type of the model has: those of the aspects it has. */
 const sharedFieldsOf = (spec: EntitySpec) => SHARED_NAMES.filter((f) => spec.aspects.includes(SHARED_FIELDS[f].aspect));
 
-/** The entity types other than those of {@link COMMON_FIELD_TYPES}, by GraphQL type name, with the shared fields they have. */
-const OTHER_TYPES = (): [string, SharedField[]][] =>
-  registry.entities
-    .map((spec): [string, SharedField[]] => [graphqlNames(spec).type, sharedFieldsOf(spec)])
-    .filter(([type, fields]) => fields.length > 0 && !COMMON_FIELD_TYPES.some(([t]) => t === type));
-
 /** Per entity type: its `properties` type, its `editableProperties` type, and whether it is in a container. */
 const COMMON_FIELD_TYPES: [string, string, string, boolean][] = [
   ['Dataset', 'DatasetProperties', 'DatasetEditableProperties', true],
@@ -211,6 +205,11 @@ const COMMON_FIELD_TYPES: [string, string, string, boolean][] = [
   ['Dashboard', 'DashboardProperties', 'DashboardEditableProperties', true],
   ['Container', 'ContainerProperties', 'ContainerEditableProperties', true],
 ];
+
+/** The entity types other than those of {@link COMMON_FIELD_TYPES}, by GraphQL type name, with the shared fields they have. */
+const OTHER_TYPES: [string, SharedField[]][] = registry.entities
+  .map((spec): [string, SharedField[]] => [graphqlNames(spec).type, sharedFieldsOf(spec)])
+  .filter(([type, fields]) => fields.length > 0 && !COMMON_FIELD_TYPES.some(([t]) => t === type));
 
 /** The SDL of these fields, added to the six types above and to every other entity type that has their aspects. */
 export const COMMON_FIELD_DEFS =
@@ -225,13 +224,13 @@ extend type ${type} {
 }
 `,
   ).join('') +
-  OTHER_TYPES()
+  OTHER_TYPES
     .map(([type, fields]) => `\nextend type ${type} {\n  ${fields.map((f) => SHARED_FIELDS[f].sdl).join('\n  ')}\n}\n`)
     .join('');
 
 /** The resolvers of the shared fields of every other entity type, by GraphQL type name. */
 export const otherTypeFields: Record<string, Record<string, FieldResolver>> = Object.fromEntries(
-  OTHER_TYPES().map(([type, fields]) => [type, Object.fromEntries(fields.map((f) => [f, sharedResolvers[f]]))]),
+  OTHER_TYPES.map(([type, fields]) => [type, Object.fromEntries(fields.map((f) => [f, sharedResolvers[f]]))]),
 );
 
 /** The aspects each of these fields reads, for a search to read its entities with. */
