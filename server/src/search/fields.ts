@@ -8,6 +8,7 @@
  * `structuredProperties._versioned.<qualified name with . → _>.<version>.<type>` (DataHub's names).
  * Values are arrays: numbers as numbers, every other type as its string; empty strings are left out.
  */
+import { readFileSync } from 'node:fs';
 import { dateTimeProblem, utcMillis } from '../shared/dates.ts';
 import { doubleText } from '../contract/doubles.ts';
 import { registry, type EntitySpec } from '../registry/registry.ts';
@@ -112,79 +113,14 @@ export const MAX_ASPECT_FIELD_VALUES = 1000;
  * The fields read from aspects, as DataHub's model annotates them (its entity-level aspects; the
  * tags and terms of schema fields, and key aspects, are not among them: key fields are the key's).
  * Every entity type that has one of these aspects gets the field. Where a field is also a key field
- * (`platform`, `name`), the document holds the values of both.
+ * (`platform`, `name`), the document holds the values of both. Besides the fields users filter on,
+ * the table has those DataHub's maintenance source (`datahub-gc`) and its GraphQL resolvers search on:
+ * a run's job and creation time, a query's origin and last change, an execution request's time and
+ * source. The table is data (aspectFields.json); fields.test.ts holds each row to DataHub's model.
  */
-export const ASPECT_FIELDS: readonly AspectField[] = [
-  { name: 'platform', type: 'keyword', aspects: ['dataPlatformInstance'], path: 'platform' },
-  { name: 'platformInstance', type: 'keyword', aspects: ['dataPlatformInstance'], path: 'instance' },
-  { name: 'owners', type: 'keyword', aspects: ['ownership'], path: 'owners/*/owner' },
-  { name: 'tags', type: 'keyword', aspects: ['globalTags'], path: 'tags/*/tag' },
-  { name: 'glossaryTerms', type: 'keyword', aspects: ['glossaryTerms'], path: 'terms/*/urn' },
-  { name: 'domains', type: 'keyword', aspects: ['domains'], path: 'domains/*' },
-  { name: 'container', type: 'keyword', aspects: ['container'], path: 'container' },
-  { name: 'typeNames', type: 'keyword', aspects: ['subTypes'], path: 'typeNames/*' },
-  { name: 'browsePaths', type: 'keyword', aspects: ['browsePaths'], path: 'paths/*' },
-  { name: 'browsePathV2', type: 'keyword', aspects: ['browsePathsV2'], path: 'path/*/id', form: 'browsePathV2' },
-  { name: 'env', type: 'keyword', aspects: ['containerProperties', 'dataFlowInfo', 'dataJobInfo'], path: 'env' },
-  {
-    name: 'name',
-    type: 'keyword',
-    aspects: [
-      'agentSkillInfo', 'aiAgentInfo', 'apiProperties', 'applicationProperties', 'businessAttributeInfo', 'containerProperties', 'dataFlowInfo',
-      'dataHubAccessTokenInfo', 'dataHubConnectionDetails', 'dataHubIngestionSourceInfo', 'dataHubRoleInfo', 'dataHubSecretValue', 'dataHubViewInfo',
-      'dataJobInfo', 'dataPlatformInfo', 'dataPlatformInstanceProperties', 'dataProcessInstanceProperties', 'dataProductProperties', 'datasetProperties',
-      'domainProperties', 'erModelRelationshipProperties', 'formInfo', 'glossaryTermInfo', 'lifecycleStageTypeInfo', 'metricInfo', 'mlModelGroupProperties',
-      'mlModelProperties', 'ownershipTypeInfo', 'queryProperties', 'repositoryProperties', 'roleProperties', 'schemafieldInfo', 'semanticModelInfo',
-      'tagProperties', 'testInfo',
-    ],
-    path: 'name',
-  },
-  {
-    name: 'description',
-    type: 'keyword',
-    aspects: [
-      'agentSkillInfo', 'aiAgentInfo', 'apiProperties', 'applicationProperties', 'chartInfo', 'containerProperties', 'corpGroupInfo', 'dashboardInfo',
-      'dataFlowInfo', 'dataHubAccessTokenInfo', 'dataHubPolicyInfo', 'dataHubRoleInfo', 'dataHubSecretValue', 'dataHubViewInfo', 'dataJobInfo',
-      'dataPlatformInstanceProperties', 'dataProductProperties', 'dataTypeInfo', 'datasetProperties', 'domainProperties', 'entityTypeInfo', 'formInfo',
-      'incidentInfo', 'lifecycleStageTypeInfo', 'metricInfo', 'mlFeatureProperties', 'mlFeatureTableProperties', 'mlModelDeploymentProperties',
-      'mlModelGroupProperties', 'mlModelProperties', 'mlPrimaryKeyProperties', 'notebookInfo', 'ownershipTypeInfo', 'propertyDefinition', 'queryProperties',
-      'repositoryProperties', 'roleProperties', 'semanticModelInfo', 'serviceProperties', 'tagProperties', 'testInfo',
-    ],
-    path: 'description',
-  },
-  {
-    name: 'editedDescription',
-    type: 'keyword',
-    aspects: [
-      'corpGroupEditableInfo', 'editableChartProperties', 'editableContainerProperties', 'editableDashboardProperties', 'editableDataFlowProperties',
-      'editableDataJobProperties', 'editableDatasetProperties', 'editableERModelRelationshipProperties', 'editableMlFeatureProperties',
-      'editableMlFeatureTableProperties', 'editableMlModelGroupProperties', 'editableMlModelProperties', 'editableMlPrimaryKeyProperties',
-      'editableNotebookProperties',
-    ],
-    path: 'description',
-  },
-  {
-    name: 'customProperties',
-    type: 'keyword',
-    aspects: [
-      'applicationProperties', 'assertionInfo', 'businessAttributeInfo', 'chartInfo', 'containerProperties', 'corpUserInfo', 'dashboardInfo',
-      'dataContractStatus', 'dataFlowInfo', 'dataJobInfo', 'dataPlatformInstanceProperties', 'dataProcessInstanceProperties', 'dataProductProperties',
-      'datasetProperties', 'documentInfo', 'domainProperties', 'erModelRelationshipProperties', 'glossaryNodeInfo', 'glossaryTermInfo',
-      'mlFeatureProperties', 'mlFeatureTableProperties', 'mlModelDeploymentProperties', 'mlModelGroupProperties', 'mlModelProperties',
-      'mlPrimaryKeyProperties', 'mlTrainingRunProperties', 'notebookInfo', 'queryProperties', 'serviceProperties', 'versionInfo', 'versionSetProperties',
-    ],
-    path: 'customProperties',
-    form: 'entries',
-  },
-  // What DataHub's maintenance source (`datahub-gc`) and its GraphQL resolvers search on: a run's job
-  // and creation time, a query's origin and last change, an execution request's time and source.
-  { name: 'parentTemplate', type: 'keyword', aspects: ['dataProcessInstanceRelationships'], path: 'parentTemplate' },
-  { name: 'created', type: 'date', aspects: ['dataProcessInstanceProperties'], path: 'created/time' },
-  { name: 'source', type: 'keyword', aspects: ['queryProperties'], path: 'source' },
-  { name: 'lastModifiedAt', type: 'date', aspects: ['queryProperties'], path: 'lastModified/time' },
-  { name: 'requestTimeMs', type: 'date', aspects: ['dataHubExecutionRequestInput'], path: 'requestedAt' },
-  { name: 'ingestionSource', type: 'keyword', aspects: ['dataHubExecutionRequestInput'], path: 'source/ingestionSource' },
-];
+export const ASPECT_FIELDS: readonly AspectField[] = (
+  JSON.parse(readFileSync(new URL('./aspectFields.json', import.meta.url), 'utf8')) as { fields: AspectField[] }
+).fields;
 
 /** Every aspect an {@link ASPECT_FIELDS} field is read from (the outbox's triggers queue their writes: R__svc_search_aspect.sql). */
 export const SEARCH_FIELD_ASPECTS: ReadonlySet<string> = new Set(ASPECT_FIELDS.flatMap((f) => f.aspects));
