@@ -22,6 +22,7 @@ import { principalOf } from '../auth.ts';
 import { createContext } from './context.ts';
 import { ENTITY_TYPE_DEFS } from './entityTypes.ts';
 import { COMMON_FIELD_DEFS, otherTypeFields } from './resolvers/commonAspects.ts';
+import { modelAspectFields } from './resolvers/modelAspects.ts';
 import { directParams, serveDirect } from './directPost.ts';
 import { GRAPHQL_PATH, wantsGraphiQL } from './endpoint.ts';
 import { renderGraphiQL } from './graphiql.ts';
@@ -49,7 +50,10 @@ const asValidationError = {
   onReject: [(ctx: ValidationContext | null, err: GraphQLError) => ctx?.reportError(new GraphQLError(err.message.replace(/^Syntax Error: /, '')))],
 };
 
-export const typeDefs = readFileSync(join(import.meta.dirname, 'schema.graphql'), 'utf8') + ENTITY_TYPE_DEFS + COMMON_FIELD_DEFS;
+const sdl = (file: string) => readFileSync(join(import.meta.dirname, file), 'utf8');
+
+/** svc's schema; the other entity types of DataHub's model and their fields come after the types they extend. */
+export const typeDefs = sdl('schema.graphql') + ENTITY_TYPE_DEFS + COMMON_FIELD_DEFS + sdl('modelFields.graphql');
 
 const REQUEST_FORM = '{"query": "…", "variables": {…}}';
 
@@ -107,7 +111,7 @@ export interface GraphQLHandler {
 export function createGraphQLHandler(catalog: Catalog, log: Logger): GraphQLHandler {
   const schema = createSchema<{ req: Request; res: Response }>({
     typeDefs,
-    resolvers: [entityResolvers, otherTypeFields, propertyResolvers, searchResolvers, tokenResolvers] as never,
+    resolvers: [entityResolvers, otherTypeFields, modelAspectFields, propertyResolvers, searchResolvers, tokenResolvers] as never,
   });
   const yoga = createYoga<{ req: Request; res: Response }>({
     schema,

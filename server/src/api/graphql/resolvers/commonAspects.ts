@@ -1,8 +1,9 @@
 /**
  * The fields DataHub's GraphQL API gives entities from their common aspects, under its names:
  * `properties` (each type's own info aspect), `editableProperties`, `ownership`, `tags` (and its older
- * name `globalTags`), `glossaryTerms`, `domain`, `status`, `container`, `subTypes`,
- * `dataPlatformInstance`, `browsePathV2`, and a dataset's `schemaMetadata`. Each reads one aspect
+ * name `globalTags`), `glossaryTerms`, `domain`, `status`, `deprecation`, `institutionalMemory`,
+ * `container`, `subTypes`, `dataPlatformInstance`, `browsePathV2`, and a dataset's `schemaMetadata`
+ * (the other types' own fields: modelAspects.ts). Each reads one aspect
  * through the request's entity loader and answers null when the entity does not have it. The shared
  * ones (all but `properties`, `editableProperties` and `schemaMetadata`) are also fields of every other
  * entity type of the model that has their aspect (ML models, glossary nodes, data products, …).
@@ -12,24 +13,30 @@ import { registry, type EntitySpec } from '../../../registry/registry.ts';
 import { aspectOf, entityRef, then, type EntityRef, type GraphQLContext } from '../context.ts';
 import { graphqlNames } from '../entityTypes.ts';
 
-type Obj = Record<string, unknown>;
-type FieldResolver = (ref: EntityRef, _: unknown, ctx: GraphQLContext) => unknown;
+export type Obj = Record<string, unknown>;
+export type FieldResolver = (ref: EntityRef, _: unknown, ctx: GraphQLContext) => unknown;
 
-const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const list = (v: unknown): Obj[] => (Array.isArray(v) ? (v.filter((x) => x && typeof x === 'object') as Obj[]) : []);
+export const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+export const list = (v: unknown): Obj[] => (Array.isArray(v) ? (v.filter((x) => x && typeof x === 'object') as Obj[]) : []);
 
 /** A resolver of one aspect's value, mapped; null when the entity has no such aspect. */
-function fromAspect(aspect: string, map: (value: Obj, ref: EntityRef) => unknown): FieldResolver {
+export function fromAspect(aspect: string, map: (value: Obj, ref: EntityRef) => unknown): FieldResolver {
   return (ref, _, ctx) => then(aspectOf<Obj>(ctx, ref.urn, aspect), (v) => (v ? map(v, ref) : null));
 }
 
-function customProperties(value: Obj, urn: string) {
+export function customProperties(value: Obj, urn: string) {
   const entries = value.customProperties && typeof value.customProperties === 'object' ? Object.entries(value.customProperties as Obj) : [];
   return entries.map(([key, v]) => ({ key, value: text(v), associatedUrn: urn }));
 }
 
+/** An audit stamp (`time`, `actor`) as GraphQL's AuditStamp; null for anything else. */
+export function auditStamp(v: unknown): { time: number; actor: string | null } | null {
+  if (!v || typeof v !== 'object' || typeof (v as Obj).time !== 'number') return null;
+  return { time: (v as Obj).time as number, actor: text((v as Obj).actor) };
+}
+
 /** A key field of the entity (the name an info aspect's `name` falls back to, as DataHub's does). */
-const keyName = (ref: EntityRef, field: string): string => String(registry.keyAspectValue(ref.target)[field] ?? ref.urn);
+export const keyName = (ref: EntityRef, field: string): string => String(registry.keyAspectValue(ref.target)[field] ?? ref.urn);
 
 /** `properties` from an info aspect: `name` read from `nameField`, else the key's `keyField`. */
 function properties(aspect: string, nameField: string, keyField: string, extra: (v: Obj) => Obj = () => ({})): FieldResolver {
@@ -45,13 +52,13 @@ function properties(aspect: string, nameField: string, keyField: string, extra: 
 const editable = (aspect: string): FieldResolver => fromAspect(aspect, (v) => ({ description: text(v.description) }));
 
 /** A globalTags value (an entity's aspect, or a schema field's) as GraphQL's GlobalTags. */
-const globalTags = (v: Obj, urn: string) => ({ tags: list(v.tags).map((t) => ({ tag: entityRef(String(t.tag)), context: text(t.context), associatedUrn: urn })) });
+export const globalTags = (v: Obj, urn: string) => ({ tags: list(v.tags).map((t) => ({ tag: entityRef(String(t.tag)), context: text(t.context), associatedUrn: urn })) });
 /** A glossaryTerms value (an entity's aspect, or a schema field's) as GraphQL's GlossaryTerms. */
-const glossaryTerms = (v: Obj, urn: string) => ({ terms: list(v.terms).map((t) => ({ term: entityRef(String(t.urn)), context: text(t.context), associatedUrn: urn })) });
+export const glossaryTerms = (v: Obj, urn: string) => ({ terms: list(v.terms).map((t) => ({ term: entityRef(String(t.urn)), context: text(t.context), associatedUrn: urn })) });
 const tags = fromAspect('globalTags', (v, ref) => globalTags(v, ref.urn));
 
 /** The entity a URN names; null for a value that is not the URN of an entity type svc knows. */
-function knownEntity(urn: unknown): EntityRef | null {
+export function knownEntity(urn: unknown): EntityRef | null {
   if (typeof urn !== 'string') return null;
   try {
     return entityRef(urn);
@@ -78,6 +85,28 @@ const shared = {
     return first ? { domain: entityRef(first), associatedUrn: ref.urn } : null;
   }),
   status: fromAspect('status', (v) => ({ removed: v.removed === true })),
+  deprecation: fromAspect('deprecation', (v) => ({
+    deprecated: v.deprecated === true,
+    decommissionTime: typeof v.decommissionTime === 'number' ? v.decommissionTime : null,
+    note: text(v.note),
+    actor: text(v.actor),
+    replacement: knownEntity(v.replacement),
+  })),
+  /** DataHub's links: each element's description is also its `label`; who made it, its `actor` (a user or a group). */
+  institutionalMemory: fromAspect('institutionalMemory', (v, ref) => ({
+    elements: list(v.elements).map((e) => {
+      const created = auditStamp(e.createStamp);
+      const actor = knownEntity(created?.actor);
+      return {
+        url: text(e.url) ?? '',
+        label: text(e.description) ?? '',
+        description: text(e.description) ?? '',
+        created,
+        actor: actor && ['corpuser', 'corpGroup'].includes(actor.target.spec.name) ? actor : null,
+        associatedUrn: ref.urn,
+      };
+    }),
+  })),
   subTypes: fromAspect('subTypes', (v) => ({ typeNames: Array.isArray(v.typeNames) ? v.typeNames : [] })),
   dataPlatformInstance: fromAspect('dataPlatformInstance', (v) => (typeof v.instance === 'string' ? entityRef(v.instance) : null)),
   /**
@@ -182,6 +211,8 @@ const SHARED_FIELDS: Record<keyof typeof shared | 'container', { aspect: string;
   glossaryTerms: { aspect: 'glossaryTerms', sdl: 'glossaryTerms: GlossaryTerms' },
   domain: { aspect: 'domains', sdl: 'domain: DomainAssociation' },
   status: { aspect: 'status', sdl: 'status: Status' },
+  deprecation: { aspect: 'deprecation', sdl: 'deprecation: Deprecation' },
+  institutionalMemory: { aspect: 'institutionalMemory', sdl: '"Its links (its institutionalMemory aspect)."\n  institutionalMemory: InstitutionalMemory' },
   subTypes: { aspect: 'subTypes', sdl: 'subTypes: SubTypes' },
   dataPlatformInstance: { aspect: 'dataPlatformInstance', sdl: '"The platform instance of its dataPlatformInstance aspect."\n  dataPlatformInstance: DataPlatformInstance' },
   globalTags: { aspect: 'globalTags', sdl: '"Its tags (the name DataHub\'s older queries use for tags)."\n  globalTags: GlobalTags' },
@@ -193,8 +224,12 @@ type SharedField = keyof typeof SHARED_FIELDS;
 const SHARED_NAMES = Object.keys(SHARED_FIELDS) as SharedField[];
 const sharedResolvers: Record<SharedField, FieldResolver> = { ...shared, container };
 
+/** Where DataHub gives a type a field of a shared name from another aspect (modelFields.graphql): a user's `status` is its CorpUserStatus. */
+const OWN_FIELDS: Record<string, SharedField[]> = { corpuser: ['status'] };
+
 /** The shared fields an entity type of the model has: those of the aspects it has. */
-const sharedFieldsOf = (spec: EntitySpec) => SHARED_NAMES.filter((f) => spec.aspects.includes(SHARED_FIELDS[f].aspect));
+const sharedFieldsOf = (spec: EntitySpec) =>
+  SHARED_NAMES.filter((f) => spec.aspects.includes(SHARED_FIELDS[f].aspect) && !OWN_FIELDS[spec.name]?.includes(f));
 
 /** Per entity type: its `properties` type, its `editableProperties` type, and whether it is in a container. */
 const COMMON_FIELD_TYPES: [string, string, string, boolean][] = [
@@ -241,7 +276,9 @@ export const COMMON_FIELD_ASPECTS: Record<string, string[]> = {
   tags: ['globalTags'],
   glossaryTerms: ['glossaryTerms'],
   domain: ['domains'],
-  status: ['status'],
+  status: ['status', 'corpUserStatus'],
+  deprecation: ['deprecation'],
+  institutionalMemory: ['institutionalMemory'],
   container: ['container'],
   subTypes: ['subTypes'],
   dataPlatformInstance: ['dataPlatformInstance'],

@@ -11,6 +11,7 @@ import type { OrFilters } from '../../../search/expr.ts';
 import { entityRef, primeEntity, type GraphQLContext } from '../context.ts';
 import { entityNamesOf } from '../entityTypes.ts';
 import { COMMON_FIELD_ASPECTS } from './commonAspects.ts';
+import { MODEL_FIELD_ASPECTS } from './modelAspects.ts';
 import { orFilters, searchOrder, type FacetFilterInput, type SortInput } from '../inputs.ts';
 import { GRAPHQL_INPUT_LIMITS } from '../limits.ts';
 
@@ -64,14 +65,20 @@ const URN_FIELDS = new Set(['urn', 'type', '__typename']);
  * answered from the URN or the key aspect, which every read has. A field missing here still works: it
  * reads its entity again, whole (see primeEntity).
  */
-const FIELD_ASPECTS: Record<string, string[]> = {
-  structuredProperties: ['structuredProperties'],
-  definition: ['propertyDefinition'],
-  info: ['dataTypeInfo', 'entityTypeInfo'],
-  name: ['dataHubIngestionSourceInfo', 'dataProcessInstanceProperties'],
-  created: ['dataProcessInstanceProperties'],
-  ...COMMON_FIELD_ASPECTS,
-};
+const FIELD_ASPECTS: Record<string, string[]> = {};
+for (const byField of [
+  {
+    structuredProperties: ['structuredProperties'],
+    definition: ['propertyDefinition'],
+    info: ['dataTypeInfo', 'entityTypeInfo'],
+    name: ['dataHubIngestionSourceInfo', 'dataProcessInstanceProperties'],
+    created: ['dataProcessInstanceProperties'],
+  },
+  COMMON_FIELD_ASPECTS,
+  MODEL_FIELD_ASPECTS,
+]) {
+  for (const [field, aspects] of Object.entries(byField)) FIELD_ASPECTS[field] = [...(FIELD_ASPECTS[field] ?? []), ...aspects];
+}
 
 /** What a search field's selection asks of the search: the aspects to read its entities with (none: URNs only), and the total. */
 interface Selection {
