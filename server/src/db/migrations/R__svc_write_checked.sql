@@ -41,9 +41,12 @@ DECLARE
   kinds text[];
   versions bigint[];
   first_stale text;
+  keyed text[];
 BEGIN
   IF EXISTS (SELECT FROM unnest(p_modes) m WHERE m <> 'upsert')
-     OR (SELECT count(DISTINCT (u, a)) FROM unnest(p_urns, p_aspects) w(u, a)) <> cardinality(p_urns)
+     -- (Distinct entities, checked when not atomic, are distinct aspects too. An aspect's name has no
+     -- space: `urn aspect` names one pair, and text sorts faster than a record.)
+     OR (p_atomic AND (SELECT count(DISTINCT u || ' ' || a) FROM unnest(p_urns, p_aspects) w(u, a)) <> cardinality(p_urns))
      OR (NOT p_atomic AND (SELECT count(DISTINCT u) FROM unnest(p_urns) u) <> cardinality(p_urns))
      OR EXISTS (SELECT FROM unnest(p_guard_rows, p_guard_urns) g(r, u)
                  WHERE u = ANY (p_urns) AND (u <> p_urns[r] OR (SELECT count(*) FROM unnest(p_urns) x(v) WHERE x.v = u) > 1))
@@ -105,11 +108,12 @@ BEGIN
   IF 'created' = ANY (kinds) THEN
     -- A new aspect of an entity that may be new: its key aspect goes with it, from the entity's first
     -- such row (as row by row), unless the batch writes the key itself (then first: see the hand-over).
+    -- The entities whose key the batch writes are listed once, not looked for row by row in the batch.
+    keyed := ARRAY(SELECT k.u FROM unnest(p_urns, p_aspects, p_key_aspects) AS k(u, a, ka) WHERE k.a = k.ka);
     INSERT INTO aspects (urn, aspect, version, metadata, system_metadata, created_by)
       SELECT w.urn, w.key_aspect, 0, w.key, w.sm, w.actor
         FROM unnest(p_urns, p_aspects, kinds, p_key_aspects, p_keys, p_system_metadata, p_actors) WITH ORDINALITY AS w(urn, aspect, kind, key_aspect, key, sm, actor, i)
-       WHERE w.kind = 'created' AND w.aspect <> w.key_aspect
-         AND NOT EXISTS (SELECT FROM unnest(p_urns, p_aspects) z(u, a) WHERE z.u = w.urn AND z.a = w.key_aspect)
+       WHERE w.kind = 'created' AND w.aspect <> w.key_aspect AND w.urn <> ALL (keyed)
        ORDER BY w.i
       ON CONFLICT DO NOTHING;
   END IF;
