@@ -244,14 +244,17 @@ export interface ScrollPage {
 }
 
 /**
- * The latest rows of the named aspects whose stored JSON holds `text` (a JSON string literal, quotes
- * included), in URN order: the candidates of a search for references, which the caller checks.
+ * The latest rows of the named aspects with a string value that is `urn`, in URN order: the candidates
+ * of a search for references or lineage, which the caller checks. Found through the index of the URNs
+ * such rows name (R__svc_mentions.sql): the aspects must be among those it lists.
  */
-export async function latestMentioning(db: Db, aspects: string[], text: string): Promise<{ urn: string; aspect: string }[]> {
+export async function latestMentioning(db: Db, aspects: string[], urn: string): Promise<{ urn: string; aspect: string }[]> {
   return q<{ urn: string; aspect: string }>(
     db,
-    'SELECT urn, aspect FROM aspects WHERE aspect = ANY($1) AND version = 0 AND strpos(metadata::text, $2) > 0 ORDER BY urn, aspect',
-    [aspects, text],
+    `SELECT urn, aspect FROM aspects
+      WHERE aspect = ANY($1) AND version = 0 AND svc_mentioning_aspect(aspect) AND svc_mentioned_urns(metadata) @> ARRAY[$2::text]
+      ORDER BY urn, aspect`,
+    [aspects, urn],
   );
 }
 

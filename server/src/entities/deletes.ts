@@ -57,7 +57,7 @@ export class EntityDeletes {
   /** The references other entities hold to `target`, each taken out by `update` unless `dryRun` (see EntityService.deleteReferences). */
   async references(target: EntityUrn, dryRun: boolean, sample: number, update: UpdateAspect): Promise<{ total: number; related: { relationship: string; entity: string; aspect: string }[] }> {
     const related: { relationship: string; entity: string; aspect: string }[] = [];
-    for (const row of await latestMentioning(this.pool, REFERRING_ASPECTS, JSON.stringify(target.urn))) {
+    for (const row of await latestMentioning(this.pool, REFERRING_ASPECTS, target.urn)) {
       const holder = registry.resolveUrn(row.urn);
       const rule = REFERENCE_RULES[row.aspect]!;
       const shown = (await this.reads.aspect(holder, row.aspect))?.value as Record<string, unknown> | undefined;

@@ -39,7 +39,7 @@ function urnsAt(value: Obj, path: string): string[] {
 }
 
 /** Where each lineage aspect names the entities upstream and downstream of the entity holding it. */
-const LINEAGE_ASPECTS = new Map<string, { upstream: string[]; downstream: string[] }>(Object.entries({
+export const LINEAGE_ASPECTS = new Map<string, { upstream: string[]; downstream: string[] }>(Object.entries({
   upstreamLineage: { upstream: ['upstreams/*/dataset'], downstream: [] },
   dataJobInputOutput: {
     upstream: ['inputDatasets/*', 'inputDatasetEdges/*/destinationUrn', 'inputDatajobs/*', 'inputDatajobEdges/*/destinationUrn'],
@@ -159,7 +159,7 @@ export class LineageService {
       for (const [aspect, stored] of record?.aspects ?? []) for (const u of named(aspect, stored.value as Obj, direction)) out.add(u);
     }
     const holders = [...LINEAGE_ASPECTS].filter(([, paths]) => paths[side(opposite(direction))].length > 0).map(([a]) => a);
-    for (const row of await latestMentioning(this.pool, holders, JSON.stringify(urn))) {
+    for (const row of await latestMentioning(this.pool, holders, urn)) {
       const holder = registry.resolveUrn(row.urn);
       const [record] = await this.entities.getMany(principal, [holder], [row.aspect]);
       const value = record?.aspects.get(row.aspect)?.value as Obj | undefined;
