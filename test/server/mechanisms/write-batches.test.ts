@@ -5,6 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { SvcError } from '../../../server/src/shared/errors.ts';
 import { WriteBatcher } from '../../../server/src/entities/writeBatcher.ts';
 import { batchArguments, parseWritten, writeAspect, writeAspects, type AspectWrite, type Written } from '../../../server/src/entities/writeStatement.ts';
@@ -203,22 +204,35 @@ test('a batch of upserts has the outcomes and rows of the same writes made one b
 });
 
 /**
- * `SELECT <fn>(…)` of a batch with the arguments writeAspects sends: `svc_write_checked` (set-wise for
- * upserts of distinct entities, R__svc_write_checked.sql) or `svc_write_checked_rows` (row by row).
+ * `SELECT svc_write_checked(…)` of a batch with the arguments writeAspects sends, set-wise where the
+ * batch allows it (upserts of distinct entities, R__svc_write_checked.sql) or, with the setting
+ * `svc.write_row_by_row` on, row by row.
  */
-async function writeWith(fn: 'svc_write_checked' | 'svc_write_checked_rows', ws: AspectWrite[], atomic = false): Promise<string[]> {
+async function writeWith(way: 'set-wise' | 'row by row', ws: AspectWrite[], atomic = false): Promise<string[]> {
   const values = ws.map((_, i) => `$${i + 15}::json`).join(', ');
-  const [row] = await sql<{ outcomes: string[] }>(
-    s.databaseUrl,
-    `SELECT ${fn}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, ${values}) AS outcomes`,
-    batchArguments(ws, atomic),
-  );
-  return row!.outcomes;
+  const c = new pg.Client({ connectionString: s.databaseUrl });
+  await c.connect();
+  try {
+    await c.query('BEGIN');
+    // Counts the calls of the row-by-row write's function in this transaction: the way taken is checked.
+    await c.query("SET LOCAL track_functions = 'pl'");
+    if (way === 'row by row') await c.query('SET LOCAL svc.write_row_by_row = on');
+    const { rows } = await c.query<{ outcomes: string[] }>(`SELECT svc_write_checked($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, ${values}) AS outcomes`, batchArguments(ws, atomic));
+    const calls = await c.query<{ calls: string }>("SELECT calls FROM pg_stat_xact_user_functions WHERE funcname = 'svc_write_aspect_row'");
+    assert.equal(calls.rows.length > 0, way === 'row by row', `${way}: svc_write_aspect_row called ${calls.rows[0]?.calls ?? 0} times`);
+    await c.query('COMMIT');
+    return rows[0]!.outcomes;
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    await c.end();
+  }
 }
 
 test('upserts of distinct entities written set-wise have the outcomes and rows of the row-by-row write', async () => {
   const outcomes: Record<string, string[]> = {};
-  for (const [prefix, fn] of [['sw', 'svc_write_checked'], ['rw', 'svc_write_checked_rows']] as const) {
+  for (const [prefix, fn] of [['sw', 'set-wise'], ['rw', 'row by row']] as const) {
     const n = (x: string) => `${prefix}_${x}`;
     for (const w of [write(n('updated'), 'old'), write(n('unchanged'), 'same'), write(n('existing'), 'has a key'), write(n('stale'), 'read'), write(n('guarded'), 'kept'), write(n('guard'), 'as read')]) {
       await writeAspect(s.svc.catalog.pool, w);
@@ -247,7 +261,7 @@ test('upserts of distinct entities written set-wise have the outcomes and rows o
 
 test('an atomic batch of several aspects of each entity written set-wise has the outcomes and rows of the row-by-row write', async () => {
   const outcomes: Record<string, string[]> = {};
-  for (const [prefix, fn] of [['msw', 'svc_write_checked'], ['mrw', 'svc_write_checked_rows']] as const) {
+  for (const [prefix, fn] of [['msw', 'set-wise'], ['mrw', 'row by row']] as const) {
     const n = (x: string) => `${prefix}_${x}`;
     for (const w of [write(n('existing'), 'old'), write(n('existing'), '', { aspect: 'status', value: { removed: false } }), write(n('guard'), 'as read')]) await writeAspect(s.svc.catalog.pool, w);
     const [guardText] = await sql<{ text: string }>(s.databaseUrl, "SELECT metadata::text AS text FROM aspects WHERE urn = $1 AND aspect = 'datasetProperties' AND version = 0", [urnOf(n('guard'))]);

@@ -1,4 +1,4 @@
--- One aspect write, row by row (called by svc_write_checked_rows for each row of its batch): takes the
+-- One aspect write, row by row (called by svc_write_checked for each row of a batch it writes row by row): takes the
 -- entity's lock, creates the key aspect when the entity is new, keeps the replaced latest row as
 -- history (versions 1..n-1, DataHub's numbering), and holds the CREATE preconditions (DataHub's words,
 -- entities/writeStatement.ts reads them into reasons).

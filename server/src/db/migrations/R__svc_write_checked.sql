@@ -1,25 +1,41 @@
 -- The write statement of every aspect write (entities/writeStatement.ts, writeAspects): a batch of rows,
 -- each checked against the state its writer relied on, written in one statement so that they commit
--- together. The checks, the answers and p_atomic are those of the row-by-row form,
--- svc_write_checked_rows (R__svc_write_checked_rows.sql), which this function hands every batch it
--- does not take itself, where a row must see what the rows before it wrote: a CREATE mode, an aspect
--- written twice, an entity written twice unless the batch is atomic, a guard on an entity the batch
--- writes another row of, an entity's key aspect written after another aspect of it.
+-- together. Callers pass the rows in URN order.
 --
--- A batch of upserts to distinct entities (what the group commit sends), or an atomic batch of
--- distinct aspects of a few entities (an ingestion batch: DataHub's clients send several aspects of
--- each entity, its key among them), is written set-wise, one statement per kind of change instead of
--- about ten statements per row (a batch of 100 proposals of 13 datasets: 1.4 s of Postgres instead
--- of 6.3–7.2 s for 200 batches; docs/performance.md, the ingestion benchmark):
---  1. Locks, as row by row: the entities written (exclusive), then the guarded ones (shared), in URN
---     order.
---  2. One statement classifies every row against the state it finds: stale (its own aspect or a guard
+-- Each row may name the state its writer read and relied on; the row is written only if that state
+-- still holds, under the locks that keep it so until the commit:
+--  * p_expected[i], when p_checked[i]: the aspect's latest row as read, `<metadata> <system_metadata>`
+--    (NULL: absent). Every write changes system metadata (lastObserved), so any write in between shows.
+--  * guards: rows of other aspects (p_guard_rows says which row each guard belongs to) whose latest
+--    metadata must still be p_guard_texts (NULL: absent), e.g. the definitions a structured-property
+--    write was validated against. Their URNs are locked shared, in lock order, after the entities the
+--    statement writes (locked exclusive, in lock order): a write waiting for an entity holds no lock on
+--    what it references, so a definition write never waits behind a value write stuck on an entity
+--    (db/locks.ts).
+-- A row whose state changed is reported 'stale:<reason>' and writes nothing; its writer reads again.
+-- p_atomic: the rows are one all-or-nothing write, so a stale row or a failed precondition raises
+-- (SQLSTATE SV409 / SV412, db/pool.ts) instead.
+--
+-- Two ways to write the batch, with the same answers:
+--
+-- Row by row, each row by svc_write_aspect_row (whose answer it reports), where a row must see what the
+-- rows before it wrote: a CREATE mode, an aspect written twice, an entity written twice unless the
+-- batch is atomic, a guard on an entity the batch writes another row of, an entity's key aspect written
+-- after another aspect of it. (The setting `svc.write_row_by_row = on` sends every batch this way: a
+-- switch for diagnosis, and how test/server/mechanisms/write-batches.test.ts compares the two.)
+--
+-- Set-wise, every other batch: upserts to distinct entities (what the group commit sends), or an
+-- atomic batch of distinct aspects of a few entities (an ingestion batch: DataHub's clients send several
+-- aspects of each entity, its key among them), one statement per kind of change instead of about ten
+-- statements per row (a batch of 100 proposals of 13 datasets: 1.4 s of Postgres instead of 6.3–7.2 s
+-- for 200 batches; docs/performance.md, the ingestion benchmark):
+--  1. One statement classifies every row against the state it finds: stale (its own aspect or a guard
 --     changed, the first such reason in the row-by-row order), created, unchanged or updated, with the
 --     version number the latest row gets in history. A value given again is found unchanged by its
 --     text first (svc writes the text it serializes, the same for the same value); only texts that
 --     differ are compared as jsonb.
---  3. With p_atomic, the first stale row raises SV409.
---  4. Only the statements the batch has rows for run: unchanged rows get their new system metadata;
+--  2. With p_atomic, the first stale row raises SV409.
+--  3. Only the statements the batch has rows for run: unchanged rows get their new system metadata;
 --     updated rows' latest rows move into history; new entities get their key aspect; created and
 --     updated rows are inserted as latest (their statement triggers queue search and record
 --     assignments once for the whole batch).
@@ -28,7 +44,7 @@
 -- join), whatever the tables held when the connection planned it. The values are read with unnest, not
 -- subscripted per row: `p_metadata[i]` in a statement copied the values around (six-row batches of 1 KB
 -- values ran 25% slower than row by row). test/server/plan-stability.test.ts checks the plans;
--- test/server/write-batches.test.ts that both forms answer alike.
+-- test/server/mechanisms/write-batches.test.ts that both ways answer alike.
 CREATE OR REPLACE FUNCTION svc_write_checked(
   p_atomic boolean,
   p_urns text[], p_aspects text[], p_key_aspects text[], p_keys json[], p_system_metadata jsonb[], p_actors text[], p_modes text[],
@@ -42,8 +58,19 @@ DECLARE
   versions bigint[];
   first_stale text;
   keyed text[];
+  outcomes text[] := '{}';
+  outcome text;
+  stored text;
 BEGIN
-  IF EXISTS (SELECT FROM unnest(p_modes) m WHERE m <> 'upsert')
+  -- Locks first, either way: the entities written (exclusive), then the guarded ones (shared), in URN
+  -- order. (A guarded URN the statement writes itself is already locked exclusive.)
+  PERFORM pg_advisory_xact_lock(hashtextextended(u, 0))
+    FROM (SELECT DISTINCT u FROM unnest(p_urns) AS w(u)) d ORDER BY u COLLATE "C";
+  PERFORM pg_advisory_xact_lock_shared(hashtextextended(u, 0))
+    FROM (SELECT DISTINCT u FROM unnest(p_guard_urns) AS g(u) WHERE u <> ALL (p_urns)) d ORDER BY u COLLATE "C";
+
+  IF current_setting('svc.write_row_by_row', true) = 'on'
+     OR EXISTS (SELECT FROM unnest(p_modes) m WHERE m <> 'upsert')
      -- (Distinct entities, checked when not atomic, are distinct aspects too. An aspect's name has no
      -- space: `urn aspect` names one pair, and text sorts faster than a record.)
      OR (p_atomic AND (SELECT count(DISTINCT u || ' ' || a) FROM unnest(p_urns, p_aspects) w(u, a)) <> cardinality(p_urns))
@@ -52,15 +79,42 @@ BEGIN
                  WHERE u = ANY (p_urns) AND (u <> p_urns[r] OR (SELECT count(*) FROM unnest(p_urns) x(v) WHERE x.v = u) > 1))
      OR EXISTS (SELECT FROM unnest(p_urns, p_aspects, p_key_aspects) WITH ORDINALITY k(u, a, ka, i)
                  WHERE k.a = k.ka AND EXISTS (SELECT FROM unnest(p_urns) WITH ORDINALITY o(v, j) WHERE o.v = k.u AND o.j < k.i)) THEN
-    RETURN svc_write_checked_rows(p_atomic, p_urns, p_aspects, p_key_aspects, p_keys, p_system_metadata, p_actors, p_modes,
-                                  p_checked, p_expected, p_guard_rows, p_guard_urns, p_guard_aspects, p_guard_texts,
-                                  VARIADIC p_metadata);
+    -- Row by row.
+    FOR i IN 1 .. cardinality(p_urns) LOOP
+      outcome := NULL;
+      IF p_checked[i] THEN
+        SELECT metadata::text || ' ' || system_metadata::text INTO stored
+          FROM aspects WHERE urn = p_urns[i] AND aspect = p_aspects[i] AND version = 0;
+        IF stored IS DISTINCT FROM p_expected[i] THEN
+          outcome := 'stale:' || p_aspects[i] || ' of ' || p_urns[i] || ' was written meanwhile';
+        END IF;
+      END IF;
+      IF outcome IS NULL THEN
+        FOR g IN 1 .. coalesce(cardinality(p_guard_rows), 0) LOOP
+          CONTINUE WHEN p_guard_rows[g] <> i;
+          IF (SELECT metadata::text FROM aspects WHERE urn = p_guard_urns[g] AND aspect = p_guard_aspects[g] AND version = 0)
+               IS DISTINCT FROM p_guard_texts[g] THEN
+            outcome := 'stale:' || p_guard_aspects[g] || ' of ' || p_guard_urns[g] || ' changed meanwhile';
+            EXIT;
+          END IF;
+        END LOOP;
+      END IF;
+      IF outcome IS NULL THEN
+        outcome := svc_write_aspect_row(p_urns[i], p_aspects[i], p_key_aspects[i], p_keys[i], p_metadata[i],
+                                        p_system_metadata[i], p_actors[i], p_modes[i]);
+      END IF;
+      IF p_atomic AND outcome LIKE 'stale:%' THEN
+        RAISE EXCEPTION '%', substr(outcome, 7) USING ERRCODE = 'SV409';
+      END IF;
+      IF p_atomic AND outcome LIKE 'precondition:%' THEN
+        RAISE EXCEPTION '%', substr(outcome, 14) USING ERRCODE = 'SV412';
+      END IF;
+      outcomes := array_append(outcomes, outcome);
+    END LOOP;
+    RETURN outcomes;
   END IF;
-  PERFORM pg_advisory_xact_lock(hashtextextended(u, 0))
-    FROM (SELECT DISTINCT u FROM unnest(p_urns) AS w(u)) d ORDER BY u COLLATE "C";
-  PERFORM pg_advisory_xact_lock_shared(hashtextextended(u, 0))
-    FROM (SELECT DISTINCT u FROM unnest(p_guard_urns) AS g(u) WHERE u <> ALL (p_urns)) d ORDER BY u COLLATE "C";
 
+  -- Set-wise.
   SELECT array_agg(c.kind ORDER BY c.i), array_agg(c.next_version ORDER BY c.i) INTO kinds, versions
     FROM (
       SELECT w.i,
