@@ -42,7 +42,7 @@ export interface TaskProgress {
   error: string | undefined;
 }
 
-export class Catalog {
+export class CatalogClient {
   constructor(private readonly endpoint: Endpoint) {}
 
   /** The stored definition and whether it is soft deleted; undefined when the property does not exist. */

@@ -7,7 +7,7 @@
 import { AppsV1Api, BatchV1Api, type KubeConfig, type KubernetesObject, type V1Deployment, type V1Job } from '@kubernetes/client-node';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import { Catalog } from './catalog.ts';
+import { CatalogClient } from './catalog.ts';
 import { keepAliveKubeConfig } from './kubeConfig.ts';
 import type { OperatorConfig } from './config.ts';
 import { StructuredPropertyReconciler } from './controllers/structuredProperty.ts';
@@ -45,7 +45,7 @@ export async function startOperator(config: OperatorConfig, log: Logger, kubeCon
   const connections = keepAliveKubeConfig(kubeConfig);
   const kc = connections.kc;
   const metrics = new OperatorMetrics();
-  const catalog = new Catalog({ server: config.server, token: config.token });
+  const catalog = new CatalogClient({ server: config.server, token: config.token });
   const events = new EventRecorder(kc, 'catalog.svc.dev/svc-operator', config.identity, log);
   const resyncMs = config.resyncSeconds * 1000;
   const pollMs = config.pollSeconds * 1000;

@@ -22,7 +22,7 @@
  */
 import type { Logger } from 'pino';
 import { normalizeDataType, normalizeEntityType, storedDefinition } from '../../../server/src/contract/definitions.ts';
-import { Catalog, CatalogError, type Definition } from '../catalog.ts';
+import { CatalogClient, CatalogError, type Definition } from '../catalog.ts';
 import { CustomResources, FINALIZER, isManaged, keyOf, type StructuredProperty } from '../resources.ts';
 import { findCondition, type ConditionUpdate } from '../runtime/conditions.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
@@ -37,7 +37,7 @@ const REFUSED = new Set(['BreakingChangeRejected', 'InvalidSpec']);
 export interface StructuredPropertyDeps {
   resources: CustomResources<StructuredProperty>;
   informer: Informer<StructuredProperty>;
-  catalog: Catalog;
+  catalog: CatalogClient;
   events: EventRecorder;
   log: Logger;
   /** How soon a synced object is compared with the server again (drift). */

@@ -17,7 +17,7 @@ import { CronTime } from 'cron';
 import type { Logger } from 'pino';
 import { cutoffMillis } from '../../../server/src/contract/olderThan.ts';
 import type { TruncationAnswer } from '../../../server/src/contract/truncation.ts';
-import { Catalog, CatalogError } from '../catalog.ts';
+import { CatalogClient, CatalogError } from '../catalog.ts';
 import { CustomResources, isManaged, keyOf, type TruncationJob, type TruncationJobStatus } from '../resources.ts';
 import type { ConditionUpdate } from '../runtime/conditions.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
@@ -27,7 +27,7 @@ import type { Informer } from '../runtime/informer.ts';
 export interface TruncationJobDeps {
   resources: CustomResources<TruncationJob>;
   informer: Informer<TruncationJob>;
-  catalog: Catalog;
+  catalog: CatalogClient;
   events: EventRecorder;
   log: Logger;
   /** How soon a running task is polled again. */
