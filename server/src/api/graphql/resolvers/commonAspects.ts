@@ -38,6 +38,11 @@ export function auditStamp(v: unknown): { time: number; actor: string | null } |
 /** A key field of the entity (the name an info aspect's `name` falls back to, as DataHub's does). */
 export const keyName = (ref: EntityRef, field: string): string => String(registry.keyAspectValue(ref.target)[field] ?? ref.urn);
 
+/** A resolver of a key field of the entity (a dataset's `name`, a job's `jobId`). */
+export const keyField = (field: string) => (ref: EntityRef) => registry.keyAspectValue(ref.target)[field];
+/** A resolver of the entity a key field names (a dataset's `platform`, a job's flow). */
+export const keyEntity = (field: string) => (ref: EntityRef) => entityRef(String(registry.keyAspectValue(ref.target)[field]));
+
 /** `properties` from an info aspect: `name` read from `nameField`, else the key's `keyField`. */
 function properties(aspect: string, nameField: string, keyField: string, extra: (v: Obj) => Obj = () => ({})): FieldResolver {
   return fromAspect(aspect, (v, ref) => ({
@@ -49,7 +54,8 @@ function properties(aspect: string, nameField: string, keyField: string, extra: 
   }));
 }
 
-const editable = (aspect: string): FieldResolver => fromAspect(aspect, (v) => ({ description: text(v.description) }));
+/** `editableProperties`: the description written in DataHub's UI. */
+export const editable = (aspect: string): FieldResolver => fromAspect(aspect, (v) => ({ description: text(v.description) }));
 
 /** A globalTags value (an entity's aspect, or a schema field's) as GraphQL's GlobalTags. */
 export const globalTags = (v: Obj, urn: string) => ({ tags: list(v.tags).map((t) => ({ tag: entityRef(String(t.tag)), context: text(t.context), associatedUrn: urn })) });

@@ -9,7 +9,7 @@ import { SvcError } from '../../../shared/errors.ts';
 import { logicalType, entityNameOf, type Assignment, type PrimitiveValue, type StructuredProperties } from '../../../properties/types.ts';
 import { aspectOf, entityRef, forgetEntity, then, type EntityRef, type GraphQLContext } from '../context.ts';
 import { enumOfEntityName, GENERATED_ENTITY_TYPES, graphqlNames } from '../entityTypes.ts';
-import { commonAspectFields } from './commonAspects.ts';
+import { commonAspectFields, keyEntity, keyField } from './commonAspects.ts';
 
 type Resolver<P, A = Record<string, never>, R = unknown> = (parent: P, args: A, ctx: GraphQLContext) => R | Promise<R>;
 
@@ -45,7 +45,6 @@ const withProperties = {
   structuredProperties: (ref: EntityRef, _: unknown, ctx: GraphQLContext) => then(aspectOf<StructuredProperties>(ctx, ref.urn, 'structuredProperties'), (value) => structuredPropertiesOf(ref.urn, value)),
 };
 
-const keyField = (field: string) => (ref: EntityRef) => key(ref, field);
 
 /** The run id DataHub's clients write when a write belongs to no ingestion run. */
 const NO_RUN_ID = 'no-run-id-provided';
@@ -97,9 +96,9 @@ export const entityResolvers = {
   Entity: {
     __resolveType: (ref: EntityRef) => graphqlNames(ref.target.spec).type,
   },
-  Dataset: { ...withProperties, ...commonAspectFields.Dataset, name: keyField('name'), origin: keyField('origin'), platform: (ref: EntityRef) => entityRef(key(ref, 'platform')!) },
+  Dataset: { ...withProperties, ...commonAspectFields.Dataset, name: keyField('name'), origin: keyField('origin'), platform: keyEntity('platform') },
   DataFlow: { ...withProperties, ...commonAspectFields.DataFlow, orchestrator: keyField('orchestrator'), flowId: keyField('flowId'), cluster: keyField('cluster'), lastIngested },
-  DataJob: { ...withProperties, ...commonAspectFields.DataJob, jobId: keyField('jobId'), dataFlow: (ref: EntityRef) => entityRef(key(ref, 'flow')!), lastIngested, runs },
+  DataJob: { ...withProperties, ...commonAspectFields.DataJob, jobId: keyField('jobId'), dataFlow: keyEntity('flow'), lastIngested, runs },
   DataProcessInstance: {
     ...base,
     name: (ref: EntityRef, _: unknown, ctx: GraphQLContext) => then(aspectOf<{ name?: string }>(ctx, ref.urn, 'dataProcessInstanceProperties'), (v) => v?.name ?? null),
@@ -113,7 +112,7 @@ export const entityResolvers = {
   Domain: { ...withProperties, ...commonAspectFields.Domain, id: keyField('id') },
   GlossaryTerm: { ...withProperties, ...commonAspectFields.GlossaryTerm, name: keyField('name') },
   Tag: { ...withProperties, ...commonAspectFields.Tag, name: keyField('name') },
-  DataPlatformInstance: { ...base, platform: (ref: EntityRef) => entityRef(key(ref, 'platform')!), instanceId: keyField('instance') },
+  DataPlatformInstance: { ...base, platform: keyEntity('platform'), instanceId: keyField('instance') },
   OwnerType: { __resolveType: (ref: EntityRef) => graphqlNames(ref.target.spec).type },
   CorpUser: { ...withProperties, username: keyField('username') },
   CorpGroup: { ...withProperties, name: keyField('name') },

@@ -5,16 +5,13 @@
  * entity loader, as commonAspects.ts does, under DataHub's names; a name an info aspect does not give
  * falls back to the key's, as DataHub's does.
  */
-import { registry } from '../../../registry/registry.ts';
-import { entityRef, type EntityRef } from '../context.ts';
-import { auditStamp, customProperties, fromAspect, globalTags, glossaryTerms, keyName, knownEntity, list, text, type FieldResolver, type Obj } from './commonAspects.ts';
+import type { EntityRef } from '../context.ts';
+import { auditStamp, customProperties, editable, fromAspect, globalTags, glossaryTerms, keyEntity, keyField, keyName, knownEntity, list, text, type FieldResolver, type Obj } from './commonAspects.ts';
 
-const key = (field: string): FieldResolver => (ref) => registry.keyAspectValue(ref.target)[field];
-const platform: FieldResolver = (ref) => entityRef(String(registry.keyAspectValue(ref.target).platform));
+const platform = keyEntity('platform');
 const long = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 const strings = (v: unknown): string[] | null => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : null);
 const versionTag = (v: unknown) => (v && typeof v === 'object' ? { versionTag: text((v as Obj).versionTag) } : null);
-const editable = (aspect: string): FieldResolver => fromAspect(aspect, (v) => ({ description: text(v.description) }));
 const description = (aspect: string): FieldResolver => fromAspect(aspect, (v) => text(v.description));
 
 /** The entities a list of URNs names that are of the given type (a field typed as one entity type shows no other). */
@@ -74,11 +71,11 @@ const mlFeatureTableProperties = fromAspect('mlFeatureTableProperties', (v, ref)
 }));
 
 /** The key's fields of a model or group (`name`, `platform`, `origin`) and the description of its properties aspect. */
-const modelFields = (aspect: string) => ({ name: key('name'), platform, origin: key('origin'), description: description(aspect) });
+const modelFields = (aspect: string) => ({ name: keyField('name'), platform, origin: keyField('origin'), description: description(aspect) });
 /** The key's fields of a feature or primary key and what its properties aspect says of it. */
 const featureFields = (aspect: string) => ({
-  name: key('name'),
-  featureNamespace: key('featureNamespace'),
+  name: keyField('name'),
+  featureNamespace: keyField('featureNamespace'),
   description: description(aspect),
   dataType: fromAspect(aspect, (v) => featureDataType(v.dataType)),
 });
@@ -118,7 +115,7 @@ export const modelAspectFields: Record<string, Record<string, FieldResolver>> = 
     editableProperties: editable('editableMlPrimaryKeyProperties'),
   },
   MLFeatureTable: {
-    name: key('name'),
+    name: keyField('name'),
     platform,
     description: description('mlFeatureTableProperties'),
     properties: mlFeatureTableProperties,
@@ -175,8 +172,8 @@ export const modelAspectFields: Record<string, Record<string, FieldResolver>> = 
       },
   },
   Notebook: {
-    tool: key('notebookTool'),
-    notebookId: key('notebookId'),
+    tool: keyField('notebookTool'),
+    notebookId: keyField('notebookId'),
     info: fromAspect('notebookInfo', (v, ref) => {
       const stamps = (v.changeAuditStamps ?? {}) as Obj;
       return {
