@@ -188,3 +188,57 @@ test('an entity hard delete that comes while a truncation drops a month waits fo
     await db.end();
   }
 });
+
+/**
+ * A read that holds a time series index's table and not yet its months (as every read of the entries
+ * does for a moment: Postgres locks a table before its partitions) while a truncation drops or rebuilds
+ * a month, which needs the table in ACCESS EXCLUSIVE mode. A truncation that had locked the month it
+ * rebuilds in that mode before the table waited for the read, and the read for the month: a deadlock,
+ * which reached DataHub's gc as a 409 on its read of an entity. The read is made to stop between the
+ * two locks here (its table locked in a transaction of this test), and then reads the months.
+ */
+for (const { shape, times, endTimeMillis, gone } of [
+  // January wholly before the boundary: dropped.
+  { shape: 'drops a month', times: [Date.UTC(2024, 0, 5), Date.UTC(2024, 6, 5)], endTimeMillis: Date.UTC(2024, 2, 1) - 1, gone: 1 },
+  // Three of January's four entries before the boundary: January is rebuilt with the fourth.
+  { shape: 'rebuilds a month', times: [1, 2, 3, 20].map((d) => Date.UTC(2024, 0, d)), endTimeMillis: Date.UTC(2024, 0, 10), gone: 3 },
+]) {
+  test(`a read of a time series index that holds its table while a truncation ${shape} goes on instead of deadlocking`, async () => {
+    const aspect = shape === 'drops a month' ? 'datasetUsageStatistics' : 'operation';
+    const urn = `urn:li:dataset:(urn:li:dataPlatform:hive,series.read.${aspect},PROD)`;
+    for (const t of times) {
+      const value = aspect === 'operation' ? { timestampMillis: t, operationType: 'INSERT', lastUpdatedTimestamp: t } : { timestampMillis: t };
+      await text(await s.request(`/openapi/v3/entity/dataset/${enc(urn)}/${aspect}?createIfNotExists=false`, { method: 'POST', body: JSON.stringify({ value }) }), 200);
+    }
+    const reader = new pg.Client(s.databaseUrl);
+    const watcher = new pg.Client(s.databaseUrl);
+    await reader.connect();
+    await watcher.connect();
+    try {
+      const table = (await reader.query<{ t: string }>('SELECT DISTINCT svc_timeseries_parent(index_name) AS t FROM timeseries_entries WHERE urn = $1', [urn])).rows[0]!.t;
+      await reader.query('BEGIN');
+      await reader.query(`LOCK TABLE ONLY "${table}" IN ACCESS SHARE MODE`);
+      const res = await s.request(TRUNCATIONS_PATH, { method: 'POST', body: JSON.stringify({ entityType: 'dataset', aspect, endTimeMillis, dryRun: false }) });
+      assert.equal(res.status, 202);
+      const answer = (await res.json()) as TruncationAnswer;
+      const task = svcTaskNumber(answer.dryRun ? '' : answer.task);
+      // The truncation has counted and now waits for the read to let go of the table.
+      await pollUntil(
+        'the truncation waiting for the read',
+        async () => (await watcher.query("SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = $1 AND NOT l.granted AND l.mode = 'AccessExclusiveLock'", [table])).rowCount!,
+        (n) => n > 0,
+      );
+      const read = await reader.query<{ n: string }>(`SELECT count(*) AS n FROM "${table}"`);
+      assert.equal(Number(read.rows[0]!.n), times.length, 'the read sees every entry: the truncation has not dropped anything yet');
+      await reader.query('COMMIT');
+      const done = await pollUntil(`task ${task}`, async () => (await (await s.request(`/api/tasks/${task}`)).json()) as { state: string; done: number }, (t) => t.state === 'SUCCEEDED');
+      assert.equal(done.done, gone);
+      assert.equal(Number((await reader.query<{ n: string }>(`SELECT count(*) AS n FROM "${table}"`)).rows[0]!.n), times.length - gone);
+      await assertNoDeadlockRetried();
+    } finally {
+      await reader.query('ROLLBACK').catch(() => undefined);
+      await reader.end();
+      await watcher.end();
+    }
+  });
+}

@@ -153,6 +153,18 @@ async function lockIndexForWriters(tx: Db, parent: string): Promise<void> {
 }
 
 /**
+ * Holds off the readers of an index too, before the month of the boundary is replaced. A read locks the
+ * index's table before its months, as a DROP of a month does: a truncation that locked the month in
+ * ACCESS EXCLUSIVE mode first, to count and rebuild it, and then needed the table to drop and attach it,
+ * waited for a read that had the table and waited for the month (datahub-gc's reads of an entity during
+ * its truncations; a deadlock, answered as a 409). The month is held in SHARE mode until this, which a
+ * read passes.
+ */
+async function lockIndexForDrops(tx: Db, parent: string): Promise<void> {
+  await query(tx, `LOCK TABLE ONLY ${quoteIdent(parent)} IN ACCESS EXCLUSIVE MODE`, []);
+}
+
+/**
  * Removes the entries up to the boundary, each step one transaction that commits its count with it
  * (so a task cut off anywhere resumes where it was, and counts exactly):
  *
@@ -196,13 +208,14 @@ export function truncationTask(pool: Pool): TaskHandler {
       await inTransaction(pool, async (tx) => {
         await query(tx, "SET LOCAL lock_timeout = '5s'", []);
         await lockIndexForWriters(tx, parent);
-        await query(tx, `LOCK TABLE ${quoteIdent(boundary.name)} IN ACCESS EXCLUSIVE MODE`, []);
+        await query(tx, `LOCK TABLE ${quoteIdent(boundary.name)} IN SHARE MODE`, []);
         const [c] = await query<{ gone: string; total: string }>(tx, `SELECT count(*) FILTER (WHERE timestamp_millis <= $1) AS gone, count(*) AS total FROM ${quoteIdent(boundary.name)}`, [p.endTimeMillis]);
         const gone = Number(c!.gone);
         // When most of the month goes, it is rebuilt with the entries kept (DataHub's "reindex"), which
         // costs what they cost; otherwise deleted from in batches below. The new table gets its indexes
         // as it is attached (built once, not row by row).
         if (!reindexes({ forceDeleteByQuery: undefined, forceReindex: undefined }, gone, Number(c!.total))) return;
+        await lockIndexForDrops(tx, parent);
         const fresh = `${boundary.name}_next`;
         await query(tx, `CREATE TABLE ${quoteIdent(fresh)} (LIKE ${quoteIdent(boundary.name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`, []);
         await query(tx, `INSERT INTO ${quoteIdent(fresh)} SELECT * FROM ${quoteIdent(boundary.name)} WHERE timestamp_millis > $1`, [p.endTimeMillis]);
