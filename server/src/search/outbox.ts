@@ -1,7 +1,7 @@
 /**
  * The dispatcher of the search outbox: every write that changes what a search document is built
  * from adds the entity's URN to `search_outbox` in its own transaction (triggers do, whichever path
- * wrote: db/migrations/R__svc_search_inserted.sql and R__svc_search_changed.sql); this loop takes the
+ * wrote: db/migrations/R__svc_aspects_inserted.sql and R__svc_search_changed.sql); this loop takes the
  * oldest rows, rebuilds those entities' documents from the primary store, applies them to the backend
  * in one bulk, and deletes the rows of those entities (those queued since included: the documents are
  * built after the delete, from what is committed then). A change is delivered at least once and the latest

@@ -1,6 +1,6 @@
 /**
  * The record of assignments and the search outbox hear of inserted aspect rows once per statement
- * (R__svc_record_inserted_assignments.sql and R__svc_search_inserted.sql in server/src/db/migrations/):
+ * (R__svc_aspects_inserted.sql and R__svc_record_inserted_assignments.sql in server/src/db/migrations/):
  * a statement inserting the rows of many entities, as a group commit does, leaves each entity the
  * record its own value names, and queues each entity once per row search builds on.
  */

@@ -41,7 +41,7 @@ $$;
 
 -- The latest row updated in place (the same value again: its system metadata), or deleted; a row moved
 -- into history changes its version and is left alone (R__svc_keep_assignment_history.sql keeps its
--- record). Inserted rows have their record from a statement trigger (R__svc_record_inserted_assignments.sql).
+-- record). Inserted rows have their record from a statement trigger (R__svc_aspects_inserted.sql).
 CREATE OR REPLACE TRIGGER aspects_assignments_updated AFTER UPDATE ON aspects
   FOR EACH ROW WHEN (NEW.aspect = 'structuredProperties' AND NEW.version = 0)
   EXECUTE FUNCTION svc_record_assignments();

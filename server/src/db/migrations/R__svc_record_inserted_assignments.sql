@@ -1,21 +1,13 @@
 -- The record of assignments (the rule of R__svc_record_assignments.sql) for inserted rows: each
 -- inserted latest structuredProperties row gets the record its value names (the properties it names,
--- each under its definition's version now; no other row for the entity). Once per statement, from the
--- statement's rows (a transition table), not once per row: a write statement inserts the rows of a
--- whole group commit (R__svc_write_checked.sql), and a trigger call per row ran its statements row by
--- row. test/server/set-wise-triggers.test.ts checks the result; test/server/plan-stability.test.ts
+-- each under its definition's version now; no other row for the entity). Given the rows of a whole
+-- statement at once by svc_aspects_inserted (R__svc_aspects_inserted.sql), not row by row: a write
+-- statement inserts the rows of a whole group commit (R__svc_write_checked.sql).
+-- test/server/mechanisms/set-wise-triggers.test.ts checks the result; test/server/plan-stability.test.ts
 -- that its delete finds the entities' rows by key.
-CREATE OR REPLACE FUNCTION svc_record_inserted_assignments() RETURNS trigger
+CREATE OR REPLACE FUNCTION svc_record_inserted_assignments(entities text[], latest_values json[]) RETURNS void
 LANGUAGE plpgsql SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
-DECLARE
-  entities text[];
-  latest_values json[];
 BEGIN
-  SELECT array_agg(urn), array_agg(metadata) INTO entities, latest_values
-    FROM inserted WHERE aspect = 'structuredProperties' AND version = 0;
-  IF entities IS NULL THEN
-    RETURN NULL;
-  END IF;
   WITH latest AS (
     SELECT * FROM unnest(entities, latest_values) AS l(urn, metadata)
   ), named AS (
@@ -35,10 +27,5 @@ BEGIN
       FROM named n ORDER BY n.entity_urn, n.property_urn
     ON CONFLICT (entity_urn, property_urn) DO UPDATE SET definition_version = excluded.definition_version
       WHERE structured_property_assignments.definition_version <> excluded.definition_version;
-  RETURN NULL;
 END
 $$;
-
-CREATE OR REPLACE TRIGGER aspects_assignments_inserted AFTER INSERT ON aspects
-  REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT
-  EXECUTE FUNCTION svc_record_inserted_assignments();

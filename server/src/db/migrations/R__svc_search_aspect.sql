@@ -3,7 +3,7 @@
 -- fields follow it), and the aspects DataHub's common search fields are read from (search/fields.ts,
 -- ASPECT_FIELDS; a unit test, fields.test.ts, holds this list to that one). A change of a latest row of
 -- one of these queues its entity in the search outbox (R__svc_search_changed.sql,
--- R__svc_search_inserted.sql); a change of any other aspect changes no document.
+-- R__svc_aspects_inserted.sql); a change of any other aspect changes no document.
 CREATE OR REPLACE FUNCTION svc_search_aspect(aspect text) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT aspect LIKE '%Key' OR aspect = ANY ('{
     agentSkillInfo, aiAgentInfo, apiProperties, applicationProperties, assertionInfo, browsePaths,

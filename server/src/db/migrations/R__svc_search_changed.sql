@@ -3,7 +3,7 @@
 -- of DataHub's common search fields; for a structured property, its definition) queues
 -- the entity in the search outbox (search_outbox; the dispatcher is search/outbox.ts) in the statement
 -- that makes it, whichever path wrote it. This function queues a latest row updated or deleted;
--- inserted rows are queued once per statement (R__svc_search_inserted.sql).
+-- inserted rows are queued once per statement (R__svc_aspects_inserted.sql).
 CREATE OR REPLACE FUNCTION svc_search_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO search_outbox (urn) VALUES (CASE WHEN TG_OP = 'DELETE' THEN OLD.urn ELSE NEW.urn END);

@@ -134,7 +134,7 @@ CREATE INDEX tasks_by_subject ON tasks (subject, created_at DESC);
 -- The transactional outbox: one row per change of an entity's search document, written by triggers in
 -- the statement that changes what the document is built from (the entity's key aspect, its status, its
 -- structured properties; for a structured property, its definition), whichever path wrote it
--- (R__svc_search_inserted.sql, R__svc_search_changed.sql). The dispatcher (search/outbox.ts) rebuilds
+-- (R__svc_aspects_inserted.sql, R__svc_search_changed.sql). The dispatcher (search/outbox.ts) rebuilds
 -- each named entity's document from the primary store, applies it to the backend, then deletes the
 -- rows it handled: a change is delivered at least once, and the latest state always wins.
 CREATE TABLE search_outbox (
