@@ -53,6 +53,8 @@ export const createDb = (adminUrl: string): Promise<string> => createTestDatabas
 
 export interface BenchServer {
   base: string;
+  /** The server's process id. */
+  pid: number;
   /** CPU time the server's process has used so far, in microseconds (Linux /proc). */
   cpuMicros(): number;
   stop(): Promise<void>;
@@ -111,6 +113,7 @@ export async function startBenchServer(databaseUrl: string, poolSize: number, en
   }
   return {
     base,
+    pid: child.pid!,
     cpuMicros() {
       // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per second on Linux).
       const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');

@@ -3,7 +3,7 @@
  * source, the datahub-rest sink as it comes: mode ASYNC_BATCH, 15 threads, batches of up to 100) into
  * svc, against the same batches sent straight to svc's Rest.li route, in the same run.
  *
- *   npm run bench:ingest -- [--proposals 100000] [--client 1.7.0.17|0.14.1.12] [--threads 15] [--rounds 1] [--keep <dir>] [--switch-interval <s>]
+ *   npm run bench:ingest -- [--proposals 100000] [--client 1.7.0.17|0.14.1.12] [--threads 15] [--rounds 1] [--keep <dir>] [--switch-interval <s>] [--pin]
  *
  * - The file: `--proposals` proposals written by test/bench/ingestProposals.py with the SDK's own
  *   classes in the client's virtualenv (datasets with datasetProperties, schemaMetadata, status,
@@ -41,13 +41,18 @@
  * in even rounds. `--keep <dir>` keeps the file and A's recorded spans and bodies there (ingestProfile.ts
  * sends those bodies again to show where svc's time goes).
  *
+ * `--pin` puts svc and its Postgres on the first CPU and the client (the Python process in A, this
+ * process in B) on the others, in A and B alike: the client's work then does not share svc's CPU, as
+ * when it runs on a machine of its own. Without it every process shares every CPU, as on one small
+ * machine, and svc's requests inside the ingest take longer while the client's Python runs.
+ *
  * Uses DATABASE_URL when set (a cluster's admin URL), else starts Debian's PostgreSQL 15 through the
  * test harness; the DataHub clients are provisioned by `test/infra/provision.sh datahub`.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -61,6 +66,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '1' },
     keep: { type: 'string' },
     'switch-interval': { type: 'string' },
+    pin: { type: 'boolean', default: false },
   },
 });
 const PROPOSALS = Number(args.proposals);
@@ -180,9 +186,42 @@ interface ClientRun {
   settle: number;
 }
 
+/** `--pin`: the CPU of svc and its Postgres, and those of the client. */
+const SERVER_CPUS = '0';
+const CLIENT_CPUS = `1-${availableParallelism() - 1}`;
+
+/** Sets the CPUs of a process, all its threads and all the processes below it (taskset). */
+function pin(pid: number, cpus: string): void {
+  execFileSync('taskset', ['-a', '-cp', cpus, String(pid)], { stdio: 'ignore' });
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      if (ppid === pid) pin(Number(entry), cpus);
+    } catch {
+      // exited
+    }
+  }
+}
+
+/** Pins the Postgres of `url` (its postmaster and the processes below it) to the server's CPU. */
+async function pinPostgres(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const backend = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    const postmaster = Number(readFileSync(`/proc/${backend}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    pin(postmaster, SERVER_CPUS);
+  } finally {
+    await client.end();
+  }
+}
+
 async function serverOn(adminUrl: string): Promise<{ db: string; server: BenchServer }> {
   const db = await createDb(adminUrl);
-  return { db, server: await startBenchServer(db, POOL_SIZE) };
+  const server = await startBenchServer(db, POOL_SIZE);
+  if (args.pin) pin(server.pid, SERVER_CPUS);
+  return { db, server };
 }
 
 /** A: `datahub ingest` of the file into a fresh svc. */
@@ -337,8 +376,13 @@ const rate = (n: number, s: number) => Math.round(n / s).toLocaleString('en-US')
 const bin = clientBin(args.client!);
 const dir = args.keep ? resolve(args.keep) : mkdtempSync(join(tmpdir(), 'svc-bench-ingest-'));
 mkdirSync(dir, { recursive: true });
+if (args.pin) {
+  if (availableParallelism() < 2) throw new Error('--pin needs two CPUs or more');
+  pin(process.pid, CLIENT_CPUS);
+}
 const pgc = await benchPostgres();
 try {
+  if (args.pin) await pinPostgres(pgc.adminUrl);
   const file = join(dir, 'proposals.json');
   const generated = await runClient(bin, dir, [join(ROOT, 'test/bench/ingestProposals.py'), file, String(PROPOSALS)]);
   console.log(`generated ${generated.out.trim()} in ${f1(generated.seconds)} s (${file})`);
@@ -373,7 +417,8 @@ try {
   const n = rounds[0]!.a.proposals;
   const [wall, svc, b, b1, raw, cpuA, cpuB, cpuB1] = [sum((r) => r.a.wall), sum((r) => r.a.svc), sum((r) => r.b.wall), sum((r) => r.b1.wall), sum((r) => r.raw), sum((r) => r.a.cpu), sum((r) => r.b.cpu), sum((r) => r.b1.cpu)];
   const inFlight = sum((r) => r.a.clientSum) / sum((r) => r.a.svcBatches);
-  console.log(`\ningest: \`datahub ingest\` (acryl-datahub ${args.client}, file source, datahub-rest sink, ${THREADS} threads) of ${n.toLocaleString('en-US')} proposals against the same batches straight to svc, ${ROUNDS} round(s), Postgres ${pgc.label}`);
+  const placement = args.pin ? `svc and Postgres on CPU ${SERVER_CPUS}, the client on CPUs ${CLIENT_CPUS}` : 'every process on every CPU';
+  console.log(`\ningest: \`datahub ingest\` (acryl-datahub ${args.client}, file source, datahub-rest sink, ${THREADS} threads) of ${n.toLocaleString('en-US')} proposals against the same batches straight to svc, ${ROUNDS} round(s), Postgres ${pgc.label}, ${placement}`);
   const serverSum = sum((r) => r.a.serverSum);
   const [b1Server, bServer] = [sum((r) => r.b1.serverSum), sum((r) => r.b.serverSum)];
   const perRound = (f: (r: (typeof rounds)[number]) => number) => (ROUNDS > 1 ? ` (per round ${rounds.map((r) => f2(f(r))).join(' / ')})` : '');

@@ -50,6 +50,7 @@ async function otherServer(entry: string, databaseUrl: string): Promise<BenchSer
   }
   return {
     base,
+    pid: child.pid!,
     cpuMicros: () => {
       const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
       return (Number(fields[11]) + Number(fields[12])) * 10_000;
