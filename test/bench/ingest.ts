@@ -3,7 +3,7 @@
  * source, the datahub-rest sink as it comes: mode ASYNC_BATCH, 15 threads, batches of up to 100) into
  * svc, against the same batches sent straight to svc's Rest.li route, in the same run.
  *
- *   npm run bench:ingest -- [--proposals 100000] [--client 1.7.0.17|0.14.1.12] [--threads 15] [--rounds 1] [--keep <dir>] [--switch-interval <s>] [--pin]
+ *   npm run bench:ingest -- [--proposals 100000] [--client 1.7.0.17|0.14.1.12] [--threads 15] [--rounds 1] [--keep <dir>] [--switch-interval <s>] [--pin] [--paced]
  *
  * - The file: `--proposals` proposals written by test/bench/ingestProposals.py with the SDK's own
  *   classes in the client's virtualenv (datasets with datasetProperties, schemaMetadata, status,
@@ -41,6 +41,9 @@
  * in even rounds. `--keep <dir>` keeps the file and A's recorded spans and bodies there (ingestProfile.ts
  * sends those bodies again to show where svc's time goes).
  *
+ * `--paced` adds B at the client's pace: one at a time, each batch sent when the client sent its own (the
+ * start times A recorded), so that svc has the pauses between batches it had in A.
+ *
  * `--pin` puts svc and its Postgres on the first CPU and the client (the Python process in A, this
  * process in B) on the others, in A and B alike: the client's work then does not share svc's CPU, as
  * when it runs on a machine of its own. Without it every process shares every CPU, as on one small
@@ -67,6 +70,7 @@ const { values: args } = parseArgs({
     keep: { type: 'string' },
     'switch-interval': { type: 'string' },
     pin: { type: 'boolean', default: false },
+    paced: { type: 'boolean', default: false },
   },
 });
 const PROPOSALS = Number(args.proposals);
@@ -179,6 +183,8 @@ interface ClientRun {
   serverSum: number;
   requests: number;
   batches: string[];
+  /** When the client sent each batch, in seconds after its first. */
+  batchStarts: number[];
   proposals: number;
   /** The server's CPU seconds for the load and its search delivery (until settled). */
   cpu: number;
@@ -258,6 +264,7 @@ async function runA(adminUrl: string, bin: string, dir: string, file: string): P
       serverSum: after.seconds - before.seconds,
       requests: spans.length,
       batches,
+      batchStarts: batchSpans.map((x) => x.t0 - batchSpans[0]!.t0).sort((x, y) => x - y),
       proposals,
       cpu,
       stored: await storedAspects(db),
@@ -268,8 +275,12 @@ async function runA(adminUrl: string, bin: string, dir: string, file: string): P
   }
 }
 
-/** Sends `bodies` as POSTs to `path` on `base` with `concurrency` in flight on kept-alive connections; resolves to the wall time in seconds. */
-async function post(base: string, path: string, bodies: readonly string[], concurrency: number): Promise<number> {
+/**
+ * Sends `bodies` as POSTs to `path` on `base` with `concurrency` in flight on kept-alive connections, or
+ * each at its time in `at` (seconds after the first) and not before the one before it is answered;
+ * resolves to the wall time in seconds.
+ */
+async function post(base: string, path: string, bodies: readonly string[], concurrency: number, at?: readonly number[]): Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const { hostname, port } = new URL(base);
   const send = (body: Buffer) =>
@@ -292,7 +303,11 @@ async function post(base: string, path: string, bodies: readonly string[], concu
   try {
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
-        for (let i = next++; i < payloads.length; i = next++) await send(payloads[i]!);
+        for (let i = next++; i < payloads.length; i = next++) {
+          const wait = at ? at[i]! * 1000 - Number(process.hrtime.bigint() - start) / 1e6 : 0;
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          await send(payloads[i]!);
+        }
       }),
     );
   } finally {
@@ -310,13 +325,13 @@ interface RouteRun {
   settle: number;
 }
 
-/** B: the same bodies straight to svc's Rest.li batch route, on a fresh svc, `concurrency` in flight. */
-async function runB(adminUrl: string, batches: readonly string[], concurrency: number): Promise<RouteRun> {
+/** B: the same bodies straight to svc's Rest.li batch route, on a fresh svc, `concurrency` in flight (or one at a time at the times `at`). */
+async function runB(adminUrl: string, batches: readonly string[], concurrency: number, at?: readonly number[]): Promise<RouteRun> {
   const { db, server } = await serverOn(adminUrl);
   try {
     const cpu0 = server.cpuMicros();
     const before = await serverAspectPosts(server.base);
-    const wall = await post(server.base, '/aspects?action=ingestProposalBatch', batches, concurrency);
+    const wall = await post(server.base, '/aspects?action=ingestProposalBatch', batches, concurrency, at);
     const serverSum = (await serverAspectPosts(server.base)).seconds - before.seconds;
     const settled = Date.now();
     await untilSettled(db, 600_000);
@@ -386,7 +401,7 @@ try {
   const file = join(dir, 'proposals.json');
   const generated = await runClient(bin, dir, [join(ROOT, 'test/bench/ingestProposals.py'), file, String(PROPOSALS)]);
   console.log(`generated ${generated.out.trim()} in ${f1(generated.seconds)} s (${file})`);
-  const rounds: { a: ClientRun; b: RouteRun; b1: RouteRun; raw: number }[] = [];
+  const rounds: { a: ClientRun; b: RouteRun; b1: RouteRun; paced?: RouteRun; raw: number }[] = [];
   for (let k = 0; k < ROUNDS; k++) {
     let a: ClientRun;
     let b: RouteRun;
@@ -404,8 +419,10 @@ try {
     for (const [label, run] of [['B', b], ['B, one at a time', b1]] as const) {
       if (a.stored !== run.stored) throw new Error(`A stored ${a.stored} aspects, ${label} ${run.stored}: the two loads did not write the same`);
     }
+    const paced = args.paced ? await runB(pgc.adminUrl, a.batches, 1, (rounds[0]?.a ?? a).batchStarts) : undefined;
+    if (paced && paced.stored !== a.stored) throw new Error(`A stored ${a.stored} aspects, B at the client's pace ${paced.stored}`);
     const raw = await runRaw(pgc.adminUrl, a.batches);
-    rounds.push({ a, b, b1, raw });
+    rounds.push({ a, b, b1, paced, raw });
     const sizes = a.batches.map((x) => (JSON.parse(x) as { proposals: unknown[] }).proposals.length);
     console.log(
       `round ${k + 1}: A wall ${f1(a.wall)} s, svc ${f1(a.svc)} s (batches ${f1(a.svcBatches)} s; ${a.requests} requests, ${a.batches.length} batches of ${Math.min(...sizes)}-${Math.max(...sizes)}, mean ${f1(a.proposals / a.batches.length)}), ` +
@@ -428,6 +445,10 @@ try {
   console.log(`| A: svc's own time (the server's spans of the client's requests, summed; ${f1(inFlight)} in flight on average) | ${f1(serverSum)} | ${rate(n * ROUNDS, serverSum)} | 1 |`);
   console.log(`| B one at a time, svc's own time (the same batches in the same order, as the client sends them) | ${f1(b1Server)} | ${rate(n * ROUNDS, b1Server)} | **${f2(b1Server / serverSum)}**${perRound((r) => r.b1.serverSum / r.a.serverSum)} |`);
   console.log(`| B one at a time, wall | ${f1(b1)} | ${rate(n * ROUNDS, b1)} | ${f2(b1 / serverSum)} |`);
+  if (args.paced) {
+    const pacedServer = sum((r) => r.paced!.serverSum);
+    console.log(`| B at the client's pace (one at a time, each batch when the client sent it), svc's own time; wall ${f1(sum((r) => r.paced!.wall))} s | ${f1(pacedServer)} | ${rate(n * ROUNDS, pacedServer)} | **${f2(pacedServer / serverSum)}**${perRound((r) => r.paced!.serverSum / r.a.serverSum)} |`);
+  }
   console.log(`| B, ${THREADS} in flight (the sink's threads), wall; svc's own time summed ${f1(bServer)} s | ${f1(b)} | ${rate(n * ROUNDS, b)} | ${f2(b / serverSum)} |`);
   console.log(`| A by the client's clock: the union of its request spans (svc's time and the client's own handling of its requests) | ${f1(svc)} | ${rate(n * ROUNDS, svc)} | B one at a time ${f2(b1 / svc)}, B ${f2(b / svc)} |`);
   console.log(`| A: the client's own time (wall − the union of its request spans) | ${f1(wall - svc)} | | |`);
