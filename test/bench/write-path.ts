@@ -2,9 +2,13 @@
  * Write-path benchmark: aspect upserts per second through svc's HTTP API at concurrency 16, against
  * raw `pg` upserts of the same rows into the same table shape, in the same run, on the same Postgres.
  *
- *   npm run bench:write-path -- [--seconds 12] [--rounds 6] [--concurrency 16] [--against <a checkout of another commit, installed>]
+ *   npm run bench:write-path -- [--seconds 12] [--rounds 6] [--concurrency 16] [--aspect datasetProperties|schemaMetadata] [--against <a checkout of another commit, installed>]
  *
  * Two passes: inserts (a new entity per request), then updates of the aspects the inserts created.
+ * The aspect written is `datasetProperties` (its description and custom properties are search fields:
+ * each write also queues its entity's search document, delivered beside the writes), or with
+ * `--aspect schemaMetadata` one no search document is built from (a ~1 KB raw schema and no fields),
+ * to measure the write path alone.
  * Each pass runs in interleaved rounds (svc for seconds/rounds, then the raw side for as many rows,
  * and again), so a machine whose speed drifts during the run affects both sides alike; the ratio is
  * of the totals, and each round's ratio is printed beside it. The raw side is not timed while svc still
@@ -31,14 +35,29 @@ import {
 } from './benchSupport.ts';
 
 const { values: args } = parseArgs({
-  options: { seconds: { type: 'string', default: '12' }, rounds: { type: 'string', default: '6' }, concurrency: { type: 'string', default: '16' }, against: { type: 'string' } },
+  options: { seconds: { type: 'string', default: '12' }, rounds: { type: 'string', default: '6' }, concurrency: { type: 'string', default: '16' }, against: { type: 'string' }, aspect: { type: 'string', default: 'datasetProperties' } },
 });
 const SECONDS = Number(args.seconds);
 const ROUNDS = Number(args.rounds);
 const CONCURRENCY = Number(args.concurrency);
 
-/** A ~1 KB datasetProperties aspect; the same text on both sides. */
-const description = (i: number, pass: number) => `row ${i} pass ${pass} ${'lorem ipsum dolor sit amet '.repeat(34)}`;
+/** The ~1 KB text of each write; the same text on both sides. */
+const text = (i: number, pass: number) => `row ${i} pass ${pass} ${'lorem ipsum dolor sit amet '.repeat(34)}`;
+const SCHEMA = { schemaName: 'bench', platform: 'urn:li:dataPlatform:bench', version: 0, hash: '', fields: [] };
+/** The aspects the bench writes: the value of row i in pass p, for the raw side and as wrk's Lua builds it (`pad`: the lorem ipsum). */
+const ASPECTS: Record<string, { value(i: number, pass: number): unknown; bodyLua(pass: number): string }> = {
+  datasetProperties: {
+    value: (i, pass) => ({ description: text(i, pass), customProperties: { owner: `team-${i % 17}` } }),
+    bodyLua: (pass) => `'{"value":{"description":"row ' .. i .. ' pass ${pass} ' .. pad .. '","customProperties":{"owner":"team-' .. (i % 17) .. '"}}}'`,
+  },
+  schemaMetadata: {
+    value: (i, pass) => ({ ...SCHEMA, platformSchema: { 'com.linkedin.schema.OtherSchema': { rawSchema: text(i, pass) } } }),
+    bodyLua: (pass) =>
+      `'{"value":{"schemaName":"bench","platform":"urn:li:dataPlatform:bench","version":0,"hash":"","fields":[],"platformSchema":{"com.linkedin.schema.OtherSchema":{"rawSchema":"row ' .. i .. ' pass ${pass} ' .. pad .. '"}}}}'`,
+  },
+};
+const aspect = ASPECTS[args.aspect!];
+if (!aspect || !Object.hasOwn(ASPECTS, args.aspect!)) throw new Error(`--aspect: expected one of ${Object.keys(ASPECTS).join(', ')}`);
 const urnOf = (i: number) => `urn:li:dataset:(urn:li:dataPlatform:bench,db.table_${i},PROD)`;
 
 const pg = await benchPostgres();
@@ -57,8 +76,8 @@ try {
         tree.server.base,
         {
           method: 'POST',
-          pathLua: `"/openapi/v3/entity/dataset/urn%3Ali%3Adataset%3A%28urn%3Ali%3AdataPlatform%3Abench%2Cdb.table_" .. i .. "%2CPROD%29/datasetProperties?createIfNotExists=false"`,
-          bodyLua: `'{"value":{"description":"row ' .. i .. ' pass ${pass} ' .. pad .. '","customProperties":{"owner":"team-' .. (i % 17) .. '"}}}'`,
+          pathLua: `"/openapi/v3/entity/dataset/urn%3Ali%3Adataset%3A%28urn%3Ali%3AdataPlatform%3Abench%2Cdb.table_" .. i .. "%2CPROD%29/${args.aspect}?createIfNotExists=false"`,
+          bodyLua: aspect.bodyLua(pass),
         },
         modulo,
         SECONDS / ROUNDS,
@@ -68,7 +87,7 @@ try {
       await untilSettled(tree.svcDb);
       const raw = await rawUpserts(tree.rawDb, http.count, CONCURRENCY, (k) => {
         const i = (offset + k) % modulo;
-        return { urn: urnOf(i), aspect: 'datasetProperties', value: { description: description(i, pass), customProperties: { owner: `team-${i % 17}` } } };
+        return { urn: urnOf(i), aspect: args.aspect!, value: aspect.value(i, pass) };
       });
       return { http, raw };
     });
@@ -77,7 +96,7 @@ try {
       results[i]!.push(row);
     }
   }
-  printTreeTables(`write-path: ~1 KB datasetProperties upserts, concurrency ${CONCURRENCY}, Postgres ${pg.label}`, trees, results);
+  printTreeTables(`write-path: ~1 KB ${args.aspect} upserts, concurrency ${CONCURRENCY}, Postgres ${pg.label}`, trees, results);
 } finally {
   await stopTreeServers(trees);
   await pg.stop();
