@@ -80,8 +80,8 @@ export interface SearchBackend {
   apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<Map<string, string>>;
   /** Makes every document applied so far visible to searches (OpenSearch refreshes on its own within its interval). */
   refresh(): Promise<void>;
-  /** Told after a step's documents were committed, how many entities they were (see PostgresBackend's planner statistics). */
-  delivered?(entities: number): Promise<void>;
+  /** Told after a step's documents were committed (see PostgresBackend's planner statistics). */
+  delivered?(): Promise<void>;
   /** A page of matching URNs in URN order, after `after`. */
   search(req: SearchRequest): Promise<{ urns: string[]; total?: number }>;
   /** Value counts per facet field, in the order of `facets`. */

@@ -188,13 +188,13 @@ export class SearchOutbox {
     }
   }
 
-  /** Tells the backend what the step delivered (see SearchBackend.delivered); a failure there is the backend's, not the step's. */
+  /** Tells the backend that a step delivered documents (see SearchBackend.delivered); a failure there is the backend's, not the step's. */
   private async afterStep(): Promise<void> {
     const entities = this.lastEntities;
     this.lastEntities = 0;
     if (entities === 0 || !this.backend.delivered) return;
     try {
-      await this.backend.delivered(entities);
+      await this.backend.delivered();
     } catch (err) {
       this.log.warn({ err }, 'search backend: could not refresh after a step');
     }

@@ -178,30 +178,31 @@ function selection(req: { entityTypes: string[]; where: Resolved; includeRemoved
   return `d.entity_type ${types}${req.includeRemoved ? '' : ' AND NOT d.removed'} AND ${condition(req.where, p, types)}`;
 }
 
-/** The fewest documents changed before the planner's statistics are refreshed (see PostgresBackend.delivered). */
+/** The fewest documents added before the planner's statistics are refreshed (see PostgresBackend.delivered). */
 export const ANALYZE_AFTER = 500;
 
 export class PostgresBackend implements SearchBackend {
   readonly kind = 'postgres' as const;
-  /** Documents changed since this process last refreshed the statistics, and how many there were then. */
-  private changedSinceAnalyze = 0;
+  /** Document rows written (new, or their soft delete changed) since this process last refreshed the statistics, and how many there were then. */
+  private addedSinceAnalyze = 0;
   private documentsAtAnalyze = 0;
 
   constructor(private readonly pool: Pool) {}
 
   /**
-   * Refreshes the planner's statistics of the search tables (`ANALYZE`) once the documents changed
-   * since the last refresh number as many as the table held then, and at least {@link ANALYZE_AFTER}.
-   * Autovacuum does it too, but only on its round (a minute apart by default): after the first load
-   * of a catalog, searches were planned on the statistics of empty tables until then, 14-20 ms a
-   * filtered page of 10 over 5,000 datasets against 2-5 ms once analysed, for about 80 s. While a
-   * catalog grows this refreshes at each doubling; under updates alone, once per table's worth of
-   * changes. A failure is left to the next step's try: the documents are committed already.
+   * Refreshes the planner's statistics of the search tables (`ANALYZE`) once the document rows written
+   * since the last refresh (new entities, or a soft delete changed) number as many as the table held
+   * then, and at least {@link ANALYZE_AFTER}. Autovacuum does it too, but only on its round (a minute
+   * apart by default): after the first load of a catalog, searches were planned on the statistics of
+   * empty tables until then, 14-20 ms a filtered page of 10 over 5,000 datasets against 2-5 ms once
+   * analysed, for about 80 s. While a catalog grows this refreshes at each doubling. Updates of values
+   * alone are left to autovacuum: they change no table's size, and an ANALYZE after each table's worth
+   * of them cost the writes beside it (195 ms at 13,000 documents, once every 13,000 updates). A failure
+   * is left to the next step's try: the documents are committed already.
    */
-  async delivered(entities: number): Promise<void> {
-    this.changedSinceAnalyze += entities;
-    if (this.changedSinceAnalyze < Math.max(ANALYZE_AFTER, this.documentsAtAnalyze)) return;
-    this.changedSinceAnalyze = 0;
+  async delivered(): Promise<void> {
+    if (this.addedSinceAnalyze < Math.max(ANALYZE_AFTER, this.documentsAtAnalyze)) return;
+    this.addedSinceAnalyze = 0;
     await query(this.pool, 'ANALYZE search_documents, search_values', []);
     const [r] = await query<{ n: number }>(this.pool, "SELECT reltuples::float8 AS n FROM pg_class WHERE oid = 'search_documents'::regclass", []);
     this.documentsAtAnalyze = Math.max(0, r?.n ?? 0);
@@ -213,8 +214,9 @@ export class PostgresBackend implements SearchBackend {
 
   /**
    * Makes the documents and value rows of these entities those given, writing only what changed: a
-   * write of one structured property changes one value row and the document, not every key field's
-   * row again. Reads and deletes go by URN (the index by URN, whatever the planner knows of the table).
+   * write of one structured property changes one value row, not every key field's row again. One
+   * statement compares the rows wanted with those stored, deletes the rows that went and inserts the
+   * new ones; reads and deletes go by URN (the index by URN, whatever the planner knows of the table).
    */
   async apply(docs: SearchDocument[], gone: DocumentRef[], tx: Db): Promise<Map<string, string>> {
     const urns = [...docs.map((d) => d.urn), ...gone.map((g) => g.urn)];
@@ -228,72 +230,52 @@ export class PostgresBackend implements SearchBackend {
         }
       }
     }
-    // One probe of the index by URN per entity (the fence keeps the subquery a probe): as `urn = ANY`,
-    // a step's few hundred URNs were planned as a scan of the whole table, each row compared with
-    // every URN, while the table was small enough for the planner to price that lower (4.5 ms a step
-    // at 12,000 values, against 0.2 ms through the index).
-    const stored = await query<{ entity_type: string; urn: string; field: string; str_value: string; num_value: number | null }>(
+    const rows = [...wanted.values()];
+    // The stored rows are found by one probe of the index by URN per entity (the fence keeps the
+    // subquery a probe), and deleted by their row ids: as `urn = ANY`, a step's few hundred URNs were
+    // planned as a scan of the whole table, each row compared with every URN, while the table was
+    // small enough for the planner to price that lower (4.5 ms a step at 12,000 values, against 0.2 ms
+    // through the index).
+    await query(
       tx,
-      `SELECT v.entity_type, v.urn, v.field, v.str_value, v.num_value
-         FROM unnest($1::text[]) AS u(urn)
-        CROSS JOIN LATERAL (SELECT * FROM search_values s WHERE s.urn = u.urn OFFSET 0) v`,
-      [urns],
+      `WITH wanted AS (
+         SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::float8[]) AS w(entity_type, urn, field, str_value, num_value)
+       ), stored AS (
+         SELECT v.ctid AS row_id, v.entity_type, v.urn, v.field, v.str_value, v.num_value
+           FROM unnest($1::text[]) AS u(urn)
+          CROSS JOIN LATERAL (SELECT ctid, * FROM search_values s WHERE s.urn = u.urn OFFSET 0) v
+       ), dropped AS (
+         DELETE FROM search_values v
+          USING (SELECT s.ctid FROM unnest($1::text[]) AS u(urn)
+                  CROSS JOIN LATERAL (SELECT ctid, * FROM search_values s WHERE s.urn = u.urn OFFSET 0) s
+                  WHERE NOT EXISTS (SELECT FROM wanted w
+                                     WHERE (w.entity_type, w.urn, w.field, w.str_value) = (s.entity_type, s.urn, s.field, s.str_value)
+                                       AND w.num_value IS NOT DISTINCT FROM s.num_value)) found
+          WHERE v.ctid = found.ctid
+       )
+       INSERT INTO search_values (entity_type, urn, field, str_value, num_value)
+       SELECT * FROM wanted w
+        WHERE NOT EXISTS (SELECT FROM stored s
+                           WHERE (w.entity_type, w.urn, w.field, w.str_value) = (s.entity_type, s.urn, s.field, s.str_value)
+                             AND w.num_value IS NOT DISTINCT FROM s.num_value)`,
+      [urns, rows.map((r) => r.entityType), rows.map((r) => r.urn), rows.map((r) => r.field), rows.map((r) => r.str), rows.map((r) => r.num)],
     );
-    const kept = new Set<string>();
-    const drop: ValueRow[] = [];
-    for (const r of stored) {
-      const row: ValueRow = { entityType: r.entity_type, urn: r.urn, field: r.field, str: r.str_value, num: r.num_value };
-      const key = rowKey(row);
-      if (wanted.has(key)) kept.add(key);
-      else drop.push(row);
-    }
-    if (drop.length) {
-      // Found as the read finds them (one probe by URN per row), then deleted by their row ids: as a
-      // join with `urn = ANY`, the delete was planned as the same scan of the whole table.
-      await query(
-        tx,
-        `DELETE FROM search_values v
-          USING (SELECT s.ctid FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[]) AS d(urn, field, str, num)
-                  CROSS JOIN LATERAL (SELECT ctid FROM search_values s
-                                       WHERE s.urn = d.urn AND s.field = d.field AND s.str_value = d.str AND s.num_value IS NOT DISTINCT FROM d.num
-                                      OFFSET 0) s) found
-          WHERE v.ctid = found.ctid`,
-        [drop.map((r) => r.urn), drop.map((r) => r.field), drop.map((r) => r.str), drop.map((r) => r.num)],
-      );
-    }
-    const add = [...wanted].filter(([key]) => !kept.has(key)).map(([, row]) => row);
-    if (add.length) {
-      await query(
-        tx,
-        'INSERT INTO search_values (entity_type, urn, field, str_value, num_value) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[])',
-        [add.map((r) => r.entityType), add.map((r) => r.urn), add.map((r) => r.field), add.map((r) => r.str), add.map((r) => r.num)],
-      );
-    }
     if (gone.length) {
       // By the primary key (entity type, URN): a delete by URN alone would read the whole table.
       await query(tx, 'DELETE FROM search_documents WHERE (entity_type, urn) IN (SELECT * FROM unnest($1::text[], $2::text[]))', [gone.map((g) => g.entityType), gone.map((g) => g.urn)]);
     }
     if (docs.length) {
-      // A document row is the entity's existence and soft delete (its values are the value rows): written
-      // only when new or when its soft delete changed, found by the primary key.
-      const removed = new Map(
-        (
-          await query<{ urn: string; removed: boolean }>(
-            tx,
-            'SELECT d.urn, d.removed FROM search_documents d WHERE (d.entity_type, d.urn) IN (SELECT * FROM unnest($1::text[], $2::text[]))',
-            [docs.map((d) => d.entityType), docs.map((d) => d.urn)],
-          )
-        ).map((r) => [r.urn, r.removed]),
+      // A document row is the entity's existence and soft delete (its values are the value rows):
+      // written only when new or when its soft delete changed. Counted for the statistics (see
+      // delivered); a step rolled back after this counts too, which only brings an ANALYZE forward.
+      const written = await query<{ urn: string }>(
+        tx,
+        `INSERT INTO search_documents (entity_type, urn, removed) SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[])
+           ON CONFLICT (entity_type, urn) DO UPDATE SET removed = excluded.removed WHERE search_documents.removed <> excluded.removed
+         RETURNING urn`,
+        [docs.map((d) => d.entityType), docs.map((d) => d.urn), docs.map((d) => d.removed)],
       );
-      const changed = docs.filter((d) => removed.get(d.urn) !== d.removed);
-      if (changed.length) {
-        await query(
-          tx,
-          `INSERT INTO search_documents (entity_type, urn, removed) SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[])
-             ON CONFLICT (entity_type, urn) DO UPDATE SET removed = excluded.removed`,
-          [changed.map((d) => d.entityType), changed.map((d) => d.urn), changed.map((d) => d.removed)],
-        );
-      }
+      this.addedSinceAnalyze += written.length;
     }
     // Postgres refuses a statement, not a row: a refused document fails the whole (see outbox.ts).
     return new Map();
