@@ -8,7 +8,8 @@
  * The aspect written is `datasetProperties` (its description and custom properties are search fields:
  * each write also queues its entity's search document, delivered beside the writes), or with
  * `--aspect schemaMetadata` one no search document is built from (a ~1 KB raw schema and no fields),
- * to measure the write path alone.
+ * to measure the write path alone. Last, the server's CPU per operation of each pass (its process's
+ * user and system time over the rounds, search delivery included).
  * Each pass runs in interleaved rounds (svc for seconds/rounds, then the raw side for as many rows,
  * and again), so a machine whose speed drifts during the run affects both sides alike; the ratio is
  * of the totals, and each round's ratio is printed beside it. The raw side is not timed while svc still
@@ -67,11 +68,13 @@ const trees = await startTreeServers(pg.adminUrl, CONCURRENCY, benchTrees(args.a
 });
 try {
   const results: BenchRow[][] = trees.map(() => []);
-  const created = new Map<TreeServer, number>(); // entities each tree's insert pass created (rows 0 .. created-1), on both sides
+  const created = new Map<TreeServer, number>();
+  const serverCpu = new Map(trees.map((t) => [t, [1, 2].map(() => ({ micros: 0, ops: 0 }))])); // entities each tree's insert pass created (rows 0 .. created-1), on both sides
   for (const [pass, label] of [[1, 'insert (new entities)'], [2, 'update (existing aspects)']] as const) {
     const rows = await alternatingTreeRounds(label, ROUNDS, trees, async (tree, _round, offset) => {
       // Pass 1 numbers rows on from the last round's; pass 2 walks the rows pass 1 created.
       const modulo = pass === 1 ? 1_000_000_000 : created.get(tree)!;
+      const cpuBefore = tree.server.cpuMicros();
       const http = runWrk(
         tree.server.base,
         {
@@ -85,6 +88,10 @@ try {
         offset,
       );
       await untilSettled(tree.svcDb);
+      // The server's CPU for the round's requests and for the search delivery they queued (settled above).
+      const used = serverCpu.get(tree)![pass - 1]!;
+      used.micros += tree.server.cpuMicros() - cpuBefore;
+      used.ops += http.count;
       const raw = await rawUpserts(tree.rawDb, http.count, CONCURRENCY, (k) => {
         const i = (offset + k) % modulo;
         return { urn: urnOf(i), aspect: args.aspect!, value: aspect.value(i, pass) };
@@ -97,6 +104,7 @@ try {
     }
   }
   printTreeTables(`write-path: ~1 KB ${args.aspect} upserts, concurrency ${CONCURRENCY}, Postgres ${pg.label}`, trees, results);
+  console.log(`\nthe server's CPU per operation, its search delivery included (µs): ${trees.map((t) => `${t.label} ${serverCpu.get(t)!.map((c) => (c.micros / c.ops).toFixed(0)).join(' / ')}`).join('; ')} (inserts / updates)`);
 } finally {
   await stopTreeServers(trees);
   await pg.stop();
