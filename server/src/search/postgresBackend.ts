@@ -241,9 +241,9 @@ export class PostgresBackend implements SearchBackend {
       `WITH wanted AS (
          SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::float8[]) AS w(entity_type, urn, field, str_value, num_value)
        ), stored AS (
-         SELECT v.ctid AS row_id, v.entity_type, v.urn, v.field, v.str_value, v.num_value
+         SELECT v.entity_type, v.urn, v.field, v.str_value, v.num_value
            FROM unnest($1::text[]) AS u(urn)
-          CROSS JOIN LATERAL (SELECT ctid, * FROM search_values s WHERE s.urn = u.urn OFFSET 0) v
+          CROSS JOIN LATERAL (SELECT * FROM search_values s WHERE s.urn = u.urn OFFSET 0) v
        ), dropped AS (
          DELETE FROM search_values v
           USING (SELECT s.ctid FROM unnest($1::text[]) AS u(urn)
