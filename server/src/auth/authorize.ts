@@ -8,17 +8,17 @@ export const ROLES = ['reader', 'writer', 'admin'] as const;
 /** Readers read; writers also write and delete aspects; admins also hard-delete, truncate and manage tokens. */
 export type Role = (typeof ROLES)[number];
 
+/** Whether `role` has at least the rights of `need` (roles are ordered reader < writer < admin). */
+export function allows(role: Role, need: Role): boolean {
+  return ROLES.indexOf(role) >= ROLES.indexOf(need);
+}
+
 /** Who a caller is, once its token checked out. */
 export interface Principal {
   /** Actor URN recorded in audit stamps, e.g. `urn:li:corpuser:ingest-bot`. */
   actor: string;
   role: Role;
   tokenId: string;
-}
-
-/** Whether `role` has at least the rights of `need` (roles are ordered reader < writer < admin). */
-export function allows(role: Role, need: Role): boolean {
-  return ROLES.indexOf(role) >= ROLES.indexOf(need);
 }
 
 /**
