@@ -57,8 +57,8 @@ const ASPECTS: Record<string, { value(i: number, pass: number): unknown; bodyLua
       `'{"value":{"schemaName":"bench","platform":"urn:li:dataPlatform:bench","version":0,"hash":"","fields":[],"platformSchema":{"com.linkedin.schema.OtherSchema":{"rawSchema":"row ' .. i .. ' pass ${pass} ' .. pad .. '"}}}}'`,
   },
 };
-const aspect = ASPECTS[args.aspect!];
-if (!aspect || !Object.hasOwn(ASPECTS, args.aspect!)) throw new Error(`--aspect: expected one of ${Object.keys(ASPECTS).join(', ')}`);
+if (!Object.hasOwn(ASPECTS, args.aspect!)) throw new Error(`--aspect: expected one of ${Object.keys(ASPECTS).join(', ')}`);
+const aspect = ASPECTS[args.aspect!]!;
 const urnOf = (i: number) => `urn:li:dataset:(urn:li:dataPlatform:bench,db.table_${i},PROD)`;
 
 const pg = await benchPostgres();
@@ -68,8 +68,8 @@ const trees = await startTreeServers(pg.adminUrl, CONCURRENCY, benchTrees(args.a
 });
 try {
   const results: BenchRow[][] = trees.map(() => []);
-  const created = new Map<TreeServer, number>();
-  const serverCpu = new Map(trees.map((t) => [t, [1, 2].map(() => ({ micros: 0, ops: 0 }))])); // entities each tree's insert pass created (rows 0 .. created-1), on both sides
+  const created = new Map<TreeServer, number>(); // entities each tree's insert pass created (rows 0 .. created-1), on both sides
+  const serverCpu = new Map(trees.map((t) => [t, [1, 2].map(() => ({ micros: 0, ops: 0 }))])); // each tree's server CPU and operations, per pass
   for (const [pass, label] of [[1, 'insert (new entities)'], [2, 'update (existing aspects)']] as const) {
     const rows = await alternatingTreeRounds(label, ROUNDS, trees, async (tree, _round, offset) => {
       // Pass 1 numbers rows on from the last round's; pass 2 walks the rows pass 1 created.
