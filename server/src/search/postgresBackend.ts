@@ -235,7 +235,8 @@ export class PostgresBackend implements SearchBackend {
     // subquery a probe), and deleted by their row ids: as `urn = ANY`, a step's few hundred URNs were
     // planned as a scan of the whole table, each row compared with every URN, while the table was
     // small enough for the planner to price that lower (4.5 ms a step at 12,000 values, against 0.2 ms
-    // through the index).
+    // through the index). The delete probes again rather than reading `stored`: a CTE read twice is
+    // materialised, and the delete by row id was then planned as a hash join over the whole table.
     await query(
       tx,
       `WITH wanted AS (
